@@ -1,0 +1,142 @@
+"""LongMemEval session adapters: ``longmemeval-session-v3`` (dated) and ``legacy-v2`` (undated replay).
+
+An adapted record has two halves:
+
+* ``memory`` (:class:`MemoryView`): all a memory system may see — an opaque query id, the question
+  text (v3: with its date), and the haystack sessions in chronological order under opaque ids
+  (``s001``…), each with its messages (role, content) and, in v3, its date and a date prefix.
+  No answer, question_type, has_answer, answer_session_ids, question_id or upstream session id.
+* ``eval`` (:class:`EvalView`): what the harness scores with — question_id, type, answer,
+  abstention flag, and per session the mapping opaque id → upstream id plus the turn labels.
+
+Schema ids: ``mnemetric.longmemeval-session/v3`` and ``mnemetric.longmemeval-session/v2``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..data.longmemeval import Instance
+from ..errors import ConfigError, InputError
+
+SCHEMAS = {"mnemetric.longmemeval-session/v3": True, "mnemetric.longmemeval-session/v2": False}
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class MemorySession:
+    session_id: str
+    """Opaque id, e.g. "s003" (chronological position); says nothing about evidence."""
+    date: str | None
+    """Session date text (v3); None in the undated v2 replay."""
+    prefix: str
+    """Text a system may put before the session's content ("" in v2)."""
+    messages: tuple[Message, ...]
+
+
+@dataclass(frozen=True)
+class Query:
+    query_id: str
+    text: str
+    date: str | None
+    prefix: str
+
+
+@dataclass(frozen=True)
+class MemoryView:
+    schema: str
+    query: Query
+    sessions: tuple[MemorySession, ...]
+
+
+@dataclass(frozen=True)
+class EvalSession:
+    session_id: str
+    upstream_id: str
+    date: str
+    has_answer: tuple[bool | None, ...]
+
+
+@dataclass(frozen=True)
+class EvalView:
+    question_id: str
+    question_type: str
+    question: str
+    answer: str | int | float
+    question_date: str
+    abstention: bool
+    answer_session_ids: tuple[str, ...]
+    sessions: tuple[EvalSession, ...]
+    """Aligned with MemoryView.sessions (same order, same opaque ids)."""
+
+
+@dataclass(frozen=True)
+class AdaptedRecord:
+    memory: MemoryView
+    eval: EvalView
+
+    def to_json(self) -> dict[str, Any]:
+        return {"memory": asdict(self.memory), "eval": asdict(self.eval)}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> "AdaptedRecord":
+        m, e = obj["memory"], obj["eval"]
+        memory = MemoryView(m["schema"], Query(**m["query"]), tuple(
+            MemorySession(s["session_id"], s["date"], s["prefix"], tuple(Message(**x) for x in s["messages"]))
+            for s in m["sessions"]))
+        ev = EvalView(**{**e, "answer_session_ids": tuple(e["answer_session_ids"]),
+                         "sessions": tuple(EvalSession(**{**s, "has_answer": tuple(s["has_answer"])}) for s in e["sessions"])})
+        return cls(memory, ev)
+
+
+@dataclass(frozen=True)
+class SessionAdapter:
+    """Configured from conf/adapter/*.yaml (built with Hydra's ``_target_``)."""
+
+    name: str
+    schema: str
+
+    def __post_init__(self) -> None:
+        if self.schema not in SCHEMAS:
+            raise ConfigError(f"adapter {self.name}: unknown schema {self.schema!r}; known: {', '.join(SCHEMAS)}")
+
+    @property
+    def dated(self) -> bool:
+        return SCHEMAS[self.schema]
+
+    def adapt(self, inst: Instance, position: int) -> AdaptedRecord:
+        """Adapt one instance; ``position`` (its index in the file) makes the opaque query id."""
+        order = sorted(range(len(inst.sessions)), key=lambda i: (inst.sessions[i].date, i))
+        width = max(3, len(str(len(order))))
+        mem_sessions, eval_sessions = [], []
+        for rank, i in enumerate(order, start=1):
+            s, sid = inst.sessions[i], f"s{rank:0{width}d}"
+            date = s.date if self.dated else None
+            prefix = f"[Session date: {s.date}]" if self.dated else ""
+            mem_sessions.append(MemorySession(sid, date, prefix, tuple(Message(t.role, t.content) for t in s.turns)))
+            eval_sessions.append(EvalSession(sid, s.session_id, s.date, tuple(t.has_answer for t in s.turns)))
+        query = Query(f"q{position:04d}", inst.question, inst.question_date if self.dated else None,
+                      f"[Current date: {inst.question_date}]" if self.dated else "")
+        ev = EvalView(inst.question_id, inst.question_type, inst.question, inst.answer, inst.question_date,
+                      inst.is_abstention, inst.answer_session_ids, tuple(eval_sessions))
+        return AdaptedRecord(MemoryView(self.schema, query, tuple(mem_sessions)), ev)
+
+
+def read_adapted(path: str | Path) -> Iterator[AdaptedRecord]:
+    """Stream adapted records from data/adapted/<variant>.jsonl."""
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            try:
+                yield AdaptedRecord.from_json(json.loads(line))
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise InputError(str(path), f"line {lineno}", "<record>", f"not an adapted record ({exc})",
+                                 fix="regenerate it with `dvc repro adapt`") from None

@@ -1,0 +1,89 @@
+"""Atomic file output and hashing: the only way Mnemetric writes results.
+
+A file written here either has its complete new content or does not exist / keeps its old
+content: data goes to a temporary file in the same folder, is flushed and fsynced, then renamed
+over the target. A crash or Ctrl-C never leaves a half-written file that looks complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+CHUNK = 1 << 20
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
+    """Open a temporary sibling of ``path`` for writing; rename it over ``path`` on success."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    binary = "b" in mode
+    try:
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def dumps_canonical(obj: Any) -> str:
+    """Canonical JSON: sorted keys, no whitespace, UTF-8 kept. Used for every content hash."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
+    with atomic_open(path) as fh:
+        json.dump(obj, fh, indent=2, sort_keys=False, ensure_ascii=False)
+        fh.write("\n")
+
+
+def write_jsonl_atomic(path: str | os.PathLike[str], records: Iterable[Any]) -> int:
+    n = 0
+    with atomic_open(path) as fh:
+        for rec in records:
+            fh.write(json.dumps(rec, ensure_ascii=False))
+            fh.write("\n")
+            n += 1
+    return n
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    return sha256_bytes(text.encode("utf-8"))
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+    """Yield (line_number, object) for each non-empty line; bad JSON raises InputError."""
+    from .errors import InputError
+
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield lineno, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(str(path), f"line {lineno}", "<json>", f"not valid JSON ({exc.msg})") from None

@@ -1,0 +1,30 @@
+"""Stage prepare: obtain the variant's file into data/raw/, verified, plus data/custody/<variant>.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..data.custody import Variant, failed_record, obtain
+from ..errors import MnemetricError
+from ..io import write_json_atomic
+from ..params import stage_params
+from . import run
+
+PARAMS = ["variant", "paths.raw_dir", "paths.downloads_dir", "paths.custody_dir"]
+
+
+def main() -> None:
+    p = stage_params(PARAMS)
+    variant = Variant.from_params(p["variant"])
+    custody_path = Path(p["paths.custody_dir"]) / f"{variant.name}.json"
+    try:
+        dest, record = obtain(variant, Path(p["paths.raw_dir"]), Path(p["paths.downloads_dir"]))
+    except MnemetricError as exc:
+        write_json_atomic(custody_path, failed_record(variant, exc))
+        raise
+    write_json_atomic(custody_path, record)
+    print(f"prepare: {variant.name}: {dest} verified (sha256 {record['sha256']})")
+
+
+if __name__ == "__main__":
+    run(main)

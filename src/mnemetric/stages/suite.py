@@ -1,0 +1,25 @@
+"""Stage suite: choose the questions of this run (data/suites/<variant>-<suite>.json)."""
+
+from __future__ import annotations
+
+from ..adapters import read_adapted
+from ..io import write_json_atomic
+from ..params import stage_params
+from ..suites import QuestionMeta, SuiteSpec, select, suite_record
+from . import run
+
+PARAMS = ["suite", "variant.name", "paths.adapted", "paths.suite"]
+
+
+def main() -> None:
+    p = stage_params(PARAMS)
+    spec = SuiteSpec(**p["suite"])
+    questions = [QuestionMeta(r.eval.question_id, r.eval.question_type, r.eval.abstention)
+                 for r in read_adapted(p["paths.adapted"])]
+    ids = select(spec, questions)
+    write_json_atomic(p["paths.suite"], suite_record(spec, p["variant.name"], ids))
+    print(f"suite: {spec.name}: {len(ids)} of {len(questions)} questions → {p['paths.suite']}")
+
+
+if __name__ == "__main__":
+    run(main)
