@@ -83,7 +83,7 @@ def _headers(offset: int) -> dict[str, str]:
 def _download(url: str, part: Path, pin: Pin, timeout: float, progress: bool | None) -> None:
     offset = part.stat().st_size if part.exists() else 0
     try:
-        with httpx.Client(follow_redirects=True, timeout=timeout) as client:
+        with httpx.Client(follow_redirects=True, timeout=httpx.Timeout(timeout, connect=15.0)) as client:
             with client.stream("GET", url, headers=_headers(offset)) as resp:
                 if resp.status_code == 416 and offset:  # already complete: let verification decide
                     return
