@@ -87,6 +87,17 @@ class AdaptedRecord:
     def to_json(self) -> dict[str, Any]:
         return {"memory": asdict(self.memory), "eval": asdict(self.eval)}
 
+    def to_upstream(self) -> dict[str, Any]:
+        """The upstream instance record (haystack in replay order, has_answer restored)."""
+        e = self.eval
+        sessions = [[_upstream_turn(m, h) for m, h in zip(ms.messages, es.has_answer, strict=True)]
+                    for ms, es in zip(self.memory.sessions, e.sessions, strict=True)]
+        return {"question_id": e.question_id, "question_type": e.question_type, "question": e.question,
+                "answer": e.answer, "question_date": e.question_date,
+                "haystack_dates": [s.date for s in e.sessions], "haystack_sessions": sessions,
+                "haystack_session_ids": [s.upstream_id for s in e.sessions],
+                "answer_session_ids": list(e.answer_session_ids)}
+
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> "AdaptedRecord":
         m, e = obj["memory"], obj["eval"]
@@ -96,6 +107,13 @@ class AdaptedRecord:
         ev = EvalView(**{**e, "answer_session_ids": tuple(e["answer_session_ids"]),
                          "sessions": tuple(EvalSession(**{**s, "has_answer": tuple(s["has_answer"])}) for s in e["sessions"])})
         return cls(memory, ev)
+
+
+def _upstream_turn(m: Message, has_answer: bool | None) -> dict[str, Any]:
+    turn: dict[str, Any] = {"role": m.role, "content": m.content}
+    if has_answer is not None:
+        turn["has_answer"] = has_answer
+    return turn
 
 
 @dataclass(frozen=True)

@@ -200,6 +200,7 @@ def score_retrieval_log(
     known = load_reference_ids(reference_path) if reference_path is not None else None
     per_question: dict[str, Any] = {}
     user_target: dict[str, bool] = {}
+    types: dict[str, str] = {}
     seen: set[str] = set()
     detected: str | None = None
     for rec in read_retrieval_log(path):
@@ -208,11 +209,13 @@ def score_retrieval_log(
         detected = _same_granularity(detected, gran, rec, file)
         per_question[rec.question_id] = prof.evaluate(list(rec.ranked_ids), corpus, targets(corpus), ks, gran)
         user_target[rec.question_id] = has_user_target(rec.haystack_sessions)
+        types[rec.question_id] = rec.question_type
     return {
         "profile": prof.name,
         "official_equivalence": prof.official_equivalence,
         "granularity": detected or granularity,
         "per_question": per_question,
+        "questions": {q: {"question_type": types[q], "has_user_target": user_target[q]} for q in per_question},
         "aggregate": {
             "exclude_abs": average_exclude_abs(per_question),
             "exclude_abs_and_no_user_target": average_exclude_abs_and_no_user_target(per_question, user_target),

