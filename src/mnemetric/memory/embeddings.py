@@ -71,11 +71,9 @@ class OpenAIEmbeddingBackend:
     def embed(self, texts: list[str]) -> np.ndarray:
         from ..llm.client import LLMClient
 
-        client = LLMClient(base_url=self.base_url)
-        out: list[list[float]] = []
-        for i in range(0, len(texts), self.batch_size):
-            out += client.embed_sync(self.model, texts[i : i + self.batch_size])
-        vecs = np.asarray(out, dtype=np.float32)
+        # The embedding cache in front of this backend already deduplicates; no second cache here.
+        with LLMClient(base_url=self.base_url, use_cache=False, embed_batch_size=self.batch_size) as client:
+            vecs = np.asarray(client.run_embed(self.model, texts), dtype=np.float32)
         return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
 
 
