@@ -1,0 +1,28 @@
+"""Building the one LLM client from params (conf `llm:` section + a role's base_url)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .budget import Budget, PriceTable, UsageStats
+from .client import LLMClient
+
+
+def client_from_params(llm: Mapping[str, Any], base_url: str | None = None,
+                       stats: UsageStats | None = None) -> LLMClient:
+    """An LLMClient with the run's concurrency, timeouts, retries, budget and price table.
+
+    ``base_url`` None → the SDK reads OPENAI_BASE_URL (and OPENAI_API_KEY) from the environment;
+    secrets never come from params.
+    """
+    budget = llm.get("budget") or {}
+    return LLMClient(
+        base_url=base_url,
+        max_concurrency=int(llm.get("max_concurrency", 8)),
+        timeout=float(llm.get("timeout", 120)),
+        max_attempts=int(llm.get("max_attempts", 6)),
+        budget=Budget(max_requests=budget.get("max_requests"), max_usd=budget.get("max_usd")),
+        prices=PriceTable.from_dict(llm.get("prices")),
+        stats=stats,
+    )

@@ -1,0 +1,36 @@
+"""Stage answer: the reader answers each question from its context → upstream hypotheses JSONL."""
+
+from __future__ import annotations
+
+import time
+
+from ..adapters import read_adapted
+from ..io import read_jsonl, write_json_atomic, write_jsonl_atomic
+from ..llm.budget import UsageStats
+from ..params import stage_params
+from ..reader.run import answer_all
+from . import run
+
+PARAMS = ["reader", "llm", "paths.adapted", "paths.contexts", "paths.hypotheses", "paths.answer_usage"]
+
+
+def main() -> None:
+    p = stage_params(PARAMS)
+    spec = p["reader"]
+    contexts = [c for _, c in read_jsonl(p["paths.contexts"])]
+    queries_by_id = {r.eval.question_id: r.memory.query for r in read_adapted(p["paths.adapted"])}
+    queries = [queries_by_id[c["question_id"]] for c in contexts]
+    stats, start = UsageStats(), time.monotonic()
+    if spec["kind"] == "extractive":
+        hyps = answer_all(queries, contexts, spec)
+    else:
+        from ..llm.settings import client_from_params
+        with client_from_params(p["llm"], spec.get("base_url"), stats) as client:
+            hyps = answer_all(queries, contexts, spec, client)
+    write_jsonl_atomic(p["paths.hypotheses"], hyps)
+    write_json_atomic(p["paths.answer_usage"], stats.to_dict() | {"seconds": time.monotonic() - start})
+    print(f"answer: {spec['name']}: {len(hyps)} hypotheses → {p['paths.hypotheses']}")
+
+
+if __name__ == "__main__":
+    run(main)
