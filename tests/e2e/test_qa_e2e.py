@@ -1,0 +1,60 @@
+"""Question answering end to end: offline on the sample, and the real LLM path against a local server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.openai_server import FakeOpenAIServer
+from tests.support.standin_evaluate_qa import write_standin
+
+pytestmark = pytest.mark.e2e
+
+
+def test_repro_answers_and_judges_offline(dvc_repo):
+    dvc_repo.dvc("repro")
+    m = dvc_repo.json("metrics/qa.json")
+    assert m["judge"]["name"] == "lexical" and m["official_equivalence"] is False
+    assert m["reader"] == "extractive" and m["n"] == 43
+    assert set(m["per_type"]) == {"single-session-user", "single-session-assistant", "single-session-preference",
+                                  "temporal-reasoning", "knowledge-update", "multi-session"}
+    for block in m["per_type"].values():
+        assert set(block) == {"accuracy", "n", "ci95"}
+    assert 0 <= m["overall"] <= 1 and m["abstention"]["n"] == 7
+    assert m["cost"]["total"]["requests_sent"] == 0
+    judged = (dvc_repo.path / "data/runs/hypotheses.jsonl.eval-results-lexical").read_text().splitlines()
+    first = json.loads(judged[0])
+    assert set(first["autoeval_label"]) == {"model", "label"} and first["autoeval_label"]["model"] == "mnemetric-lexical-v1"
+
+
+def reply(messages):
+    text = messages[-1]["content"]
+    if text.startswith("Grading job"):  # the stand-in judge templates
+        return "Yes." if "Miso" in text or "unanswerable" in text else "no"
+    return "Based on the sessions, the answer is Miso."
+
+
+def test_llm_path_runs_for_real_and_a_second_run_sends_nothing(dvc_repo, tmp_path):
+    sha = write_standin(tmp_path / "LongMemEval")
+    args = ["exp", "run", "-S", "reader=openai", "-S", "judge=upstream-gpt-4o", "-S", "suite=development",
+            "-S", f"judge.longmemeval_dir={tmp_path / 'LongMemEval'}", "-S", f"judge.evaluate_qa_sha256={sha}"]
+    with FakeOpenAIServer(reply=reply, model_map={"gpt-4o-2024-08-06": "gpt-4o-2024-08-06"}) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-SECRET-e2e"}
+        dvc_repo.dvc(*args, env=env)
+        m = dvc_repo.json("metrics/qa.json")
+        n = m["n"]
+        assert server.count == 2 * n  # one reader and one judge request per question
+        assert m["judge"]["models"] == ["gpt-4o-2024-08-06"]
+        assert m["cost"]["total"]["requests_sent"] == 2 * n and m["cost"]["total"]["usd"] > 0
+        assert m["official_equivalence"] is False  # the stand-in is not the pinned upstream file
+        judged = [json.loads(x) for x in (dvc_repo.path / "data/runs/hypotheses.jsonl.eval-results-gpt-4o").read_text().splitlines()]
+        assert all(j["mnemetric_judge"]["prompt_set_sha256"] == judged[0]["mnemetric_judge"]["prompt_set_sha256"] for j in judged)
+        dvc_repo.dvc(*args, "--force", env=env)  # rerun every stage: answers come from the LLM cache
+        assert server.count == 2 * n
+        again = dvc_repo.json("metrics/qa.json")
+        assert again["cost"]["total"]["requests_sent"] == 0 and again["cost"]["total"]["cache_hits"] == 2 * n
+        assert again["overall"] == m["overall"]
+    for path in dvc_repo.path.rglob("*"):
+        if path.is_file() and ".git" not in path.parts:
+            assert b"sk-test-SECRET-e2e" not in path.read_bytes(), path
