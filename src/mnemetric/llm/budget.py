@@ -1,0 +1,207 @@
+"""Prices, spending limits and usage counters for model calls.
+
+* :class:`PriceTable` -- $ per 1M input / output tokens per model, built from a plain dict
+  (as the Hydra config provides it).
+* :class:`Budget` -- ``max_requests`` / ``max_usd``, checked *before* every network call; cache
+  hits are free and never count. Going over raises :class:`BudgetExceeded`.
+* :class:`UsageStats` -- counters for one run (passed in, never global), with ``to_dict()``.
+
+The cost of a request before it is sent is estimated as: prompt tokens = ceil(len(text) / 4)
+over the text of all messages, plus ``max_tokens`` (times ``n``) output tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from mnemetric.errors import ConfigError, MnemetricError
+
+DEFAULT_OUTPUT_TOKENS_ESTIMATE = 1024
+"""Output tokens assumed by estimates when a request sets no ``max_tokens``."""
+
+
+class BudgetExceeded(MnemetricError):
+    """Sending the next request would go over ``max_requests`` or ``max_usd``."""
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """US dollars per 1M input (prompt) and output (completion) tokens."""
+
+    input_per_1m: float
+    output_per_1m: float
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """Dollar cost of the given token counts."""
+        return (prompt_tokens * self.input_per_1m + completion_tokens * self.output_per_1m) / 1e6
+
+
+_INPUT_KEYS = ("input", "input_per_1m", "input_usd_per_1m", "prompt")
+_OUTPUT_KEYS = ("output", "output_per_1m", "output_usd_per_1m", "completion")
+
+
+def _pick(entry: Mapping[str, Any], names: tuple[str, ...], model: str) -> float:
+    for name in names:
+        if name in entry:
+            value = float(entry[name])
+            if value < 0 or not math.isfinite(value):
+                raise ConfigError(f"prices: model '{model}': '{name}' must be a non-negative number")
+            return value
+    raise ConfigError(f"prices: model '{model}': missing '{names[0]}' ($ per 1M tokens); give one of {names}")
+
+
+class PriceTable:
+    """Per-model prices. Lookup: exact name, else the longest configured prefix
+    (so ``gpt-4o-2024-08-06`` is priced as ``gpt-4o`` unless it has its own entry)."""
+
+    def __init__(self, prices: Mapping[str, ModelPrice] | None = None):
+        self.prices: dict[str, ModelPrice] = dict(prices or {})
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Mapping[str, Any]] | None) -> PriceTable:
+        """Build from ``{model: {"input": $/1M, "output": $/1M}}``."""
+        prices = {}
+        for model, entry in (data or {}).items():
+            if not isinstance(entry, Mapping):
+                raise ConfigError(f"prices: model '{model}': expected a mapping with 'input' and 'output'")
+            prices[str(model)] = ModelPrice(_pick(entry, _INPUT_KEYS, model), _pick(entry, _OUTPUT_KEYS, model))
+        return cls(prices)
+
+    def get(self, model: str) -> ModelPrice | None:
+        """The price for ``model`` (exact, else longest prefix), or None if unknown."""
+        if model in self.prices:
+            return self.prices[model]
+        prefixes = [name for name in self.prices if model.startswith(name)]
+        return self.prices[max(prefixes, key=len)] if prefixes else None
+
+    def cost(self, models: Iterable[str], prompt_tokens: int, completion_tokens: int) -> float | None:
+        """Cost using the first of ``models`` that has a price (e.g. resolved, then requested)."""
+        for model in models:
+            price = self.get(model)
+            if price is not None:
+                return price.cost(prompt_tokens, completion_tokens)
+        return None
+
+
+def _message_text(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return ""
+
+
+def estimate_prompt_tokens(texts: Iterable[str]) -> int:
+    """ceil(total characters / 4)."""
+    return math.ceil(sum(len(t) for t in texts) / 4)
+
+
+def estimate_chat_tokens(messages: Iterable[Mapping[str, Any]], params: Mapping[str, Any]) -> tuple[int, int]:
+    """(prompt, output) token estimate for a chat request before it is sent."""
+    prompt = estimate_prompt_tokens(_message_text(m) for m in messages)
+    max_out = params.get("max_tokens") or params.get("max_completion_tokens") or DEFAULT_OUTPUT_TOKENS_ESTIMATE
+    return prompt, int(max_out) * int(params.get("n") or 1)
+
+
+@dataclass
+class Budget:
+    """Limits on uncached requests and dollars; ``None`` means unlimited.
+
+    ``max_requests`` counts requests sent over the network (a request's retries are not extra
+    requests). ``max_usd`` compares spent + in-flight estimates + this request's estimate.
+    """
+
+    max_requests: int | None = None
+    max_usd: float | None = None
+    requests: int = 0
+    usd: float = 0.0
+    reserved_usd: float = 0.0
+
+    def reserve(self, model: str, estimated_usd: float | None) -> None:
+        """Admit one request about to be sent, or raise :class:`BudgetExceeded`."""
+        if self.max_requests is not None and self.requests + 1 > self.max_requests:
+            raise BudgetExceeded(
+                f"budget exceeded: request {self.requests + 1} to '{model}' would go over max_requests="
+                f"{self.max_requests} (spent ${self.usd:.4f} so far). Raise the limit to continue; "
+                "responses already received are cached and will not be paid for again."
+            )
+        if self.max_usd is not None:
+            if estimated_usd is None:
+                raise ConfigError(
+                    f"no price for model '{model}' but max_usd={self.max_usd} is set: add the model to "
+                    "the price table (conf) or remove max_usd"
+                )
+            total = self.usd + self.reserved_usd + estimated_usd
+            if total > self.max_usd:
+                raise BudgetExceeded(
+                    f"budget exceeded: request {self.requests + 1} to '{model}' (estimated ${estimated_usd:.4f}) "
+                    f"would bring spending to ${total:.4f} > max_usd=${self.max_usd:.4f} (spent ${self.usd:.4f}"
+                    f" over {self.requests} request(s), ${self.reserved_usd:.4f} in flight). Raise max_usd to "
+                    "continue; responses already received are cached and will not be paid for again."
+                )
+        self.requests += 1
+        self.reserved_usd += estimated_usd or 0.0
+
+    def settle(self, estimated_usd: float | None, actual_usd: float | None) -> None:
+        """Replace a reservation by the actual cost (0 if the request failed)."""
+        self.reserved_usd = max(0.0, self.reserved_usd - (estimated_usd or 0.0))
+        self.usd += actual_usd or 0.0
+
+
+@dataclass
+class ModelUsage:
+    """Counters for one (requested) model."""
+
+    requests_sent: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    usd: float = 0.0
+
+
+@dataclass
+class UsageStats:
+    """What one run sent, reused and paid. Totals plus a per-model breakdown.
+
+    Cache hits count in ``cache_hits`` only: their tokens and dollars were paid by an earlier run.
+    """
+
+    requests_sent: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    usd: float = 0.0
+    per_model: dict[str, ModelUsage] = field(default_factory=dict)
+
+    def _model(self, model: str) -> ModelUsage:
+        return self.per_model.setdefault(model, ModelUsage())
+
+    def record_hit(self, model: str) -> None:
+        """One response served from the cache."""
+        self.cache_hits += 1
+        self._model(model).cache_hits += 1
+
+    def record_retry(self, model: str) -> None:
+        """One retried attempt."""
+        self.retries += 1
+        self._model(model).retries += 1
+
+    def record_sent(self, model: str, prompt_tokens: int, completion_tokens: int, usd: float | None) -> None:
+        """One request answered by the network."""
+        for target in (self, self._model(model)):
+            target.requests_sent += 1
+            target.prompt_tokens += prompt_tokens
+            target.completion_tokens += completion_tokens
+            target.usd += usd or 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON view (for metrics / run manifests)."""
+        data = asdict(self)
+        data["per_model"] = {m: asdict(u) for m, u in sorted(self.per_model.items())}
+        return data

@@ -1,0 +1,167 @@
+"""Content-addressed cache of model responses, in one SQLite file.
+
+The key of a request is the sha256 of the canonical JSON (sorted keys, ``(",", ":")``
+separators, UTF-8) of everything that decides the answer: the endpoint kind ("chat" or
+"embeddings"), the base URL, the model, the messages / input, and the output-affecting request
+parameters (temperature, max_tokens, n, top_p, seed, stop, response_format, ...). Transport
+settings -- retries, timeouts, concurrency, headers and above all the API key -- are never part
+of the key and never stored: changing them reuses the cache.
+
+Storage is ``$MNEMETRIC_CACHE_DIR/llm-cache.sqlite3`` (default: the user cache folder, e.g.
+``$XDG_CACHE_HOME/mnemetric`` or ``~/.cache/mnemetric``), in WAL mode. Each response is committed
+the moment it arrives, so an interrupted run (Ctrl-C, kill) keeps everything it already paid for;
+errors are never stored. Several processes may share the file (busy timeout).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+CACHE_FILENAME = "llm-cache.sqlite3"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+BUSY_TIMEOUT_S = 60.0
+
+TRANSPORT_PARAMS = frozenset(
+    {"timeout", "max_retries", "extra_headers", "extra_query", "api_key", "stream", "stream_options"}
+)
+"""Request options that change how a request travels, not what it answers: never in the key."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    model TEXT NOT NULL,
+    request_json TEXT NOT NULL,
+    response_json TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+
+
+def canonical_json(obj: Any) -> str:
+    """Canonical JSON text: sorted keys, no whitespace, NaN/Infinity rejected."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _normalize(value: Any) -> Any:
+    """Make equal values serialize equally (``0.0`` -> ``0``, tuples -> lists); drop None params."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {str(k): _normalize(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_normalize(v) for v in value]
+    return value
+
+
+def normalize_base_url(base_url: str | None) -> str:
+    """``base_url`` (or ``$OPENAI_BASE_URL``, or the OpenAI default) without a trailing slash."""
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    return str(url).rstrip("/")
+
+
+def output_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The subset of request parameters that can change the answer (all but transport options)."""
+    return {k: v for k, v in params.items() if k not in TRANSPORT_PARAMS and v is not None}
+
+
+def key_payload(kind: str, base_url: str | None, model: str, content: Any, params: Mapping[str, Any]) -> dict:
+    """The JSON object whose canonical form is hashed into the cache key.
+
+    ``content`` is the chat ``messages`` list (kind "chat") or the ``input`` (kind "embeddings").
+    """
+    field = "messages" if kind == "chat" else "input"
+    return {
+        "kind": kind,
+        "base_url": normalize_base_url(base_url),
+        "model": model,
+        field: _normalize(content),
+        "params": _normalize(output_params(params)),
+    }
+
+
+def request_key(payload: Mapping[str, Any]) -> str:
+    """sha256 hex digest of ``payload``'s canonical JSON."""
+    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+def default_cache_dir() -> Path:
+    """``$MNEMETRIC_CACHE_DIR``, else the platform user cache folder + ``/mnemetric``."""
+    explicit = os.environ.get("MNEMETRIC_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "mnemetric" / "Cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "mnemetric"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "mnemetric"
+
+
+class ResponseCache:
+    """SQLite response store keyed by :func:`request_key`; safe for concurrent processes."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None):
+        self.path = Path(path) if path is not None else default_cache_dir() / CACHE_FILENAME
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        self._conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")
+        self._conn.execute(_SCHEMA)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored response JSON for ``key``, or None."""
+        with self._lock:
+            row = self._conn.execute("SELECT response_json FROM responses WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def __contains__(self, key: str) -> bool:
+        with self._lock:
+            row = self._conn.execute("SELECT 1 FROM responses WHERE key=?", (key,)).fetchone()
+        return row is not None
+
+    def put(self, key: str, payload: Mapping[str, Any], response: Mapping[str, Any]) -> None:
+        """Store one successful response and commit it immediately (first writer wins)."""
+        row = (
+            key,
+            str(payload.get("kind", "")),
+            str(payload.get("model", "")),
+            canonical_json(payload),
+            canonical_json(response),
+            time.time(),
+        )
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR IGNORE INTO responses"
+                " (key, kind, model, request_json, response_json, created_at) VALUES (?,?,?,?,?,?)",
+                row,
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
