@@ -3,7 +3,12 @@
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
-EXTRAS ?= dev
+EXTRAS ?= dev,dense
+# The dense extra needs torch. On these machines `pip install torch==2.13.0` takes a CPU build
+# from local disk; elsewhere set TORCH_INDEX=https://download.pytorch.org/whl/cpu to avoid
+# downloading a multi-GB CUDA build (or EXTRAS=dev to skip dense entirely).
+TORCH_SPEC  ?= torch==2.13.0
+TORCH_INDEX ?=
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export DVC_NO_ANALYTICS := 1
 
@@ -12,6 +17,7 @@ export DVC_NO_ANALYTICS := 1
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(if $(findstring dense,$(EXTRAS)),$(PY) -m pip install -q '$(TORCH_SPEC)' $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX),))
 	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
 	@touch $(STAMP)
 
@@ -23,8 +29,8 @@ repro: install          ## run every stage on the current params.yaml
 test: install           ## the test suite (drives the real dvc CLI and local HTTP servers; no internet)
 	$(PY) -m pytest
 
-bench: install          ## benchmarks; numbers land in bench/results.json
-	$(PY) -m mnemetric.bench --out bench/results.json
+bench: install          ## benchmarks (retrieval, judge throughput); numbers land in tests/bench/results.json
+	$(PY) tests/bench/run.py
 
 params: install         ## recompose params.yaml from conf/ (what `dvc exp run` does)
 	mnemetric compose
