@@ -282,6 +282,7 @@ class _QuietHTTPServer(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
+    disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall per reply
     """Request handler; ``fake`` is set on a per-server subclass (see :func:`_make_handler`)."""
 
     protocol_version = "HTTP/1.1"
