@@ -295,8 +295,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
-            body = json.loads(raw or b"{}")
-        except json.JSONDecodeError:
+            body = json.loads(raw)
+        except json.JSONDecodeError:  # includes an empty or cut-off body (a client killed mid-send)
             self._send(400, _error_body(400, "Body is not valid JSON."))
             return
         path = self.path.split("?", 1)[0].rstrip("/")
