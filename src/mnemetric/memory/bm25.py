@@ -87,7 +87,9 @@ class BM25:
         corpus = [self.tokenize(t) or ["\u2205"] for t in texts]  # bm25s cannot index an empty doc
         model = bm25s.BM25(k1=self.k1, b=self.b)
         model.index(corpus, show_progress=False)
-        scores = model.get_scores(self.tokenize(query.text))
+        words = self.tokenize(query.text)
+        # bm25s.get_scores fails on an empty token list (e.g. a stopword-only question): all ties.
+        scores = model.get_scores(words) if words else np.zeros(len(refs))
         return rank(refs, scores)
 
 

@@ -66,7 +66,10 @@ class OpenAIEmbeddingBackend:
 
     @property
     def backend_id(self) -> str:
-        return f"openai:{self.base_url or 'env'}:{self.model}"
+        # The resolved URL (not "env"): two servers reached through OPENAI_BASE_URL must not share vectors.
+        from ..llm.cache import normalize_base_url
+
+        return f"openai:{normalize_base_url(self.base_url)}:{self.model}"
 
     def embed(self, texts: list[str]) -> np.ndarray:
         from ..llm.client import LLMClient

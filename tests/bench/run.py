@@ -1,0 +1,246 @@
+"""Mnemetric benchmarks (`make bench`): numbers land in tests/bench/results.json, one key per section.
+
+    python tests/bench/run.py                        # every section, full scale
+    python tests/bench/run.py --only retrieval --questions 50
+
+Section ``retrieval``: a synthetic S-scale set (mnemetric.data.sample.generate_synthetic: 500
+questions, 48 sessions of ~10 turns each by default) is written to a temporary folder and adapted
+(session-v3); then bm25-upstream, bm25 and dense (all-MiniLM-L6-v2 in process) each run retrieval
+over every question and score the log (score_retrieval_log, upstream profile), at session and turn
+granularity. Each measured run is a fresh subprocess (this file with --worker), so its peak RSS
+(getrusage ru_maxrss) is its own. Dense runs twice on one embedding cache folder: cold (empty
+cache), then warm (same texts: nothing should be embedded).
+
+Sections are functions ``name(args) -> dict`` in SECTIONS; results.json is read, the section's key
+replaced, and written back atomically, so other sections' numbers stay. Not a pytest module (pytest
+only collects test_*.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = Path(__file__).with_name("results.json")
+SYSTEMS = ("bm25-upstream", "bm25", "dense")
+PROFILE = "longmemeval-session-upstream-v1"
+CONTEXT_K, CONTEXT_TOKENS = 10, 6000
+
+
+# ------------------------------------------------------------------ common
+
+
+def machine() -> dict[str, Any]:
+    import numpy
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    info = {"nproc": os.cpu_count(), "usable_cpus": usable,
+            "python": platform.python_version(), "platform": platform.platform(), "machine": platform.machine(),
+            "numpy": numpy.__version__}
+    try:
+        import torch
+        info |= {"torch": torch.__version__, "torch_threads": torch.get_num_threads()}
+    except ImportError:
+        pass
+    return info
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size (ru_maxrss: KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
+
+
+def merge_results(path: Path, section: str, result: dict[str, Any]) -> None:
+    """Read-modify-write: replace one section's key, keep every other section."""
+    from mnemetric.io import write_json_atomic
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data[section] = result
+    write_json_atomic(path, data)
+
+
+# ------------------------------------------------------------------ section: retrieval
+
+
+def make_dataset(folder: Path, questions: int, sessions: int, seed: int) -> tuple[Path, dict[str, Any]]:
+    """Write the synthetic set and its adapted records; return (adapted path, dataset facts)."""
+    from mnemetric.adapters import SessionAdapter
+    from mnemetric.data.sample import generate_synthetic, write_json_list
+    from mnemetric.stages.adapt import adapt_file
+    raw, adapted = folder / "synthetic.json", folder / "synthetic.adapted.jsonl"
+    t0 = time.perf_counter()
+    write_json_list(raw, generate_synthetic(questions, sessions, seed))
+    t1 = time.perf_counter()
+    adapt_file(SessionAdapter("session-v3", "mnemetric.longmemeval-session/v3"), raw, adapted)
+    t2 = time.perf_counter()
+    facts = {"generator": "mnemetric.data.sample.generate_synthetic", "questions": questions,
+             "sessions_per_question": sessions, "seed": seed, "adapter": "session-v3",
+             "file_mb": round(raw.stat().st_size / 2**20, 1), "generate_s": round(t1 - t0, 2),
+             "adapt_s": round(t2 - t1, 2), **corpus_size(adapted)}
+    return adapted, facts
+
+
+def corpus_size(adapted: Path) -> dict[str, Any]:
+    from mnemetric.adapters import read_adapted
+    sessions = turns = user_turns = 0
+    for rec in read_adapted(adapted):
+        sessions += len(rec.memory.sessions)
+        for s in rec.memory.sessions:
+            turns += len(s.messages)
+            user_turns += sum(m.role == "user" for m in s.messages)
+    return {"sessions": sessions, "turns": turns, "user_turns": user_turns}
+
+
+def run_worker(system: str, adapted: Path, granularity: str, log: Path, cache: Path) -> dict[str, Any]:
+    """One measured run in a fresh interpreter; returns its JSON report plus the wall time seen from here."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", system, "--adapted", str(adapted),
+           "--granularity", granularity, "--log", str(log)]
+    env = {**os.environ, "MNEMETRIC_CACHE_DIR": str(cache), "TQDM_DISABLE": "1"}
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"worker {system}/{granularity} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"wall_s": round(wall, 2), **report}
+
+
+def bench_granularity(folder: Path, adapted: Path, granularity: str, questions: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for system in SYSTEMS:
+        log = folder / f"retrievallog_{granularity}_{system}.jsonl"
+        if system != "dense":
+            out[system] = run_worker(system, adapted, granularity, log, folder / "cache-unused")
+        else:
+            cache = folder / f"cache-{granularity}"  # cold: a new, empty folder
+            cold = run_worker(system, adapted, granularity, log, cache)
+            warm = run_worker(system, adapted, granularity, log, cache)
+            warm["same_metrics_as_cold"] = warm["metrics"] == cold["metrics"]
+            out[system] = {"cold": cold, "warm": warm}
+        report(granularity, system, out[system], questions)
+    return out
+
+
+def report(granularity: str, system: str, result: dict[str, Any], questions: int) -> None:
+    for label, r in ([("", result)] if "wall_s" in result else list(result.items())):
+        extra = f" seen={r['texts_seen']} embedded={r['texts_embedded']}" if "texts_seen" in r else ""
+        print(f"  {granularity:<8}{system:<14}{label:<5} wall {r['wall_s']:8.1f}s  retrieve {r['retrieve_s']:8.1f}s "
+              f"({questions / max(r['retrieve_s'], 1e-9):7.1f} q/s)  score {r['score_s']:6.1f}s  "
+              f"peak {r['peak_rss_mb']:7.1f} MB{extra}", flush=True)
+
+
+def bench_retrieval(args: argparse.Namespace) -> dict[str, Any]:
+    started = datetime.now(timezone.utc)
+    with tempfile.TemporaryDirectory(prefix="mnemetric-bench-") as tmp:
+        folder = Path(tmp)
+        adapted, dataset = make_dataset(folder, args.questions, args.sessions, args.seed)
+        print(f"retrieval: {dataset}", flush=True)
+        runs = {g: bench_granularity(folder, adapted, g, args.questions) for g in args.granularities}
+    return {
+        "date": started.isoformat(timespec="seconds"),
+        "duration_s": round((datetime.now(timezone.utc) - started).total_seconds(), 1),
+        "command": "python tests/bench/run.py " + " ".join(args.argv),
+        "machine": machine(), "dataset": dataset, "profile": PROFILE,
+        "context": {"k": CONTEXT_K, "tokens": CONTEXT_TOKENS},
+        "notes": ("wall_s: the whole subprocess (interpreter start, imports, model load, retrieval, scoring); "
+                  "retrieve_s: reading adapted records + retrieval + contexts + writing the log; "
+                  "score_s: score_retrieval_log over the log; peak_rss_mb: ru_maxrss of that subprocess; "
+                  "dense cold = empty embedding cache, warm = the same cache again"),
+        "runs": runs,
+    }
+
+
+# ------------------------------------------------------------------ worker (one measured run)
+
+
+def worker(args: argparse.Namespace) -> int:
+    t0 = time.perf_counter()
+    from mnemetric.adapters import read_adapted
+    from mnemetric.cli import load_memory
+    from mnemetric.data.retrieval_log import score_retrieval_log
+    from mnemetric.io import atomic_open
+    from mnemetric.memory.embeddings import MiniLMBackend
+    from mnemetric.retrieval import retrieve_all
+    memory = load_memory(args.worker, ROOT / "conf")
+    if isinstance(getattr(memory, "embedder", None), MiniLMBackend):
+        memory.embedder.embed(["load the model"])  # outside the cache: not counted as seen/embedded
+    t1 = time.perf_counter()
+    with atomic_open(args.log) as fh:
+        for line, _ in retrieve_all(memory, read_adapted(args.adapted), args.granularity, CONTEXT_K, CONTEXT_TOKENS):
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+    t2 = time.perf_counter()
+    scored = score_retrieval_log(args.log, args.granularity, PROFILE)
+    t3 = time.perf_counter()
+    out = {"setup_s": round(t1 - t0, 2), "retrieve_s": round(t2 - t1, 2), "score_s": round(t3 - t2, 2),
+           "questions": len(scored["per_question"]), "peak_rss_mb": peak_rss_mb(),
+           "metrics": headline(scored)}
+    cache = getattr(memory, "cache", None)
+    if cache is not None:
+        out |= {"texts_seen": cache.texts_seen, "texts_embedded": cache.texts_embedded}
+    print(json.dumps(out))
+    return 0
+
+
+def headline(scored: dict[str, Any]) -> dict[str, Any]:
+    """recall_all@5/10 and ndcg_any@10 per level, both averaging rules."""
+    keep = ("recall_all@5", "recall_all@10", "ndcg_any@10")
+    return {rule: {"n": agg["n"], **{lv: {m: round(agg[lv][m], 4) for m in keep}
+                                     for lv in ("session", "turn") if lv in agg}}
+            for rule, agg in scored["aggregate"].items()}
+
+
+# ------------------------------------------------------------------ entry point
+
+def bench_judge_section(args: argparse.Namespace) -> dict[str, Any]:
+    """Judge throughput: sequential vs concurrent client against a 100 ms server, then a warm rerun."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from judge import bench_judge
+
+    return bench_judge(questions=args.questions, latency_ms=args.latency_ms)
+
+
+SECTIONS = {"retrieval": bench_retrieval, "judge": bench_judge_section}
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--only", choices=sorted(SECTIONS), help="run one section (default: all)")
+    p.add_argument("--out", type=Path, default=RESULTS, help="results file (default: %(default)s)")
+    p.add_argument("--questions", type=int, default=500, help="synthetic questions (default: %(default)s)")
+    p.add_argument("--sessions", type=int, default=48, help="sessions per haystack (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=20241014, help="generator seed (default: %(default)s)")
+    p.add_argument("--latency-ms", type=int, default=100, help="judge server latency per reply (default: %(default)s)")
+    p.add_argument("--granularities", type=lambda s: s.split(","), default=["session", "turn"],
+                   help="comma-separated (default: session,turn)")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--adapted", type=Path, help=argparse.SUPPRESS)
+    p.add_argument("--granularity", help=argparse.SUPPRESS)
+    p.add_argument("--log", type=Path, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    args.argv = argv
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    if args.worker:
+        return worker(args)
+    for name in [args.only] if args.only else list(SECTIONS):
+        print(f"== {name}", flush=True)
+        merge_results(args.out, name, SECTIONS[name](args))
+        print(f"== {name} → {args.out}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

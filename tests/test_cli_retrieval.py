@@ -1,0 +1,241 @@
+"""`mnemetric retrieve` and `mnemetric score-retrieval`, end to end through the real command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+
+SAMPLE = ROOT / "data" / "sample" / "longmemeval_sample.json"
+PROFILE = "longmemeval-session-upstream-v1"
+RULES = ("exclude_abs", "exclude_abs_and_no_user_target")
+
+
+def cli(*args: str | Path, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m mnemetric.cli ARGS`` in a fresh process; cache and PYTHONPATH under our control."""
+    full_env = {**os.environ, "MNEMETRIC_CACHE_DIR": os.environ.get("MNEMETRIC_CACHE_DIR", str(cwd)), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "mnemetric.cli", *map(str, args)], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    return proc
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory) -> dict[str, Path]:
+    """bm25-upstream retrieval logs of the bundled sample at both granularities (made once)."""
+    out = tmp_path_factory.mktemp("logs")
+    paths = {}
+    for g in ("turn", "session"):
+        paths[g] = out / f"sample_retrievallog_{g}_bm25-upstream.jsonl"
+        ok(cli("retrieve", SAMPLE, "--memory", "bm25-upstream", "--granularity", g, "--out", paths[g],
+               "--contexts", out / f"contexts_{g}.jsonl", "--context-k", "5", "--context-tokens", "800",
+               env={"MNEMETRIC_CACHE_DIR": str(out / "cache")}))
+    return paths
+
+
+def score(log: Path, out: Path, granularity: str, *extra: str) -> dict:
+    proc = ok(cli("score-retrieval", log, "--granularity", granularity, "--profile", PROFILE, "--out", out, *extra))
+    assert "recall_all@5" in proc.stdout and "ndcg_any@10" in proc.stdout and "exclude_abs" in proc.stdout
+    return json.loads(out.read_text())
+
+
+# ------------------------------------------------------------------ retrieve → score-retrieval
+
+
+@pytest.mark.parametrize("granularity", ["turn", "session"])
+def test_scores_equal_the_metrics_the_retrieve_step_embedded_in_the_log(logs, tmp_path, granularity):
+    lines = read_jsonl(logs[granularity])
+    assert len(lines) == len(json.loads(SAMPLE.read_text()))
+    scored = score(logs[granularity], tmp_path / "scores.json", granularity)
+    assert set(scored["per_question"]) == {line["question_id"] for line in lines}
+    for line in lines:
+        embedded = line["retrieval_results"]["metrics"]
+        ours = scored["per_question"][line["question_id"]]
+        assert {lv: m for lv, m in embedded.items() if m} == ours, line["question_id"]
+
+
+@pytest.mark.parametrize("granularity", ["turn", "session"])
+def test_log_lines_have_the_upstream_shape(logs, granularity):
+    source = {inst["question_id"]: inst for inst in json.loads(SAMPLE.read_text())}
+    for line in read_jsonl(logs[granularity]):
+        inst = source[line["question_id"]]
+        for key in ("question_type", "question", "answer", "question_date", "answer_session_ids"):
+            assert line[key] == inst[key]
+        assert sorted(line["haystack_session_ids"]) == sorted(inst["haystack_session_ids"])
+        results = line["retrieval_results"]
+        assert results["query"] == inst["question"]
+        assert all(set(item) == {"corpus_id", "text", "timestamp"} for item in results["ranked_items"])
+        ids = [item["corpus_id"] for item in results["ranked_items"]]
+        assert len(ids) == len(set(ids)) > 0
+
+
+def test_contexts_file_is_written_within_the_budget(logs):
+    contexts = read_jsonl(logs["turn"].parent / "contexts_turn.jsonl")
+    assert len(contexts) == len(read_jsonl(logs["turn"]))
+    for c in contexts:
+        assert c["memory"] == "bm25-upstream" and c["granularity"] == "turn"
+        assert c["k"] == 5 and c["budget_tokens"] == 800 and 0 < c["tokens"] <= 800
+        assert len(c["items"]) <= 5
+
+
+def test_score_file_has_the_required_shape(logs, tmp_path):
+    scored = score(logs["turn"], tmp_path / "scores.json", "turn", "--ks", "1,5,10,50", "--reference", str(SAMPLE))
+    assert scored["profile"] == PROFILE and scored["official_equivalence"] is True
+    assert scored["granularity"] == "turn" and scored["ks"] == [1, 5, 10, 50]
+    for per in scored["per_question"].values():
+        assert set(per) == {"session", "turn"}
+        metrics = ("recall_any", "recall_all", "ndcg_any")
+        assert set(per["turn"]) == {f"{m}@{k}" for m in metrics for k in (1, 5, 10, 50)}
+    assert set(scored["aggregate"]) == set(RULES)
+    for rule in RULES:
+        agg = scored["aggregate"][rule]
+        assert 0 < agg["n"] <= len(scored["per_question"])
+        for level in ("session", "turn"):
+            assert 0.0 <= agg[level]["recall_all@10"] <= 1.0
+    ab = scored["aggregate"]["exclude_abs"]
+    assert ab["n"] == sum("_abs" not in q for q in scored["per_question"])
+
+
+def test_session_log_is_scored_at_session_level_only(logs, tmp_path):
+    scored = score(logs["session"], tmp_path / "scores.json", "session")
+    assert all(set(per) == {"session"} for per in scored["per_question"].values())
+    assert "turn" not in scored["aggregate"]["exclude_abs"]
+
+
+@pytest.mark.parametrize("granularity", ["turn", "session"])
+def test_oracle_finds_every_target(tmp_path, granularity):
+    log = tmp_path / "oracle.jsonl"
+    ok(cli("retrieve", SAMPLE, "--memory", "oracle", "--granularity", granularity, "--out", log))
+    scored = score(log, tmp_path / "scores.json", granularity)
+    for rule in RULES:
+        assert scored["aggregate"][rule]["session"]["recall_all@50"] == 1.0
+        if granularity == "turn":
+            assert scored["aggregate"][rule]["turn"]["recall_all@50"] == 1.0
+
+
+def test_memory_from_a_yaml_path_plugs_in_an_outside_package(tmp_path):
+    (tmp_path / "mymemory.py").write_text(
+        "from mnemetric.memory.simple import FullContext\n"
+        "class OldestFirst(FullContext):\n"
+        "    def retrieve(self, query, granularity):\n"
+        "        return super().retrieve(query, granularity)[::-1]\n")
+    cfg = tmp_path / "oldest.yaml"
+    cfg.write_text("_target_: mymemory.OldestFirst\nname: oldest-first\nroles: [user]\n")
+    log = tmp_path / "log.jsonl"
+    proc = ok(cli("retrieve", SAMPLE, "--memory", cfg, "--granularity", "session", "--out", log,
+                  env={"PYTHONPATH": str(tmp_path)}))
+    assert "oldest-first" in proc.stdout
+    first = read_jsonl(log)[0]
+    ranked = [item["timestamp"] for item in first["retrieval_results"]["ranked_items"]]
+    assert ranked == sorted(first["haystack_dates"])  # chronological replay order, as the class says
+
+
+# ------------------------------------------------------------------ bad input
+
+
+def fails(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert proc.returncode != 0, proc.stdout
+    for needle in needles:
+        assert needle in proc.stderr, f"{needle!r} not in stderr:\n{proc.stderr}"
+    assert "Traceback" not in proc.stderr
+
+
+def edited_log(src: Path, dst: Path, index: int, edit) -> Path:
+    lines = read_jsonl(src)
+    edit(lines[index])
+    dst.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return dst
+
+
+def test_log_line_without_ranked_items_names_file_line_and_field(logs, tmp_path):
+    bad = edited_log(logs["turn"], tmp_path / "bad.jsonl", 2,
+                     lambda line: line["retrieval_results"].pop("ranked_items"))
+    proc = cli("score-retrieval", bad, "--granularity", "turn", "--profile", PROFILE, "--out", tmp_path / "s.json")
+    fails(proc, str(bad), "line 3", "retrieval_results.ranked_items", "missing")
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_duplicate_corpus_ids_are_refused(logs, tmp_path):
+    def dup(line):
+        items = line["retrieval_results"]["ranked_items"]
+        items.insert(4, dict(items[1]))
+    bad = edited_log(logs["session"], tmp_path / "dup.jsonl", 0, dup)
+    proc = cli("score-retrieval", bad, "--granularity", "session", "--profile", PROFILE, "--out", tmp_path / "s.json")
+    fails(proc, str(bad), "line 1", "ranked_items[4].corpus_id", "duplicate corpus id")
+
+
+def test_unknown_granularity_is_refused(logs, tmp_path):
+    proc = cli("score-retrieval", logs["turn"], "--granularity", "sentence", "--profile", PROFILE,
+               "--out", tmp_path / "s.json")
+    fails(proc, str(logs["turn"]), "granularity", "'sentence'")
+    proc = cli("retrieve", SAMPLE, "--memory", "bm25", "--granularity", "sentence", "--out", tmp_path / "l.jsonl")
+    fails(proc, "--granularity", "'sentence'")
+
+
+def test_wrong_granularity_for_the_log_names_the_field(logs, tmp_path):
+    proc = cli("score-retrieval", logs["turn"], "--granularity", "session", "--profile", PROFILE,
+               "--out", tmp_path / "s.json")
+    fails(proc, "line 1", "retrieval_results.ranked_items[0].corpus_id", "not in the session corpus")
+
+
+def test_question_missing_from_reference_is_refused(logs, tmp_path):
+    reference = json.loads(SAMPLE.read_text())
+    missing = reference.pop(5)["question_id"]
+    ref = tmp_path / "ref.json"
+    ref.write_text(json.dumps(reference))
+    proc = cli("score-retrieval", logs["turn"], "--granularity", "turn", "--profile", PROFILE,
+               "--out", tmp_path / "s.json", "--reference", ref)
+    fails(proc, str(logs["turn"]), "line 6", missing, "question_id", "not found in reference file")
+
+
+def test_unknown_memory_lists_the_available_ones(tmp_path):
+    proc = cli("retrieve", SAMPLE, "--memory", "bm52", "--granularity", "turn", "--out", tmp_path / "l.jsonl")
+    fails(proc, "unknown memory 'bm52'", "bm25-upstream", "dense", "oracle", "full-context")
+    assert not (tmp_path / "l.jsonl").exists()
+
+
+def test_memory_config_errors_are_user_errors(tmp_path):
+    cfg = tmp_path / "dense-openai.yaml"
+    cfg.write_text("_target_: mnemetric.memory.dense.Dense\nname: dense\nbackend: openai\n")
+    proc = cli("retrieve", SAMPLE, "--memory", cfg, "--granularity", "turn", "--out", tmp_path / "l.jsonl")
+    fails(proc, "memory.model")
+    (tmp_path / "nt.yaml").write_text("name: x\n")
+    fails(cli("retrieve", SAMPLE, "--memory", tmp_path / "nt.yaml", "--granularity", "turn",
+              "--out", tmp_path / "l.jsonl"), "_target_")
+
+
+def test_invalid_dataset_lists_its_problems_and_writes_nothing(tmp_path):
+    data = json.loads(SAMPLE.read_text())
+    data[1]["haystack_dates"][0] = "yesterday"
+    data.append(dict(data[0]))
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    proc = cli("retrieve", bad, "--memory", "bm25", "--granularity", "turn", "--out", tmp_path / "l.jsonl")
+    fails(proc, str(bad), data[1]["question_id"], "haystack_dates[0]", "duplicate question_id")
+    assert not (tmp_path / "l.jsonl").exists()
+
+
+# ------------------------------------------------------------------ help
+
+
+@pytest.mark.parametrize("args", [["--help"], ["retrieve", "--help"], ["score-retrieval", "--help"],
+                                  ["validate", "--help"], ["adapt", "--help"], ["fetch", "--help"],
+                                  ["compose", "--help"]])
+def test_help_exits_zero(args):
+    proc = ok(cli(*args))
+    assert "usage: mnemetric" in proc.stdout
+    if args[0] in ("retrieve", "score-retrieval"):
+        assert "--granularity" in proc.stdout and "Example:" in proc.stdout.replace("\n", " ")
