@@ -1,0 +1,45 @@
+"""The `mnemetric` command: the library for people who do not use DVC (and a few repo chores).
+
+Every subcommand has --help. User errors print one message (file, record, field, fix) and exit
+with status 2; a validation run that finds problems exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import MnemetricError
+from . import data, qa, retrieval  # noqa: F401  (registers the commands)
+from .registry import COMMANDS
+from .retrieval import load_memory, memory_options, option_path
+
+__all__ = ["build_parser", "load_memory", "main", "memory_options", "option_path"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mnemetric",
+        description="Mnemetric: upstream-exact, data-versioned evaluation of long-term memory (LongMemEval). "
+                    "Inside the repository, `dvc repro` runs the pipeline; these commands give the same "
+                    "library to people who bring their own files.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (summary, description, setup) in COMMANDS.items():
+        sp = sub.add_parser(name, help=summary, description=description,
+                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        sp.set_defaults(handler=setup(sp))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except MnemetricError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+

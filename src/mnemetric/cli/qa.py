@@ -1,0 +1,171 @@
+"""Commands for question answering: judge, score-qa, and the cache."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .registry import Handler, command
+from .retrieval import fmt, option_path
+
+
+# ------------------------------------------------------------------ question answering
+
+
+def _option(conf: Path, group: str, name: str) -> dict:
+    """conf/<group>/<name>.yaml (or a path to a YAML file) as a plain dict."""
+    import yaml
+
+    return yaml.safe_load(option_path(group, name, conf).read_text(encoding="utf-8")) or {}
+
+
+def _llm_settings(conf: Path, a: argparse.Namespace) -> dict:
+    import yaml
+
+    base = conf / "config.yaml"
+    llm = dict((yaml.safe_load(base.read_text()) or {}).get("llm", {})) if base.exists() else {}
+    budget = dict(llm.get("budget") or {})
+    if a.max_requests is not None:
+        budget["max_requests"] = a.max_requests
+    if a.max_usd is not None:
+        budget["max_usd"] = a.max_usd
+    llm["budget"] = budget
+    if a.max_concurrency is not None:
+        llm["max_concurrency"] = a.max_concurrency
+    return llm
+
+
+@command("judge", "judge a hypothesis file exactly as upstream evaluate_qa.py (or with the lexical judge)",
+         "Label every hypothesis of HYP (upstream JSONL {question_id, hypothesis}; a JSON list also works) "
+         "against REF (a LongMemEval file; only question_id, question_type, question and answer are read, so a "
+         "trimmed reference works). Writes HYP.eval-results-<alias> next to HYP (like upstream) unless --out: "
+         "each line is the hypothesis plus autoeval_label {model, label} and Mnemetric custody fields. "
+         "upstream-gpt-4o reads its prompts from upstream evaluate_qa.py at the pinned revision "
+         "(MNEMETRIC_LONGMEMEVAL_DIR or --longmemeval-dir, else downloaded once), verified by sha256. "
+         "Responses are cached (MNEMETRIC_CACHE_DIR): a rerun sends only what is missing.")
+def _judge(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("hyp", type=Path, help="hypotheses: JSONL lines {question_id, hypothesis}")
+    p.add_argument("ref", type=Path, help="reference: a LongMemEval JSON file (or JSONL)")
+    p.add_argument("--judge", default="upstream-gpt-4o", help="judge option in conf/judge/ (or a YAML path)")
+    p.add_argument("--out", type=Path, help="output file (default: HYP.eval-results-<alias>)")
+    p.add_argument("--conf", type=Path, default=Path("conf"), help="conf folder")
+    p.add_argument("--dry-run", action="store_true", help="print how many requests would be sent and their cost; send none")
+    p.add_argument("--longmemeval-dir", help="a LongMemEval checkout at the pinned revision")
+    p.add_argument("--evaluate-qa-sha256", help="expected sha256 of evaluate_qa.py (default: the pin; "
+                   "another value makes every metric say official_equivalence false)")
+    p.add_argument("--base-url", help="OpenAI-compatible base URL (default: OPENAI_BASE_URL or the SDK default)")
+    p.add_argument("--max-concurrency", type=int, help="requests in flight at once")
+    p.add_argument("--max-requests", type=int, help="stop before sending more than this many requests")
+    p.add_argument("--max-usd", type=float, help="stop before spending more than this many dollars")
+
+    def run(a: argparse.Namespace) -> int:
+        from ..data.hypotheses import read_hypotheses, read_reference_minimal
+        from ..judge.run import Reference, check_kind, judge_lexical
+
+        spec = _option(a.conf, "judge", a.judge)
+        kind = check_kind(spec)
+        hyps = [{"question_id": h.question_id, "hypothesis": h.hypothesis} for h in read_hypotheses(a.hyp)]
+        refs = {r.question_id: Reference(r.question_id, r.question_type, r.question, r.answer)
+                for r in read_reference_minimal(a.ref)}
+        out = a.out or Path(f"{a.hyp}.eval-results-{spec['alias']}")
+        if kind == "lexical":
+            judged = judge_lexical(hyps, refs, str(a.hyp))
+        else:
+            judged = _judge_upstream(a, spec, hyps, refs)
+            if judged is None:
+                return 0
+        from ..io import write_jsonl_atomic
+
+        write_jsonl_atomic(out, judged)
+        correct = sum(j["autoeval_label"]["label"] for j in judged)
+        print(f"{len(judged)} judgments → {out} (accuracy {correct / max(len(judged), 1):.4f})")
+        return 0
+    return run
+
+
+def _judge_upstream(a: argparse.Namespace, spec: dict, hyps: list, refs: dict) -> list | None:
+    import json
+    import os
+
+    from ..judge.run import judge_upstream, upstream_requests
+    from ..judge.upstream_prompts import ENV_CHECKOUT, load_prompt_set
+    from ..llm.budget import UsageStats
+    from ..llm.cache import default_cache_dir
+    from ..llm.settings import client_from_params
+
+    prompts = load_prompt_set(a.longmemeval_dir or spec.get("longmemeval_dir") or os.environ.get(ENV_CHECKOUT),
+                              default_cache_dir(), expected_sha256=a.evaluate_qa_sha256 or spec["evaluate_qa_sha256"])
+    stats = UsageStats()
+    with client_from_params(_llm_settings(a.conf, a), a.base_url or spec.get("base_url"), stats) as client:
+        if a.dry_run:
+            print(json.dumps(client.plan(upstream_requests(hyps, refs, prompts, spec, str(a.hyp))), indent=2))
+            return None
+        judged = judge_upstream(hyps, refs, prompts, spec, client, str(a.hyp))
+    print(f"requests sent {stats.requests_sent}, cache hits {stats.cache_hits}, "
+          f"tokens {stats.prompt_tokens}+{stats.completion_tokens}, ${stats.usd:.4f}", file=sys.stderr)
+    return judged
+
+
+@command("score-qa", "aggregate a judged file exactly as upstream print_qa_metrics.py",
+         "Aggregate JUDGED (JSONL lines with autoeval_label {model, label}, e.g. an upstream .eval-results-gpt-4o "
+         "file) against REF (question types come from the reference, as upstream): per-type accuracy and count, "
+         "task-averaged accuracy (unweighted mean of the six types), overall accuracy, abstention accuracy and "
+         "count (_abs questions count in their type and in abstention). Empty buckets are null. The id sets must "
+         "match exactly unless --allow-partial. Bootstrap CIs are a Mnemetric addition.")
+def _score_qa(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("judged", type=Path, help="judged JSONL (…eval-results-<alias>)")
+    p.add_argument("ref", type=Path, help="reference: a LongMemEval JSON file (or JSONL)")
+    p.add_argument("--out", type=Path, required=True, help="metrics JSON to write")
+    p.add_argument("--allow-partial", action="store_true", help="score a subset of the reference; coverage is recorded")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (0: no intervals)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+
+    def run(a: argparse.Namespace) -> int:
+        from ..data.hypotheses import read_judged, read_reference_minimal
+        from ..io import read_jsonl, write_json_atomic
+        from ..scoring.qa_report import qa_report
+
+        judged = read_judged(a.judged)
+        trace = next((rec.get("mnemetric_judge", {}) for _, rec in read_jsonl(a.judged)), {})
+        types = {r.question_id: r.question_type for r in read_reference_minimal(a.ref)}
+        report = qa_report(judged, types, judge=trace.get("judge", "unknown"),
+                           prompt_set_sha256=trace.get("prompt_set_sha256"), source_sha256=trace.get("source_sha256"),
+                           resamples=a.resamples, seed=a.seed, allow_partial=a.allow_partial, file=str(a.judged))
+        write_json_atomic(a.out, report)
+        for t, b in report["per_type"].items():
+            print(f"{t:28s} {fmt(b['accuracy'])} ({b['n']})")
+        print(f"{'task-averaged':28s} {fmt(report['task_averaged'])}\n{'overall':28s} {fmt(report['overall'])}"
+              f"\n{'abstention':28s} {fmt(report['abstention']['accuracy'])} ({report['abstention']['n']})")
+        return 0
+    return run
+
+
+@command("cache", "where the LLM and embedding caches live, and what they hold",
+         "Mnemetric caches model responses (SQLite, keyed by the sha256 of the canonical request) and "
+         "embeddings (keyed by sha256 of backend and text) under MNEMETRIC_CACHE_DIR (default: the user "
+         "cache folder). They make reruns free and are never DVC outputs. 'path' prints the folder; "
+         "'stats' counts entries per kind and model.")
+def _cache(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("action", choices=["path", "stats"], help="what to show")
+
+    def run(a: argparse.Namespace) -> int:
+        import sqlite3
+
+        from ..llm.cache import default_cache_dir
+
+        root = default_cache_dir()
+        if a.action == "path":
+            print(root)
+            return 0
+        llm, emb = root / "llm-cache.sqlite3", root / "embeddings.sqlite3"
+        if llm.exists():
+            with sqlite3.connect(llm) as db:
+                for kind, model, n in db.execute("SELECT kind, model, COUNT(*) FROM responses GROUP BY kind, model"):
+                    print(f"llm  {kind:10s} {model:32s} {n}")
+        if emb.exists():
+            with sqlite3.connect(emb) as db:
+                print(f"embeddings {db.execute('SELECT COUNT(*) FROM embeddings').fetchone()[0]}")
+        print(f"cache folder: {root}")
+        return 0
+    return run
