@@ -7,6 +7,6 @@ has_answer flags or upstream session ids. Systems are chosen by conf/memory/<nam
 with Hydra's ``_target_``, so an outside package plugs in by config alone.
 """
 
-from .base import GRANULARITIES, MemorySystem, Retrieved, SessionStore
+from .base import GRANULARITIES, MemorySystem, Retrieved, SessionStore, TextMemory
 
-__all__ = ["GRANULARITIES", "MemorySystem", "Retrieved", "SessionStore"]
+__all__ = ["GRANULARITIES", "MemorySystem", "Retrieved", "SessionStore", "TextMemory"]

@@ -67,6 +67,25 @@ class SessionStore:
         return refs, texts
 
 
+@dataclass
+class TextMemory:
+    """Base for the baselines that keep the ingested sessions and rank their text at retrieve time."""
+
+    name: str = ""
+    roles: tuple[str, ...] = ("user",)
+    """Which turns are indexed; upstream indexes user turns only."""
+    store: SessionStore = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.store = SessionStore(tuple(self.roles))
+
+    def reset(self) -> None:
+        self.store.reset()
+
+    def ingest(self, session: MemorySession) -> None:
+        self.store.add(session)
+
+
 def check_granularity(granularity: str) -> None:
     if granularity not in GRANULARITIES:
         from ..errors import ConfigError

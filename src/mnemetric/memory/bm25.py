@@ -13,28 +13,17 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..adapters import MemorySession, Query
-from .base import Retrieved, SessionStore, check_granularity, rank
+from ..adapters import Query
+from .base import Retrieved, TextMemory, check_granularity, rank
 
 
 @dataclass
-class UpstreamBM25:
+class UpstreamBM25(TextMemory):
     name: str = "bm25-upstream"
-    roles: tuple[str, ...] = ("user",)
-    store: SessionStore = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.store = SessionStore(tuple(self.roles))
-
-    def reset(self) -> None:
-        self.store.reset()
-
-    def ingest(self, session: MemorySession) -> None:
-        self.store.add(session)
 
     def retrieve(self, query: Query, granularity: str) -> list[Retrieved]:
         from rank_bm25 import BM25Okapi
@@ -52,26 +41,18 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass
-class BM25:
+class BM25(TextMemory):
     name: str = "bm25"
-    roles: tuple[str, ...] = ("user",)
     k1: float = 1.5
     b: float = 0.75
     stopwords: str | None = "en"
     stemmer: str | None = None
     """Snowball language (e.g. "english"); needs the PyStemmer package."""
-    store: SessionStore = field(init=False)
 
     def __post_init__(self) -> None:
-        self.store = SessionStore(tuple(self.roles))
+        super().__post_init__()
         self._stem = _stemmer(self.stemmer)
         self._stop = _stopwords(self.stopwords)
-
-    def reset(self) -> None:
-        self.store.reset()
-
-    def ingest(self, session: MemorySession) -> None:
-        self.store.add(session)
 
     def tokenize(self, text: str) -> list[str]:
         words = [w for w in _WORD.findall(text.lower()) if w not in self._stop]

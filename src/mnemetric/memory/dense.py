@@ -5,33 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..adapters import MemorySession, Query
-from .base import Retrieved, SessionStore, check_granularity, rank
+from ..adapters import Query
+from .base import Retrieved, TextMemory, check_granularity, rank
 from .embeddings import EmbeddingCache, MiniLMBackend, OpenAIEmbeddingBackend
 
 
 @dataclass
-class Dense:
+class Dense(TextMemory):
     name: str = "dense"
     backend: str = "minilm"
     """"minilm" (in process, offline) or "openai" (an OpenAI-compatible /v1/embeddings endpoint)."""
     model: str | None = None
     base_url: str | None = None
-    roles: tuple[str, ...] = ("user",)
-    store: SessionStore = field(init=False)
     cache: EmbeddingCache = field(init=False)
     embedder: Any = field(init=False)
 
     def __post_init__(self) -> None:
-        self.store = SessionStore(tuple(self.roles))
+        super().__post_init__()
         self.cache = EmbeddingCache()
         self.embedder = _backend(self.backend, self.model, self.base_url)
-
-    def reset(self) -> None:
-        self.store.reset()
-
-    def ingest(self, session: MemorySession) -> None:
-        self.store.add(session)
 
     def retrieve(self, query: Query, granularity: str) -> list[Retrieved]:
         check_granularity(granularity)

@@ -9,26 +9,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..adapters import MemorySession, Query
-from .base import Retrieved, SessionStore, check_granularity
+from .base import Retrieved, TextMemory, check_granularity
 
 
 @dataclass
-class FullContext:
+class FullContext(TextMemory):
     name: str = "full-context"
     roles: tuple[str, ...] = ("user", "assistant")
-    store: SessionStore = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.store = SessionStore(tuple(self.roles))
-
-    def reset(self) -> None:
-        self.store.reset()
-
-    def ingest(self, session: MemorySession) -> None:
-        self.store.add(session)
 
     def retrieve(self, query: Query, granularity: str) -> list[Retrieved]:
         check_granularity(granularity)
