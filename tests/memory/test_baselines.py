@@ -101,3 +101,10 @@ def test_retrieval_log_lines_have_the_upstream_fields():
     assert set(rr["ranked_items"][0]) == {"corpus_id", "text", "timestamp"}
     assert context["tokens"] <= 500 and len(context["items"]) <= 5
     json.dumps(line)
+
+
+def test_bm25_optional_stemming_matches_word_forms():
+    m = BM25(stemmer="english")
+    assert m.tokenize("Running cats ran") == ["run", "cat", "ran"]
+    rec = adapted(SAMPLE)[0]
+    assert run_memory(m, rec, "turn")  # indexes and ranks with stemmed tokens
