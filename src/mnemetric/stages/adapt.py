@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from hydra.utils import instantiate
+from tqdm import tqdm
 
 from ..adapters import SessionAdapter
 from ..data.longmemeval import iter_instances
@@ -27,7 +28,8 @@ def main() -> None:
 def adapt_file(adapter: SessionAdapter, source: Path, out: Path) -> int:
     n = 0
     with atomic_open(out) as fh:
-        for position, inst in enumerate(iter_instances(source)):
+        instances = tqdm(iter_instances(source), desc=f"adapt ({adapter.name})", unit="q", disable=None)
+        for position, inst in enumerate(instances):
             fh.write(json.dumps(adapter.adapt(inst, position).to_json(), ensure_ascii=False))
             fh.write("\n")
             n += 1
