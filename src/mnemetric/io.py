@@ -39,6 +39,21 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    _fsync_dir(target.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    """fsync a folder so a rename inside it survives a power loss (skipped where not supported)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some platforms / file systems refuse to fsync a directory
+    finally:
+        os.close(fd)
 
 
 def dumps_canonical(obj: Any) -> str:
@@ -78,11 +93,23 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
-    """Yield (line_number, object) for each non-empty line; bad JSON raises InputError."""
+def require_file(path: str | os.PathLike[str], fix: str | None = None) -> Path:
+    """``path`` as a Path if it names an existing file, else InputError (file, "<file>", "<file>")."""
     from .errors import InputError
 
-    with open(path, encoding="utf-8") as fh:
+    p = Path(path)
+    if not p.exists():
+        raise InputError(str(path), "<file>", "<file>", "does not exist", fix=fix)
+    if p.is_dir():
+        raise InputError(str(path), "<file>", "<file>", "is a folder, not a file", fix=fix)
+    return p
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+    """Yield (line_number, object) for each non-empty line; a missing file or bad JSON raises InputError."""
+    from .errors import InputError
+
+    with open(require_file(path), encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue

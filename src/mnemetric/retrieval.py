@@ -13,7 +13,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from .adapters import AdaptedRecord
+from .errors import InputError
 from .memory.base import MemorySystem, Retrieved
+from .memory.simple import Oracle
 from .scoring.retrieval import evaluate_question, session_corpus, targets, turn_corpus
 
 TOKENIZER = "wordpunct-v1"
@@ -58,12 +60,30 @@ def run_memory(memory: MemorySystem, rec: AdaptedRecord, granularity: str) -> li
     for session in rec.memory.sessions:
         memory.ingest(session)
     ranked = memory.retrieve(rec.memory.query, granularity)
-    if getattr(memory, "uses_labels", False):
+    check_retrieved(memory, rec, granularity, ranked)
+    if isinstance(memory, Oracle):  # the one baseline allowed to use labels (a ceiling, not a system)
         corpus = upstream_corpus(rec, granularity)
         gold = targets(c.corpus_id for c in corpus)
         first = [c for c in corpus if c.corpus_id in gold] + [c for c in corpus if c.corpus_id not in gold]
         ranked = [Retrieved(c.session_id, c.turn_index, 0.0) for c in first]
     return ranked
+
+
+def check_retrieved(memory: MemorySystem, rec: AdaptedRecord, granularity: str, ranked: list[Retrieved]) -> None:
+    """A memory system may only return sessions it was given, at the granularity asked for."""
+    sizes = {s.session_id: len(s.messages) for s in rec.memory.sessions}
+    for i, r in enumerate(ranked):
+        problem = None
+        if r.session_id not in sizes:
+            problem = f"session_id {r.session_id!r} was never ingested for this question"
+        elif granularity == "session" and r.turn_index is not None:
+            problem = "a turn was returned but session granularity was asked for (turn_index must be None)"
+        elif granularity == "turn" and not (isinstance(r.turn_index, int) and 0 <= r.turn_index < sizes[r.session_id]):
+            problem = f"turn granularity needs a turn_index in 0..{sizes[r.session_id] - 1}, got {r.turn_index!r}"
+        if problem:
+            raise InputError(f"memory system {getattr(memory, 'name', type(memory).__name__)}",
+                             f"query {rec.memory.query.query_id}", f"retrieve()[{i}]", problem,
+                             fix="return Retrieved(session_id, turn_index) items for the ingested sessions")
 
 
 def ranked_corpus(ranked: Iterable[Retrieved], corpus: list[CorpusItem]) -> list[CorpusItem]:

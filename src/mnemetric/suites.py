@@ -33,6 +33,14 @@ class SuiteSpec:
     abstention: int = 0
     seed: int = 0
 
+    @classmethod
+    def from_params(cls, p: dict) -> "SuiteSpec":
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(p) - known)
+        if unknown:
+            raise ConfigError(f"params.yaml suite: unknown key(s) {unknown}; known: {sorted(known)} (see conf/suite/)")
+        return cls(**p)
+
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ConfigError(f"suite {self.name}: unknown kind {self.kind!r}; known: {', '.join(KINDS)}")

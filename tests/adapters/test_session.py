@@ -12,6 +12,8 @@ from mnemetric.data.longmemeval import load_instances
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.stages.adapt import adapt_file
 
+from ..conftest import ROOT
+
 V3 = SessionAdapter("session-v3", "mnemetric.longmemeval-session/v3")
 V2 = SessionAdapter("legacy-v2", "mnemetric.longmemeval-session/v2")
 LABEL_KEYS = {"answer", "question_type", "has_answer", "answer_session_ids", "question_id", "abstention", "upstream_id"}
@@ -101,3 +103,15 @@ def test_bad_adapted_line_names_line(tmp_path):
     path.write_text('{"memory": {}}\n')
     with pytest.raises(InputError, match="line 1"):
         list(read_adapted(path))
+
+
+SAMPLE = ROOT / "data" / "sample" / "longmemeval_sample.json"
+
+
+@pytest.mark.parametrize("adapter", [V3, V2], ids=["v3", "v2"])
+def test_no_label_leaks_on_the_bundled_sample(adapter):
+    records = [adapter.adapt(inst, pos) for pos, inst in enumerate(load_instances(SAMPLE))]
+    for rec in records:
+        assert_no_label_leak(rec)
+    ids = [r.memory.query.query_id for r in records]
+    assert len(set(ids)) == len(ids) and all(i.startswith("q-") for i in ids)  # opaque, not file positions

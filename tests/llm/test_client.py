@@ -36,6 +36,7 @@ from mnemetric.llm import (  # noqa: E402
     UsageStats,
     default_cache_dir,
     key_payload,
+    normalize_base_url,
     parse_retry_after,
     plan,
     request_key,
@@ -126,6 +127,53 @@ def test_embeddings_are_cached_per_text(server):
     again = client.run_embed("emb-test", ["beta", "gamma"])
     assert again == [fake_embedding("beta"), fake_embedding("gamma")]
     assert server.count == 2 and server.requests[1].body["input"] == ["gamma"]
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_identical_requests_in_one_batch_are_sent_once(server, use_cache):
+    server.latency = 0.1  # both copies would be on the wire at once
+    prices = PriceTable.from_dict({"gpt-test": {"input": 1.0, "output": 1.0}})
+    client = make_client(server, use_cache=use_cache, prices=prices)
+    results = run(client, ask(0), ask(1), ask(0, temperature=0.0), ask(0), ask(0, temperature=0))
+    assert server.count == 3  # ask(0), ask(1), ask(0, temperature=0)
+    assert sorted(Counter(server.keys()).values()) == [1, 1, 1]
+    assert [r.cached for r in results] == [False, False, False, True, True]
+    assert results[3].text == results[0].text and results[3].request_sha256 == results[0].request_sha256
+    assert results[4].request_sha256 == results[2].request_sha256 != results[0].request_sha256
+    assert results[0].cost_usd > 0 and results[3].cost_usd == 0.0
+    assert client.stats.requests_sent == 3 and client.stats.cache_hits == 2
+    assert client.stats.per_model["gpt-test"].cache_hits == 2
+
+
+def test_repeated_texts_in_one_embed_call_are_sent_once_and_count_as_hits(server):
+    client = make_client(server)
+    assert client.run_embed("emb-test", ["a", "b", "a", "a"]) == [fake_embedding(t) for t in "abaa"]
+    assert server.count == 1 and server.requests[0].body["input"] == ["a", "b"]
+    assert client.stats.requests_sent == 1 and client.stats.cache_hits == 2
+
+
+def test_embed_chunk_failure_keeps_the_chunks_already_answered(server, cache_dir):
+    # two chunks on the wire at once: the first to arrive answers slowly, the second fails at once
+    server.add_faults(Fault.slow(0.5), Fault.status_code(400))
+    client = make_client(server, embed_batch_size=2, max_concurrency=2)
+    texts = ["t1", "t2", "t3", "t4"]
+    with pytest.raises(LLMRequestError, match="HTTP 400"):
+        client.run_embed("emb-test", texts)
+    assert server.count == 2
+    wait_for(lambda: server.answered == 1)  # the server notes a status just after writing the reply
+    ok, bad = sorted(server.requests, key=lambda r: r.status != 200)
+    assert (ok.status, bad.status) == (200, 400)
+    assert len(client.cache) == 2  # the slow chunk finished and was cached before the error was raised
+    assert client.run_embed("emb-test", texts) == [fake_embedding(t) for t in texts]
+    assert server.count == 3 and server.requests[-1].body["input"] == bad.body["input"]
+
+
+def test_embed_starts_no_new_chunk_after_an_error(server):
+    server.add_faults(Fault.unauthorized())
+    client = make_client(server, embed_batch_size=1, max_concurrency=1)
+    with pytest.raises(LLMRequestError, match="OPENAI_API_KEY"):
+        client.run_embed("emb-test", ["a", "b", "c"])
+    assert server.count == 1
 
 
 def test_concurrent_writers_share_one_cache_file(cache_dir):
@@ -364,6 +412,47 @@ def test_api_key_is_never_written_to_disk(server, tmp_path):
     client.close()
     assert_secret_nowhere(tmp_path)
     assert SECRET not in repr(client)
+
+
+URL_SECRET = "pw-SECRET-userinfo"
+
+
+def test_credentials_in_the_base_url_are_never_stored_or_shown(server, tmp_path):
+    noisy = server.base_url.replace("http://", f"http://proxyuser:{URL_SECRET}@")
+    client = make_client(server, base_url=noisy)
+    assert client.base_url == server.base_url
+    result = run(client, ask(0))[0]
+    client.run_embed("emb-test", ["alpha"])
+    server.add_faults(Fault.status_code(404))
+    with pytest.raises(LLMRequestError) as info:
+        run(client, ask(1))
+    assert server.base_url in str(info.value)
+    assert not [s for s in (str(info.value), repr(client), client.base_url) if URL_SECRET in s or "proxyuser" in s]
+    # the key is the one of the same URL without credentials: a clean client reuses the answer
+    again = run(make_client(server), ask(0))[0]
+    assert again.cached and again.request_sha256 == result.request_sha256
+    client.close()
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.name == CACHE_FILENAME for p in files)
+    for path in files:
+        assert URL_SECRET.encode() not in path.read_bytes() and b"proxyuser" not in path.read_bytes(), path
+
+
+def test_query_string_credentials_are_scrubbed_from_messages():
+    client = LLMClient(base_url="https://u:pw-SECRET-1@proxy.example/v1?api-key=qs-SECRET-2", api_key=SECRET,
+                       use_cache=False)
+    assert client.base_url == "https://proxy.example/v1"
+    text = client._scrub("failed at https://u:pw-SECRET-1@proxy.example/v1?api-key=qs-SECRET-2 with key " + SECRET)
+    assert "SECRET" not in text and "proxy.example" in text
+
+
+def test_base_urls_without_credentials_are_left_as_they_are():
+    for url in ("http://h/v1", "https://api.openai.com/v1", "localhost:8000/v1", "http://[::1]:8000/v1",
+                "http://Host.Example:8080/openai/deployments/x"):
+        assert normalize_base_url(url + "/") == url
+    assert normalize_base_url("https://u:k@proxy.example:8443/v1/?api-key=k#frag") == "https://proxy.example:8443/v1"
+    clean = key_payload("chat", "https://h/v1", "m", [], {})
+    assert key_payload("chat", "https://u:k@h/v1?key=s", "m", [], {}) == clean
 
 
 # -- processes --------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+
 import numpy as np
 import pytest
 from hydra.utils import instantiate
@@ -12,7 +13,7 @@ from rank_bm25 import BM25Okapi
 from mnemetric.adapters import SessionAdapter
 from mnemetric.config import conf_options
 from mnemetric.data.longmemeval import load_instances
-from mnemetric.memory import MemorySystem
+from mnemetric.memory import MemorySystem, Retrieved
 from mnemetric.memory.bm25 import BM25, UpstreamBM25
 from mnemetric.memory.simple import FullContext, NoMemory, Oracle
 from mnemetric.retrieval import ranked_corpus, retrieve_all, run_memory, upstream_corpus
@@ -111,3 +112,44 @@ def test_bm25_optional_stemming_matches_word_forms():
     assert m.tokenize("Running cats ran") == ["run", "cat", "ran"]
     rec = adapted(SAMPLE)[0]
     assert run_memory(m, rec, "turn")  # indexes and ranks with stemmed tokens
+
+
+class _Broken:
+    """A plug-in that returns what it must not."""
+
+    name = "broken"
+
+    def __init__(self, item):
+        self.item = item
+
+    def reset(self):
+        pass
+
+    def ingest(self, session):
+        pass
+
+    def retrieve(self, query, granularity):
+        return [self.item]
+
+
+@pytest.mark.parametrize(("item", "granularity", "needle"), [
+    (Retrieved("s999"), "session", "never ingested"),
+    (Retrieved("s001", 0), "session", "session granularity"),
+    (Retrieved("s001"), "turn", "turn_index"),
+])
+def test_a_plugin_returning_bad_items_gets_a_clear_error(item, granularity, needle):
+    from mnemetric.errors import InputError
+
+    rec = adapted(SAMPLE)[0]
+    with pytest.raises(InputError) as err:
+        run_memory(_Broken(item), rec, granularity)
+    assert "memory system broken" in str(err.value) and "retrieve()[0]" in str(err.value) and needle in str(err.value)
+
+
+def test_only_the_oracle_class_gets_the_labelled_ranking():
+    class Sneaky(FullContext):
+        uses_labels = True
+
+    rec = adapted(SAMPLE)[0]
+    ranked = [r.session_id for r in run_memory(Sneaky(), rec, "session")]
+    assert ranked == [s.session_id for s in rec.memory.sessions][::-1]  # its own ranking, no labels

@@ -69,3 +69,13 @@ def test_extractive_reader_picks_the_matching_sentence():
     assert reader.answer("What is my cat called?", ITEMS) == "My cat is called Miso."
     assert reader.answer("Where did I travel in June?", ITEMS) == UNKNOWN
     assert reader.answer("anything", []) == UNKNOWN
+
+
+def test_history_is_chosen_by_rank_and_shown_by_date():
+    newest_first = ITEMS[::-1]
+    text, _ = render_history(newest_first, "nl", 10_000)
+    assert text.index("Miso") < text.index("cello")  # shown oldest first
+    enc = bpe_openai.get_encoding("o200k_base")
+    only_first = len(enc.encode(render_session(1, newest_first[0], "nl")))
+    text, used = render_history(newest_first, "nl", only_first)
+    assert "cello" in text and "Miso" not in text and used == only_first  # the best-ranked one was kept

@@ -98,10 +98,16 @@ def test_bad_items_are_input_errors(items, field):
 # ---------------------------------------------------------------- bootstrap
 
 
+def _intervals(ci):
+    """The interval fields of a bootstrap_ci result (no method/level/resamples/seed)."""
+    return {key: ci[key] for key in ("per_type", "task_averaged", "overall", "abstention")}
+
+
 def test_bootstrap_is_deterministic_for_a_fixed_seed():
     a = bootstrap_ci(WORKED, 500, 7)
     assert a == bootstrap_ci(WORKED, 500, 7)
-    assert a != bootstrap_ci(WORKED, 500, 8)
+    b = bootstrap_ci(WORKED, 500, 8)
+    assert _intervals(a) != _intervals(b)  # not just the "seed" field: the intervals themselves move
     assert qa_metrics(WORKED, resamples=500, seed=7)["per_type"][TR]["ci95"] == a["per_type"][TR]
 
 
@@ -263,11 +269,66 @@ def test_reference_rejects_bool_answer_and_missing_type(tmp_path):
     assert info.value.problem.field == "question_type" and info.value.problem.record == "index 0 (a)"
 
 
+def test_truncated_last_jsonl_line_names_the_line(tmp_path):
+    rows = [{"question_id": q, "hypothesis": "h"} for q in ("a", "b", "c")]
+    path = tmp_path / "h.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"question_id": "d", "hypo', encoding="utf-8")
+    for read in (read_hypotheses, read_judged, read_reference_minimal):
+        with pytest.raises(InputError) as info:
+            read(path)
+        problem = info.value.problem
+        assert (problem.file, problem.record, problem.field) == (str(path), "line 4", "<json>")
+        assert "line 4" in str(info.value) and "not valid JSON" in problem.message
+
+
+def test_broken_json_list_names_the_line(tmp_path):
+    path = tmp_path / "h.json"
+    path.write_text('[\n  {"question_id": "a", "hypothesis": "x"},\n  {"question_id": "b",\n', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_hypotheses(path)
+    assert info.value.problem.record == "line 4" and info.value.problem.field == "<json>"
+
+
+def test_jsonl_of_lists_is_still_jsonl(tmp_path):
+    path = tmp_path / "h.jsonl"
+    path.write_text('["a"]\n["b"]\n', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_hypotheses(path)
+    assert info.value.problem.record == "line 1" and info.value.problem.field == "<record>"
+
+
+def test_missing_reader_input_is_an_input_error(tmp_path):
+    for read in (read_hypotheses, read_judged, read_reference_minimal):
+        with pytest.raises(InputError) as info:
+            read(tmp_path / "nope.jsonl")
+        assert info.value.problem.message == "does not exist" and info.value.problem.record == "<file>"
+
+
 def test_duplicate_hypothesis_id_is_an_error(tmp_path):
     path = _write_jsonl(tmp_path / "h.jsonl", [{"question_id": "a", "hypothesis": "x"}] * 2)
     with pytest.raises(InputError, match="duplicate"):
         read_hypotheses(path)
 
 
-def test_nan_never_appears():
-    assert not any(isinstance(v, float) and math.isnan(v) for v in point_estimates([]).values() if v is not None)
+def _floats(obj):
+    """Every float anywhere inside nested dicts / lists / tuples."""
+    if isinstance(obj, float):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _floats(v)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            yield from _floats(v)
+
+
+@pytest.mark.parametrize("items", [
+    [],
+    [("q1", SSU, True)],  # five empty type buckets, no abstention question
+    [q for q in WORKED if q[1] != SSP],  # one empty type bucket
+    WORKED,
+], ids=["empty", "one-question", "one-empty-bucket", "worked"])
+def test_nan_never_appears(items):
+    for out in (point_estimates(items), qa_metrics(items, resamples=200, seed=0), bootstrap_ci(items, 200, 0)):
+        assert all(math.isfinite(v) for v in _floats(out)), out
+        json.dumps(out, allow_nan=False)

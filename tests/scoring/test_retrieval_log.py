@@ -176,6 +176,20 @@ def test_question_missing_from_reference(tmp_path):
     assert score_retrieval_log(write_log(tmp_path, three_questions()), "session", UPSTREAM, ok)["per_question"]
 
 
+def test_missing_log_or_reference_file_is_an_input_error(tmp_path):
+    gone = tmp_path / "gone_retrievallog"
+    for call in (lambda: list(read_retrieval_log(gone)),
+                 lambda: score_retrieval_log(gone, "session", UPSTREAM),
+                 lambda: score_retrieval_log(write_log(tmp_path, three_questions()), "session", UPSTREAM,
+                                             reference_path=tmp_path / "gone_ref.json")):
+        with pytest.raises(InputError) as info:
+            call()
+        problem = info.value.problem
+        assert problem.file.startswith(str(tmp_path / "gone"))
+        assert (problem.record, problem.field, problem.message) == ("<file>", "<file>", "does not exist")
+        assert info.value.fix
+
+
 def test_duplicate_question_id(tmp_path):
     recs = three_questions()
     recs[2]["question_id"] = "q1"

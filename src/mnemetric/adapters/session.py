@@ -14,6 +14,7 @@ Schema ids: ``mnemetric.longmemeval-session/v3`` and ``mnemetric.longmemeval-ses
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -22,6 +23,7 @@ from typing import Any
 
 from ..data.longmemeval import Instance
 from ..errors import ConfigError, InputError
+from ..io import require_file
 
 SCHEMAS = {"mnemetric.longmemeval-session/v3": True, "mnemetric.longmemeval-session/v2": False}
 
@@ -109,6 +111,15 @@ class AdaptedRecord:
         return cls(memory, ev)
 
 
+def query_id(question: str) -> str:
+    """Opaque query id from the question text alone (what the memory system sees anyway).
+
+    Not the file position (official files may be ordered by type) and not the question_id
+    (which carries "_abs").
+    """
+    return "q-" + hashlib.sha256(question.encode("utf-8")).hexdigest()[:12]
+
+
 def _upstream_turn(m: Message, has_answer: bool | None) -> dict[str, Any]:
     turn: dict[str, Any] = {"role": m.role, "content": m.content}
     if has_answer is not None:
@@ -131,8 +142,9 @@ class SessionAdapter:
     def dated(self) -> bool:
         return SCHEMAS[self.schema]
 
-    def adapt(self, inst: Instance, position: int) -> AdaptedRecord:
-        """Adapt one instance; ``position`` (its index in the file) makes the opaque query id."""
+    def adapt(self, inst: Instance, position: int = 0) -> AdaptedRecord:
+        """Adapt one instance. (``position``, its index in the file, is accepted for callers that
+        track it; nothing derived from it reaches the memory view, since file order may group types.)"""
         order = sorted(range(len(inst.sessions)), key=lambda i: (inst.sessions[i].date, i))
         width = max(3, len(str(len(order))))
         mem_sessions, eval_sessions = [], []
@@ -142,7 +154,7 @@ class SessionAdapter:
             prefix = f"[Session date: {s.date}]" if self.dated else ""
             mem_sessions.append(MemorySession(sid, date, prefix, tuple(Message(t.role, t.content) for t in s.turns)))
             eval_sessions.append(EvalSession(sid, s.session_id, s.date, tuple(t.has_answer for t in s.turns)))
-        query = Query(f"q{position:04d}", inst.question, inst.question_date if self.dated else None,
+        query = Query(query_id(inst.question), inst.question, inst.question_date if self.dated else None,
                       f"[Current date: {inst.question_date}]" if self.dated else "")
         ev = EvalView(inst.question_id, inst.question_type, inst.question, inst.answer, inst.question_date,
                       inst.is_abstention, inst.answer_session_ids, tuple(eval_sessions))
@@ -151,6 +163,7 @@ class SessionAdapter:
 
 def read_adapted(path: str | Path) -> Iterator[AdaptedRecord]:
     """Stream adapted records from data/adapted/<variant>.jsonl."""
+    require_file(path, fix="run `dvc repro adapt` (or `mnemetric adapt FILE --out ...`) first")
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             try:

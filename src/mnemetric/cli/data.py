@@ -16,7 +16,7 @@ from .registry import Handler, command
 @command("validate", "check a LongMemEval file and list every problem",
          "Validate every instance of a LongMemEval JSON file (a JSON list of instances): required fields "
          "and types, parallel haystack lists of equal length, known question types, the date format "
-         "'%%Y/%%m/%%d (%%a) %%H:%%M', answer_session_ids present in the haystack, duplicate question_ids. "
+         "'%Y/%m/%d (%a) %H:%M', answer_session_ids present in the haystack, duplicate question_ids. "
          "Prints one line per problem (file: question_id or index: field: problem) and exits 1 if any.")
 def _validate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("file", type=Path, help="a LongMemEval JSON file (e.g. longmemeval_oracle.json)")

@@ -124,14 +124,13 @@ def _score_qa(p: argparse.ArgumentParser) -> Handler:
     def run(a: argparse.Namespace) -> int:
         from ..data.hypotheses import read_judged, read_reference_minimal
         from ..io import read_jsonl, write_json_atomic
-        from ..scoring.qa_report import qa_report
+        from ..scoring.qa_report import judge_traces, qa_report
 
         judged = read_judged(a.judged)
-        trace = next((rec.get("mnemetric_judge", {}) for _, rec in read_jsonl(a.judged)), {})
+        traces = judge_traces([rec for _, rec in read_jsonl(a.judged)])
         types = {r.question_id: r.question_type for r in read_reference_minimal(a.ref)}
-        report = qa_report(judged, types, judge=trace.get("judge", "unknown"),
-                           prompt_set_sha256=trace.get("prompt_set_sha256"), source_sha256=trace.get("source_sha256"),
-                           resamples=a.resamples, seed=a.seed, allow_partial=a.allow_partial, file=str(a.judged))
+        report = qa_report(judged, types, judge=traces["judge"], traces=traces, resamples=a.resamples, seed=a.seed,
+                           allow_partial=a.allow_partial, file=str(a.judged), reference_file=str(a.ref))
         write_json_atomic(a.out, report)
         for t, b in report["per_type"].items():
             print(f"{t:28s} {fmt(b['accuracy'])} ({b['n']})")

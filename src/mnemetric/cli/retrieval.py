@@ -19,8 +19,10 @@ from .registry import Handler, command
          "conf/memory/<NAME>.yaml with Hydra's _target_ (NAME may also be a path to any YAML file with a "
          "_target_, so a memory system from another package plugs in by config alone), and for each question: "
          "reset, ingest the haystack in chronological order, retrieve at the requested granularity. "
-         "Writes one upstream retrievallog line per question (the upstream instance plus "
-         "retrieval_results: query, ranked_items [{corpus_id, text, timestamp}] and the upstream metrics), "
+         "Writes one upstream retrievallog line per question (the upstream instance, haystack in replay "
+         "order, plus retrieval_results: query, ranked_items [{corpus_id, text, timestamp}] — the corpus "
+         "items the system ranked, best first; items outside the upstream corpus such as assistant turns "
+         "drop out — and the upstream metrics), "
          "so upstream tools read it and `mnemetric score-retrieval` scores it. With --contexts it also "
          "writes what a reader would get: the top --context-k items within --context-tokens tokens "
          "(wordpunct-v1 tokenizer, the same budget for every system). Output files are written atomically: "
@@ -70,9 +72,8 @@ def memory_options(conf: Path) -> list[str]:
 def load_memory(name: str, conf: Path = Path("conf")):
     """Build a memory system from conf/memory/<name>.yaml, or from a YAML path with a _target_."""
     import yaml
-    from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
 
+    from ..config import build
     from ..errors import ConfigError
     from ..memory import MemorySystem
     path = option_path("memory", name, conf)
@@ -80,15 +81,7 @@ def load_memory(name: str, conf: Path = Path("conf")):
         cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML ({exc})") from None
-    if not isinstance(cfg, dict) or "_target_" not in cfg:
-        raise ConfigError(f"{path}: field '_target_': missing; name the memory class, e.g. "
-                          "`_target_: mypackage.memory.MyMemory`")
-    try:
-        memory = instantiate(cfg, _convert_="all")
-    except InstantiationException as exc:
-        if isinstance(exc.__cause__, MnemetricError):
-            raise exc.__cause__ from None
-        raise ConfigError(f"{path}: could not build the memory system: {exc}") from None
+    memory = build(cfg, str(path))
     if not isinstance(memory, MemorySystem):
         raise ConfigError(f"{path}: {cfg['_target_']} is not a memory system: it needs a `name` and the "
                           "methods reset(), ingest(session) and retrieve(query, granularity)")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..io import require_file
 from .jsonstream import iter_json_list
 
 
@@ -49,45 +50,45 @@ class ReferenceItem:
     """Gold answer; a rubric for preference questions, an explanation for _abs questions."""
 
 
-def _parse_jsonl(text: str) -> list[tuple[str, Any]] | None:
-    """(``"line N"``, object) per non-empty line, or None if any line is not JSON."""
+_FIX_FORMAT = "write one JSON object per line (JSONL) or one JSON list of objects"
+
+
+def _parse_jsonl(path: str, text: str) -> list[tuple[str, Any]]:
+    """(``"line N"``, object) per non-empty line; the first line that is not JSON raises InputError."""
     records = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
                 records.append((f"line {lineno}", json.loads(line)))
-            except json.JSONDecodeError:
-                return None
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"line {lineno}", "<json>", f"not valid JSON ({exc.msg}, column {exc.colno})",
+                                 fix=f"{_FIX_FORMAT}; delete a cut-off last line (interrupted write)") from None
     return records
 
 
-def _parse_json_list(text: str) -> list[tuple[str, Any]] | None:
-    """(``"index N"``, object) per item of a top-level JSON list, or None if the text is not one."""
+def _parse_json_list(path: str, text: str) -> list[tuple[str, Any]]:
+    """(``"index N"``, object) per item of a top-level JSON list; text holding one complete list
+    followed by more JSON is JSONL whose lines are lists. Any other JSON error names its line."""
     try:
         obj = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    return [(f"index {i}", item) for i, item in enumerate(obj)] if isinstance(obj, list) else None
+    except json.JSONDecodeError as exc:
+        if exc.msg.startswith("Extra data"):
+            return _parse_jsonl(path, text)
+        raise InputError(path, f"line {exc.lineno}", "<json>",
+                         f"not a valid JSON list ({exc.msg}, column {exc.colno})", fix=_FIX_FORMAT) from None
+    return [(f"index {i}", item) for i, item in enumerate(obj)]
 
 
 def load_records(path: str | Path, prefer: str = "jsonl") -> list[tuple[str, Any]]:
-    """Read JSONL or a JSON list (trying ``prefer`` first, as upstream does); label each record."""
+    """Read JSONL or one JSON list and label each record ("line N" / "index N").
+
+    A file whose first non-space character is '[' is a JSON list (or JSONL of lists); anything else
+    is JSONL, and its first bad line is reported. ``prefer`` is kept for compatibility: the first
+    character decides unambiguously, whatever upstream tries first.
+    """
     path = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(path, "<file>", "<file>", "file not found") from None
-    if prefer == "jsonl":
-        records = _parse_jsonl(text)
-        if records is None or (len(records) == 1 and isinstance(records[0][1], list)):
-            records = _parse_json_list(text)
-    else:
-        records = _parse_json_list(text)
-        if records is None:
-            records = _parse_jsonl(text)
-    if records is None:
-        raise InputError(path, "<file>", "<json>", "neither JSONL nor one JSON list",
-                         fix="write one JSON object per line (JSONL) or one JSON list of objects")
+    text = require_file(path).read_text(encoding="utf-8")
+    records = _parse_json_list(path, text) if text.lstrip().startswith("[") else _parse_jsonl(path, text)
     if not records:
         raise InputError(path, "<file>", "<file>", "no records")
     return records
@@ -160,11 +161,8 @@ def read_reference_minimal(path: str | Path) -> list[ReferenceItem]:
 
 def _reference_records(path: str | Path) -> Iterator[tuple[str, Any]]:
     """Stream a JSON list item by item (the M file is ~2.7 GB); anything else goes through load_records."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            head = fh.read(4096).lstrip()
-    except FileNotFoundError:
-        raise InputError(str(path), "<file>", "<file>", "file not found") from None
+    with open(require_file(path), encoding="utf-8") as fh:
+        head = fh.read(4096).lstrip()
     if head.startswith("["):
         return ((f"index {i}", item) for i, item in enumerate(iter_json_list(path)))
     return iter(load_records(path, prefer="json"))

@@ -16,12 +16,17 @@ from ..errors import InputError
 
 CHUNK = 1 << 20
 _WS = " \t\n\r"
+NEAR_END = 16
+"""A decode error this close to the end of the buffer may just mean the item goes on in the next
+chunk (a cut-off ``tru``, ``1.5e``, ``\\u12`` or missing delimiter); farther back it is a real error."""
 
 
 class _Reader:
     def __init__(self, fh, path: str):
         self.fh, self.path = fh, path
         self.buf, self.pos, self.eof = "", 0, False
+        self.offset = 0
+        """Characters of the file dropped from the front of ``buf`` so far (``buf[0]``'s file offset)."""
 
     def fill(self, min_more: int = CHUNK) -> bool:
         """Append at least ``min_more`` characters (fewer at EOF). Return False at EOF."""
@@ -31,6 +36,7 @@ class _Reader:
         if not data:
             self.eof = True
             return False
+        self.offset += self.pos
         self.buf = self.buf[self.pos :] + data
         self.pos = 0
         return True
@@ -79,9 +85,11 @@ def _decode_item(r: _Reader, decoder: json.JSONDecoder, index: int) -> Any:
         try:
             obj, end = decoder.raw_decode(r.buf, r.pos)
         except json.JSONDecodeError as exc:
-            # Item not complete yet: read more (doubling) and retry; at EOF it is truly broken.
-            if not r.fill(len(r.buf)):
-                raise r.error(f"item {index} is not valid JSON ({exc.msg})") from None
+            # Maybe the item is not complete yet: read more (doubling) and retry. An error well
+            # inside the buffer, or any error at EOF, is a broken item: report it without reading on.
+            if not (_maybe_incomplete(exc, r.buf) and r.fill(len(r.buf))):
+                raise r.error(f"item {index} is not valid JSON ({exc.msg} at character {r.offset + exc.pos} "
+                              f"of the file, {exc.pos - r.pos} into the item)") from None
             continue
         if end == len(r.buf) and not r.eof and not isinstance(obj, (dict, list, str)):
             # a bare number at the buffer edge may continue in the next chunk
@@ -89,3 +97,9 @@ def _decode_item(r: _Reader, decoder: json.JSONDecoder, index: int) -> Any:
                 continue
         r.pos = end
         return obj
+
+
+def _maybe_incomplete(exc: json.JSONDecodeError, buf: str) -> bool:
+    """Could more input fix ``exc``? Only if it is at the buffer's end, or an unterminated string
+    (whose position is the string's start, however long the string is)."""
+    return exc.pos >= len(buf) - NEAR_END or exc.msg.startswith("Unterminated string")

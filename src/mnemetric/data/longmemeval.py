@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Problem, ValidationFailed
+from ..io import require_file
 from .jsonstream import iter_json_list
 
 DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"
@@ -234,8 +235,5 @@ def validate_file(path: str | Path) -> tuple[int, list[Problem]]:
 
 
 def _iter_raw(path: str | Path) -> Iterator[Any]:
-    p = Path(path)
-    if not p.exists():
-        raise InputError(str(p), "<file>", "<file>", "does not exist",
-                         fix="check the path; for pipeline variants run `dvc repro` (stage prepare) first")
-    return iter_json_list(p)
+    return iter_json_list(require_file(path, fix="check the path; for pipeline variants run `dvc repro` "
+                                                 "(stage prepare) first"))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..io import read_jsonl
+from ..io import read_jsonl, require_file
 from ..scoring.retrieval import (
     DEFAULT_KS,
     GRANULARITIES,
@@ -137,14 +137,16 @@ def _ranked_ids(raw: dict, file: str, where: str) -> tuple[str, ...]:
 
 def read_retrieval_log(path: str | Path) -> Iterator[RetrievalLogRecord]:
     """Yield typed records, one per non-empty line; a bad line raises InputError naming it."""
+    require_file(path, fix="check the path of the retrieval log")
     for line, raw in read_jsonl(path):
         yield RetrievalLogRecord.from_record(raw, file=str(path), line=line)
 
 
 def load_reference_ids(path: str | Path) -> set[str]:
     """question_ids of a LongMemEval reference file (a JSON list of instances)."""
+    file = require_file(path, fix="pass the LongMemEval dataset file (JSON list) the log was produced from")
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(file, encoding="utf-8") as fh:
             data = json.load(fh)
     except json.JSONDecodeError as exc:
         raise InputError(str(path), "<file>", "<json>", f"not valid JSON ({exc.msg})") from None

@@ -66,7 +66,9 @@ def judge_upstream(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Referen
         out.append(dict(h) | {
             "autoeval_label": {"model": res.model, "label": parse_label(res.text)},
             "mnemetric_judge": {"judge": spec["name"], "prompt_set_sha256": prompts.prompt_set_sha256,
-                                "source_sha256": prompts.source_sha256, "request_sha256": res.request_sha256,
+                                "source_sha256": prompts.source_sha256, "requested_model": spec["model"],
+                                "params": {k: spec[k] for k in ("temperature", "max_tokens", "n")},
+                                "endpoint": client.base_url, "request_sha256": res.request_sha256,
                                 "cached": res.cached, "response": res.text,
                                 "usage": {"prompt_tokens": res.usage.prompt_tokens,
                                           "completion_tokens": res.usage.completion_tokens},

@@ -5,7 +5,9 @@ separators, UTF-8) of everything that decides the answer: the endpoint kind ("ch
 "embeddings"), the base URL, the model, the messages / input, and the output-affecting request
 parameters (temperature, max_tokens, n, top_p, seed, stop, response_format, ...). Transport
 settings -- retries, timeouts, concurrency, headers and above all the API key -- are never part
-of the key and never stored: changing them reuses the cache.
+of the key and never stored: changing them reuses the cache. Nor are credentials written into the
+base URL (``https://user:key@proxy/v1``, ``?api-key=...``): they are stripped before it is keyed,
+stored or shown.
 
 Storage is ``$MNEMETRIC_CACHE_DIR/llm-cache.sqlite3`` (default: the user cache folder, e.g.
 ``$XDG_CACHE_HOME/mnemetric`` or ``~/.cache/mnemetric``), in WAL mode. Each response is committed
@@ -22,6 +24,7 @@ import sqlite3
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -64,9 +67,29 @@ def _normalize(value: Any) -> Any:
 
 
 def normalize_base_url(base_url: str | None) -> str:
-    """``base_url`` (or ``$OPENAI_BASE_URL``, or the OpenAI default) without a trailing slash."""
+    """``base_url`` (or ``$OPENAI_BASE_URL``, or the OpenAI default) without credentials
+    (``user:key@``, the query string) and without a trailing slash: safe to store and print."""
     url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-    return str(url).rstrip("/")
+    return strip_url_credentials(str(url)).rstrip("/")
+
+
+def strip_url_credentials(url: str) -> str:
+    """``url`` without ``user:password@``, query string and fragment (they may hold an API key).
+    A URL with none of them is returned unchanged, so its cache keys stay the same."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc and "?" not in url and "#" not in url:
+        return url
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """Credential-like pieces of ``url`` (userinfo, password, query string and its values), longest first."""
+    if not url:
+        return []
+    parts = urllib.parse.urlsplit(str(url))
+    found = {parts.netloc.rpartition("@")[0], parts.password or "", parts.query, parts.fragment}
+    found.update(v for _, v in urllib.parse.parse_qsl(parts.query))
+    return sorted((s for s in found if len(s) >= 4), key=len, reverse=True)
 
 
 def output_params(params: Mapping[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import openai
@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from mnemetric.errors import MnemetricError
 
 from .budget import Budget, PriceTable, UsageStats, estimate_chat_tokens, estimate_prompt_tokens
-from .cache import ResponseCache, key_payload, normalize_base_url, output_params, request_key
+from .cache import ResponseCache, key_payload, normalize_base_url, output_params, request_key, url_secrets
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 PASS_THROUGH = ("extra_headers", "extra_query")
@@ -251,7 +251,8 @@ class LLMClient:
         self.embed_batch_size = embed_batch_size
         self._rng = rng or random.Random()
         self._spare_sdk: openai.AsyncOpenAI | None = self._new_sdk()
-        self.base_url = normalize_base_url(str(self._spare_sdk.base_url))
+        self.base_url = normalize_base_url(str(self._spare_sdk.base_url))  # no credentials: safe to show
+        self._url_secrets = [*url_secrets(base_url), *url_secrets(str(self._spare_sdk.base_url))]
         self._state: _LoopState | None = None
 
     def __repr__(self) -> str:
@@ -277,10 +278,11 @@ class LLMClient:
         return self._state
 
     def _scrub(self, text: str) -> str:
-        """Remove the API key from any text we are about to show or raise."""
-        for secret in {self._api_key, getattr(self._state.sdk if self._state else None, "api_key", None)}:
-            if isinstance(secret, str) and len(secret) >= 4:
-                text = text.replace(secret, "***")
+        """Remove the API key and any credentials of the base URL from text we are about to show or raise."""
+        sdk_key = getattr(self._state.sdk if self._state else None, "api_key", None)
+        found = {self._api_key, sdk_key, *self._url_secrets}
+        for secret in sorted((s for s in found if isinstance(s, str) and len(s) >= 4), key=len, reverse=True):
+            text = text.replace(secret, "***")
         return text
 
     def _price(self, models: Iterable[str], prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -400,10 +402,14 @@ class LLMClient:
 
     async def embed(self, model: str, texts: Sequence[str], **params: Any) -> list[list[float]]:
         """Embedding vectors for ``texts`` (in order). Each text is cached on its own; only the
-        texts not in the cache are sent, ``embed_batch_size`` per request."""
+        texts not in the cache are sent (a repeated text once), ``embed_batch_size`` per request.
+        If a request fails, the chunks already answered stay cached and the first error is raised."""
         found: dict[str, list[float]] = {}
         missing: list[str] = []
-        for text in dict.fromkeys(texts):
+        unique = dict.fromkeys(texts)
+        for _ in range(len(texts) - len(unique)):  # a repeated text is sent once: the repeats are hits
+            self.stats.record_hit(model)
+        for text in unique:
             hit = None
             if self.cache is not None:
                 hit = self.cache.get(request_key(key_payload("embeddings", self.base_url, model, text, params)))
@@ -414,9 +420,31 @@ class LLMClient:
                 missing.append(text)
         size = max(1, self.embed_batch_size)
         chunks = [missing[i : i + size] for i in range(0, len(missing), size)]
-        for vectors in await asyncio.gather(*(self._embed_chunk(model, c, params) for c in chunks)):
+        for vectors in await self._embed_chunks(model, chunks, params):
             found.update(vectors)
         return [found[t] for t in texts]
+
+    async def _embed_chunks(self, model: str, chunks: list[list[str]], params: Mapping[str, Any]) -> list[dict]:
+        """Send every chunk, at most ``max_concurrency`` at once. After the first error no new chunk
+        starts; chunks already on the wire finish (and are cached), then the first error is raised."""
+        gate = asyncio.Semaphore(self.max_concurrency)
+        errors: list[Exception] = []
+
+        async def one(chunk: list[str]) -> dict[str, list]:
+            async with gate:
+                if errors:
+                    return {}
+                try:
+                    return await self._embed_chunk(model, chunk, params)
+                except Exception as exc:
+                    errors.append(exc)
+                    raise
+
+        outcomes = await asyncio.gather(*(one(c) for c in chunks), return_exceptions=True)
+        failed = errors or [o for o in outcomes if isinstance(o, BaseException)]
+        if failed:
+            raise failed[0]
+        return outcomes
 
     # -- batches and sync wrappers -------------------------------------------------------------
     async def arun_chat_batch(
@@ -425,9 +453,11 @@ class LLMClient:
         """Run many chat requests, at most ``max_concurrency`` at once; results in input order.
 
         On the first error no new request starts; requests already on the wire finish (and are
-        cached), then the error is raised.
+        cached), then the error is raised. Identical requests (same cache key) are sent once: the
+        first gets the answer, the repeats a copy of it counted as a cache hit (``cached=True``, $0).
         """
         reqs = [ChatRequest.coerce(r) for r in requests]
+        copies = self._same_requests(reqs)
         results: list[ChatResult | None] = [None] * len(reqs)
         gate = asyncio.Semaphore(self.max_concurrency)
         errors: list[BaseException] = []
@@ -442,13 +472,25 @@ class LLMClient:
                     except Exception as exc:
                         errors.append(exc)
                         return
-                    bar.update(1)
+                    for j in copies[i][1:]:
+                        self.stats.record_hit(reqs[j].model)
+                        results[j] = replace(results[i], cached=True, cost_usd=0.0)
+                    bar.update(len(copies[i]))
                     bar.set_postfix(cached=self.stats.cache_hits, sent=self.stats.requests_sent, refresh=False)
 
-            await asyncio.gather(*(one(i, r) for i, r in enumerate(reqs)))
+            await asyncio.gather(*(one(i, reqs[i]) for i in copies))
         if errors:
             raise errors[0]
         return [r for r in results if r is not None]
+
+    def _same_requests(self, reqs: Sequence[ChatRequest]) -> dict[int, list[int]]:
+        """Index of each distinct request's first occurrence -> indices of all its occurrences."""
+        first: dict[str, int] = {}
+        copies: dict[int, list[int]] = {}
+        for i, req in enumerate(reqs):
+            payload = key_payload("chat", self.base_url, req.model, [dict(m) for m in req.messages], req.params)
+            copies.setdefault(first.setdefault(request_key(payload), i), []).append(i)
+        return copies
 
     def run_chat_batch(
         self, requests: Iterable[ChatRequest | Mapping[str, Any]], progress: bool = True

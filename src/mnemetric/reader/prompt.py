@@ -4,8 +4,9 @@ Structure follows the facts of upstream run_generation.py (protocol §3.1): the 
 sessions with their dates (JSON or natural-language turns), then the current date and the
 question; ``direct`` asks for the answer, ``con`` (chain-of-note) asks for notes on the relevant
 sessions first. The history is cut to the model's budget — model window minus output tokens minus
-a margin — counting o200k_base tokens (bpe-openai, tiktoken-compatible, vocabulary bundled) and
-keeping the retrieved order: later items are dropped first, the last kept one cut at a token.
+a margin — counting o200k_base tokens (bpe-openai, tiktoken-compatible, vocabulary bundled):
+items are chosen in retrieved order (later ones dropped first, the last kept one cut at a token),
+then shown in date order, as upstream sorts its chunks by date.
 """
 
 from __future__ import annotations
@@ -47,23 +48,33 @@ def render_session(index: int, item: dict[str, Any], history_format: str) -> str
 
 def render_history(items: Sequence[dict[str, Any]], history_format: str, budget_tokens: int,
                    encoding_name: str = "o200k_base") -> tuple[str, int]:
-    """History text within ``budget_tokens`` (retrieved order kept); returns (text, tokens)."""
+    """History text within ``budget_tokens``; returns (text, tokens).
+
+    Items are *chosen* in retrieved order (best first; the first that does not fit is cut at a
+    token and ends the history), then *shown* in date order, as upstream's reader sorts its chunks
+    by date (undated items keep their retrieved order).
+    """
     if history_format not in FORMATS:
         raise ConfigError(f"reader.history_format: {history_format!r} is not one of {FORMATS}")
     enc = _encoding(encoding_name)
-    parts, used = [], 0
+    kept: list[tuple[dict[str, Any], int | None]] = []  # (item, token cut or None)
+    used = 0
     for i, item in enumerate(items, start=1):
-        text = render_session(i, item, history_format)
-        tokens = enc.encode(text)
-        if used + len(tokens) > budget_tokens:
-            room = budget_tokens - used
-            if room > 0:
-                parts.append(enc.decode(tokens[:room]))
-                used += room
+        n = len(enc.encode(render_session(i, item, history_format)))
+        if used + n > budget_tokens:
+            if budget_tokens - used > 0:
+                kept.append((item, budget_tokens - used))
             break
-        parts.append(text)
-        used += len(tokens)
-    return "\n".join(parts), used
+        kept.append((item, None))
+        used += n
+    order = sorted(range(len(kept)), key=lambda j: (kept[j][0].get("date") or "", j))
+    parts, total = [], 0
+    for shown, j in enumerate(order, start=1):
+        item, cut = kept[j]
+        tokens = enc.encode(render_session(shown, item, history_format))[:cut]
+        parts.append(enc.decode(tokens))
+        total += len(tokens)
+    return "\n".join(parts), total
 
 
 def build_prompt(question: str, question_date: str | None, items: Sequence[dict[str, Any]], *,

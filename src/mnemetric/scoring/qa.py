@@ -200,14 +200,23 @@ def join_with_reference(judged: Iterable[tuple[str, bool]], ref_types: Mapping[s
     return [(q, ref_types[q], label) for q, label in pairs], coverage
 
 
+OFFICIAL_JUDGE_PARAMS = {"temperature": 0, "max_tokens": 10, "n": 1}
+"""Request parameters of upstream evaluate_qa.py @ 9e0b455f."""
+
+
 def judge_provenance(models: Iterable[str], prompt_set_sha256: str | None,
-                     source_sha256: str | None = None) -> dict[str, Any]:
+                     source_sha256: str | None = None, *, requested_models: Iterable[str] | None = None,
+                     params: Iterable[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """Record which judge produced the labels and whether it is the official upstream judge.
 
     Upstream (print_qa_metrics.py @ 9e0b455f) asserts every autoeval_label.model equals
-    "gpt-4o-2024-08-06". We do not raise: ``official_equivalence`` is True only if every model is
-    that id and the prompt set is the pinned one (prompt-set sha256 equal to the recorded pin, or,
-    while that pin is not recorded, templates extracted from the sha256-pinned upstream file).
+    "gpt-4o-2024-08-06". We do not raise: ``official_equivalence`` is True only if every label's
+    model (the id the server resolved) is that id, every request asked for that id (when known),
+    every request used upstream's parameters (temperature 0, max_tokens 10, n 1; when known), and
+    the prompt set is the pinned one (prompt-set sha256 equal to the recorded pin, or, while that
+    pin is not recorded, templates extracted from the sha256-pinned upstream file). A server that
+    merely names itself gpt-4o-2024-08-06 is not detectable here; the endpoint is recorded with
+    each judgment for that reason.
     """
     from ..judge.upstream_prompts import PROMPT_SET_SHA256, SHA256
 
@@ -218,6 +227,12 @@ def judge_provenance(models: Iterable[str], prompt_set_sha256: str | None,
     others = sorted({m for m in model_list if m != OFFICIAL_JUDGE_MODEL})
     if others:
         reasons.append(f"judge model(s) {others} differ from {OFFICIAL_JUDGE_MODEL}")
+    asked = sorted({m for m in (requested_models or []) if m != OFFICIAL_JUDGE_MODEL})
+    if asked:
+        reasons.append(f"requested judge model(s) {asked} differ from {OFFICIAL_JUDGE_MODEL}")
+    bad_params = [dict(p) for p in (params or []) if {k: p.get(k) for k in OFFICIAL_JUDGE_PARAMS} != OFFICIAL_JUDGE_PARAMS]
+    if bad_params:
+        reasons.append(f"judge request parameters {bad_params[0]} differ from upstream's {OFFICIAL_JUDGE_PARAMS}")
     if PROMPT_SET_SHA256 is not None and prompt_set_sha256 != PROMPT_SET_SHA256:
         reasons.append(f"prompt set sha256 {prompt_set_sha256} differs from the pinned {PROMPT_SET_SHA256}")
     if PROMPT_SET_SHA256 is None and source_sha256 != SHA256:

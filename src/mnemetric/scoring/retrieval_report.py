@@ -36,7 +36,7 @@ def _block(per_question: Mapping[str, Any], kept: list[str], resamples: int, see
         ci[level] = {}
         for name in metrics:
             values = [v for q in kept if (v := per_question[q].get(level, {}).get(name)) is not None]
-            interval = bootstrap_ci(values, resamples, seed) if values else None
+            interval = bootstrap_ci(values, resamples, seed) if values and resamples > 0 else None
             ci[level][name] = {"low": interval[0], "high": interval[1]} if interval else None
     return avg | {"ci95": ci}
 

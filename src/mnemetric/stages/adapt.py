@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hydra.utils import instantiate
 from tqdm import tqdm
 
 from ..adapters import SessionAdapter
 from ..data.longmemeval import iter_instances
 from ..io import atomic_open
+from ..config import build
 from ..params import stage_params
 from . import run
 
@@ -19,7 +19,7 @@ PARAMS = ["adapter", "variant.file", "paths.raw_dir", "paths.adapted"]
 
 def main() -> None:
     p = stage_params(PARAMS)
-    adapter: SessionAdapter = instantiate(p["adapter"])
+    adapter: SessionAdapter = build(p["adapter"], "params.yaml adapter")
     source = Path(p["paths.raw_dir"]) / p["variant.file"]
     n = adapt_file(adapter, source, Path(p["paths.adapted"]))
     print(f"adapt: {n} questions → {p['paths.adapted']} ({adapter.schema})")

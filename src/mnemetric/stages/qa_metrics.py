@@ -9,11 +9,11 @@ from ..adapters import read_adapted
 from ..data.hypotheses import read_judged
 from ..io import read_jsonl, write_json_atomic
 from ..params import stage_params
-from ..scoring.qa_report import cost_block, qa_report
+from ..scoring.qa_report import cost_block, judge_traces, qa_report
 from . import run
 
 PARAMS = ["judge.name", "reader.name", "memory.name", "variant.name", "suite.name", "scoring.bootstrap",
-          "paths.adapted", "paths.suite", "paths.judged", "paths.answer_usage", "paths.judge_usage",
+          "paths.adapted", "paths.suite", "paths.judged", "paths.retrieve_usage", "paths.answer_usage", "paths.judge_usage",
           "paths.metrics_qa"]
 
 
@@ -23,11 +23,11 @@ def main() -> None:
     ref_types = {r.eval.question_id: r.eval.question_type for r in read_adapted(p["paths.adapted"])
                  if r.eval.question_id in suite}
     judged = read_judged(p["paths.judged"])
-    trace = next((rec.get("mnemetric_judge", {}) for _, rec in read_jsonl(p["paths.judged"])), {})
-    report = qa_report(judged, ref_types, judge=p["judge.name"], prompt_set_sha256=trace.get("prompt_set_sha256"),
-                       source_sha256=trace.get("source_sha256"), resamples=p["scoring.bootstrap"]["resamples"],
-                       seed=p["scoring.bootstrap"]["seed"], file=p["paths.judged"])
-    usage = [json.loads(Path(p[k]).read_text()) for k in ("paths.answer_usage", "paths.judge_usage")]
+    traces = judge_traces([rec for _, rec in read_jsonl(p["paths.judged"])])
+    report = qa_report(judged, ref_types, judge=p["judge.name"], traces=traces,
+                       resamples=p["scoring.bootstrap"]["resamples"], seed=p["scoring.bootstrap"]["seed"],
+                       file=p["paths.judged"], reference_file=p["paths.adapted"])
+    usage = [json.loads(Path(p[k]).read_text()) for k in ("paths.retrieve_usage", "paths.answer_usage", "paths.judge_usage")]
     metrics = {"reader": p["reader.name"], "memory": p["memory.name"], "variant": p["variant.name"],
                "suite": p["suite.name"], **report, "cost": cost_block(*usage)}
     write_json_atomic(p["paths.metrics_qa"], metrics)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..data.retrieval_log import score_retrieval_log
+from ..errors import ConfigError
 from ..io import write_json_atomic
 from ..params import stage_params
 from ..scoring.retrieval_report import recall_curve, retrieval_metrics
@@ -15,6 +16,7 @@ PARAMS = ["scoring", "memory.name", "variant.name", "suite.name", "retrieval.gra
 def main() -> None:
     p = stage_params(PARAMS)
     s = p["scoring"]
+    check_scoring(s)
     scored = score_retrieval_log(p["paths.retrieval_log"], p["retrieval.granularity"], s["name"], ks=s["ks"])
     rules = retrieval_metrics(scored, s["bootstrap"]["resamples"], s["bootstrap"]["seed"])
     metrics = {
@@ -30,6 +32,17 @@ def main() -> None:
     write_json_atomic(p["paths.plot_recall"], recall_curve(rules["exclude_abs"], p["memory.name"], metric))
     main_rule = rules["exclude_abs"]
     print(f"retrieval_metrics: {s['name']} n={main_rule['n']} → {p['paths.metrics_retrieval']}")
+
+
+def check_scoring(s: dict) -> None:
+    """Scoring params that would otherwise fail deep inside numpy."""
+    ks = s.get("ks")
+    if not isinstance(ks, list) or not ks or any(not isinstance(k, int) or isinstance(k, bool) or k < 1 for k in ks):
+        raise ConfigError(f"params.yaml scoring.ks: expected a list of integers >= 1, got {ks!r}")
+    b = s.get("bootstrap") or {}
+    if not isinstance(b.get("resamples"), int) or b["resamples"] < 0 or not isinstance(b.get("seed"), int):
+        raise ConfigError(f"params.yaml scoring.bootstrap: expected resamples (int >= 0, 0 = no intervals) "
+                          f"and seed (int), got {b!r}")
 
 
 if __name__ == "__main__":

@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
-from hydra.utils import instantiate
 from tqdm import tqdm
 
 from ..adapters import read_adapted
-from ..io import atomic_open
+from ..io import atomic_open, write_json_atomic
+from ..llm.budget import UsageStats
 from ..memory import MemorySystem
+from ..config import build
 from ..params import stage_params
 from ..retrieval import retrieve_all
 from . import run
 
-PARAMS = ["memory", "retrieval", "paths.adapted", "paths.suite", "paths.retrieval_log", "paths.contexts"]
+PARAMS = ["memory", "retrieval", "llm", "paths.adapted", "paths.suite", "paths.retrieval_log", "paths.contexts",
+          "paths.retrieve_usage"]
 
 
 def main() -> None:
     p = stage_params(PARAMS)
-    memory: MemorySystem = instantiate(p["memory"], _convert_="all")
+    memory: MemorySystem = build(p["memory"], "params.yaml memory")
+    stats, start = UsageStats(), time.monotonic()
+    if hasattr(memory, "configure_llm"):  # systems that call a model spend under the run's llm settings
+        memory.configure_llm(p["llm"], stats)
     ids = set(json.loads(Path(p["paths.suite"]).read_text())["question_ids"])
     records = [r for r in read_adapted(p["paths.adapted"]) if r.eval.question_id in ids]
     r = p["retrieval"]
@@ -30,6 +36,7 @@ def main() -> None:
         for line, context in pairs:
             log.write(json.dumps(line, ensure_ascii=False) + "\n")
             ctx.write(json.dumps(context, ensure_ascii=False) + "\n")
+    write_json_atomic(p["paths.retrieve_usage"], stats.to_dict() | {"seconds": time.monotonic() - start})
     print(f"retrieve: {memory.name} over {len(records)} questions → {p['paths.retrieval_log']}")
 
 

@@ -13,7 +13,7 @@ PARAMS = ["suite", "variant.name", "paths.adapted", "paths.suite"]
 
 def main() -> None:
     p = stage_params(PARAMS)
-    spec = SuiteSpec(**p["suite"])
+    spec = SuiteSpec.from_params(p["suite"])
     questions = [QuestionMeta(r.eval.question_id, r.eval.question_type, r.eval.abstention)
                  for r in read_adapted(p["paths.adapted"])]
     ids = select(spec, questions)

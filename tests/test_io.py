@@ -1,0 +1,87 @@
+"""mnemetric.io: atomic writes reach the disk (folder fsync) and missing inputs are InputErrors."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from mnemetric import io
+from mnemetric.errors import InputError
+
+
+def _record_fsyncs(monkeypatch) -> list[str]:
+    """Patch os.fsync (as io sees it) to note whether each fd is a folder or a file."""
+    kinds: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        kinds.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        real(fd)
+
+    monkeypatch.setattr(io.os, "fsync", fsync)
+    return kinds
+
+
+def test_atomic_open_fsyncs_the_file_then_its_folder(tmp_path, monkeypatch):
+    kinds = _record_fsyncs(monkeypatch)
+    io.write_json_atomic(tmp_path / "sub" / "out.json", {"a": 1})
+    assert kinds == ["file", "dir"]
+    assert (tmp_path / "sub" / "out.json").read_text() == '{\n  "a": 1\n}\n'
+
+
+def test_atomic_open_does_not_fsync_the_folder_when_the_write_fails(tmp_path, monkeypatch):
+    kinds = _record_fsyncs(monkeypatch)
+    with pytest.raises(RuntimeError), io.atomic_open(tmp_path / "out.txt") as fh:
+        fh.write("half")
+        raise RuntimeError("boom")
+    assert kinds == [] and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("refuse", ["open", "fsync"])
+def test_atomic_open_tolerates_platforms_that_refuse_a_folder_fsync(tmp_path, monkeypatch, refuse):
+    real_open, real_fsync = os.open, os.fsync
+
+    def fake_open(path, flags, *args, **kw):
+        if refuse == "open" and os.path.isdir(path):
+            raise PermissionError("no folders here")
+        return real_open(path, flags, *args, **kw)
+
+    def fake_fsync(fd: int) -> None:
+        if refuse == "fsync" and stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(22, "Invalid argument")
+        real_fsync(fd)
+
+    monkeypatch.setattr(io.os, "open", fake_open)
+    monkeypatch.setattr(io.os, "fsync", fake_fsync)
+    io.write_jsonl_atomic(tmp_path / "out.jsonl", [{"x": 1}])
+    assert (tmp_path / "out.jsonl").read_text() == '{"x": 1}\n'
+
+
+def test_read_jsonl_missing_file_is_an_input_error(tmp_path):
+    path = tmp_path / "nope.jsonl"
+    with pytest.raises(InputError) as info:
+        list(io.read_jsonl(path))
+    assert (info.value.problem.file, info.value.problem.record, info.value.problem.field) == (
+        str(path), "<file>", "<file>")
+    assert info.value.problem.message == "does not exist"
+
+
+def test_require_file(tmp_path):
+    path = tmp_path / "x.txt"
+    with pytest.raises(InputError, match="does not exist") as info:
+        io.require_file(path, fix="run stage prepare first")
+    assert info.value.fix == "run stage prepare first" and "fix: run stage prepare first" in str(info.value)
+    with pytest.raises(InputError, match="folder"):
+        io.require_file(tmp_path)
+    path.write_text("hi")
+    assert io.require_file(str(path)) == path
+
+
+def test_read_jsonl_bad_line_names_the_line(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"a": 1}\n\n{"a": \n')
+    with pytest.raises(InputError) as info:
+        list(io.read_jsonl(path))
+    assert info.value.problem.record == "line 3" and info.value.problem.field == "<json>"
