@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mnemetric.judge.upstream_prompts import SHA256
+from mnemetric.judge.upstream_prompts import PROMPT_SET_SHA256, SHA256
 from mnemetric.scoring.qa import judge_provenance
 from mnemetric.scoring.qa_report import judge_traces
 
@@ -11,12 +11,17 @@ M = "gpt-4o-2024-08-06"
 
 
 def test_the_official_setup_is_official():
-    p = judge_provenance([M, M], "any", SHA256, requested_models=[M, M], params=[OK, OK])
+    p = judge_provenance([M, M], PROMPT_SET_SHA256, SHA256, requested_models=[M, M], params=[OK, OK])
     assert p["official_equivalence"] is True and p["reasons"] == []
 
 
+def test_another_prompt_set_is_not_official():
+    p = judge_provenance([M], "0" * 64, SHA256, requested_models=[M], params=[OK])
+    assert p["official_equivalence"] is False and "prompt set" in p["reasons"][0]
+
+
 def test_other_request_parameters_are_not_official():
-    p = judge_provenance([M], "any", SHA256, requested_models=[M], params=[OK | {"temperature": 0.7}])
+    p = judge_provenance([M], PROMPT_SET_SHA256, SHA256, requested_models=[M], params=[OK | {"temperature": 0.7}])
     assert p["official_equivalence"] is False and "parameters" in p["reasons"][0]
 
 

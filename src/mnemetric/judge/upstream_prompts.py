@@ -31,13 +31,14 @@ SHA256 = "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251"
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 ENV_CHECKOUT = "MNEMETRIC_LONGMEMEVAL_DIR"
 
-PROMPT_SET_SHA256: str | None = None
-"""sha256 of the canonical JSON of the templates extracted from the pinned file.
+PROMPT_SET_SHA256: str | None = "80a2a38e6c8aa82aaefb929f7b755d2bdfce9253c066f20174e0ab51cc358b53"
+"""sha256 of the canonical JSON of the five templates extracted from the pinned file.
 
-Not yet recorded (the pinned file was not reachable when this module was written). While it is
-``None``, "the pinned prompt set" means "extracted from a file whose sha256 equals SHA256"; once a
-run on the verified file prints ``PromptSet.prompt_set_sha256``, record that value here so a change
-in the extractor itself is caught too.
+Recorded on 2026-11-29 by running :func:`load_prompt_set` on evaluate_qa.py whose bytes hashed to
+``SHA256`` (the file itself is not in this repository). In the same check, ``PromptSet.render``
+gave exactly the prompts of upstream's own ``get_anscheck_prompt`` for all six types, with and
+without "_abs", for str, int and float answers (36 cases). A run whose extracted prompt set hashes
+differently (another file, or a change in the extractor) is not official.
 """
 
 FUNCTION_NAME = "get_anscheck_prompt"
