@@ -4,7 +4,8 @@ Opt in with MNEMETRIC_LONGMEMEVAL_DIR=<a checkout of xiaowu0162/LongMemEval at 9
 upstream code is in this repository. Each upstream file is verified against the sha256 pinned in
 data/inventory/upstream-task-inventory.json (evaluate_qa.py: the judge's own pin) before it is used.
 Comparisons are exact (==): retrieval metrics against eval_utils.py, judge prompts against
-get_anscheck_prompt, QA aggregation against print_qa_metrics.py run as a script.
+get_anscheck_prompt, QA aggregation against print_qa_metrics.py run as a script, and our
+retrieval logs read by print_retrieval_metrics.py.
 """
 
 from __future__ import annotations
@@ -117,3 +118,28 @@ def test_qa_aggregation_equals_print_qa_metrics(checkout, tmp_path):
             assert float(printed[t]) == round(ours["per_type"][t]["accuracy"], 4)
         if ours["abstention"]["n"]:
             assert float(printed["Abstention Accuracy"]) == round(ours["abstention"]["accuracy"], 4)
+
+
+@pytest.mark.parametrize("granularity", ["session", "turn"])
+def test_our_retrieval_logs_read_by_print_retrieval_metrics(checkout, tmp_path, granularity):
+    from mnemetric.adapters import SessionAdapter
+    from mnemetric.data.longmemeval import load_instances
+    from mnemetric.data.retrieval_log import score_retrieval_log
+    from mnemetric.memory.bm25 import UpstreamBM25
+    from mnemetric.retrieval import retrieve_all
+
+    script = checkout / "src/evaluation/print_retrieval_metrics.py"
+    upstream_file(checkout, "src/evaluation/print_retrieval_metrics.py")
+    adapter = SessionAdapter("session-v3", "mnemetric.longmemeval-session/v3")
+    records = [adapter.adapt(i, n) for n, i in enumerate(load_instances(ROOT / "data/sample/longmemeval_sample.json"))]
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line, _ in retrieve_all(UpstreamBM25(), records, granularity, 10, 6000)))
+    out = subprocess.run([sys.executable, str(script), str(log)], capture_output=True, text=True, check=True).stdout
+    ours = score_retrieval_log(log, granularity, "longmemeval-session-upstream-v1")["aggregate"]["exclude_abs"]
+    sections = dict(zip(("session", "turn"), out.split("Turn-level metrics:")))
+    for level, text in sections.items():
+        printed = {k: float(v) for k, v in re.findall(r"([\w@]+) = ([\d.]+)", text)}
+        if level == "turn" and granularity == "session":
+            assert printed == {}  # upstream prints an empty turn line for session logs
+            continue
+        assert printed and all(round(ours[level][k], 4) == v for k, v in printed.items()), (level, printed)
