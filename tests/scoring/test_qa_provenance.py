@@ -38,6 +38,6 @@ def test_traces_collect_every_line():
     recs = [{"mnemetric_judge": {"judge": "upstream-gpt-4o", "prompt_set_sha256": "a", "source_sha256": SHA256,
                                  "requested_model": M, "params": OK, "endpoint": "https://api.openai.com/v1"}},
             {"mnemetric_judge": {"prompt_set_sha256": "b", "requested_model": M, "params": OK}}]
-    t = judge_traces(recs)
+    t = judge_traces([r["mnemetric_judge"] for r in recs])
     assert t["prompt_set_sha256s"] == ["a", "b"] and t["requested_models"] == [M, M]
     assert t["endpoints"] == ["https://api.openai.com/v1"] and judge_traces([])["judge"] == "unknown"

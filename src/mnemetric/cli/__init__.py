@@ -12,7 +12,8 @@ import sys
 from ..errors import MnemetricError
 from . import data, qa, retrieval  # noqa: F401  (registers the commands)
 from .registry import COMMANDS
-from .retrieval import load_memory, memory_options, option_path
+from .registry import option_path
+from .retrieval import load_memory, memory_options
 
 __all__ = ["build_parser", "load_memory", "main", "memory_options", "option_path"]
 

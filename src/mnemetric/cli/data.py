@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..errors import MnemetricError
-from .registry import Handler, command
+from .registry import Handler, command, load_option
 
 
 # ------------------------------------------------------------------ data
@@ -56,21 +56,16 @@ ADAPTERS = {"session-v3": "mnemetric.longmemeval-session/v3", "legacy-v2": "mnem
          "Download a variant file named in conf/variant/<name>.yaml from "
          "{HF_ENDPOINT}/datasets/{repo}/resolve/{revision}/{file} (HF_ENDPOINT defaults to "
          "https://huggingface.co; HF_TOKEN is sent when set), resuming a partial download, and verify its "
-         "sha256 (and size when pinned). Without --out the verified file stays in the downloads folder.")
+         "sha256 (and size when pinned). The verified file stays in the --downloads folder, where the pipeline's prepare stage finds it (also offline).")
 def _fetch(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("variant", help="variant name (oracle, s, m) or a path to a variant YAML")
     p.add_argument("--conf", type=Path, default=Path("conf"), help="conf folder (default: %(default)s)")
     p.add_argument("--downloads", type=Path, default=Path("data/downloads"), help="download folder (default: %(default)s)")
 
     def run(a: argparse.Namespace) -> int:
-        import yaml
-
         from ..data.custody import Variant
         from ..data.download import fetch
-        path = Path(a.variant) if a.variant.endswith(".yaml") else a.conf / "variant" / f"{a.variant}.yaml"
-        if not path.exists():
-            raise MnemetricError(f"{path}: no such variant file (known: {', '.join(sorted(f.stem for f in (a.conf / 'variant').glob('*.yaml')))})")
-        variant = Variant.from_params(yaml.safe_load(path.read_text()))
+        variant = Variant.from_params(load_option("variant", a.variant, a.conf))
         if variant.source != "huggingface":
             raise MnemetricError(f"variant {variant.name} is bundled ({variant.path}); nothing to download")
         out = fetch(variant.pin(), a.downloads)

@@ -7,17 +7,11 @@ import sys
 from pathlib import Path
 
 from .registry import Handler, command
-from .retrieval import fmt, option_path
+from .registry import load_option
+from .retrieval import fmt
 
 
 # ------------------------------------------------------------------ question answering
-
-
-def _option(conf: Path, group: str, name: str) -> dict:
-    """conf/<group>/<name>.yaml (or a path to a YAML file) as a plain dict."""
-    import yaml
-
-    return yaml.safe_load(option_path(group, name, conf).read_text(encoding="utf-8")) or {}
 
 
 def _llm_settings(conf: Path, a: argparse.Namespace) -> dict:
@@ -63,9 +57,9 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
         from ..data.hypotheses import read_hypotheses, read_reference_minimal
         from ..judge.run import Reference, check_kind, judge_lexical
 
-        spec = _option(a.conf, "judge", a.judge)
+        spec = load_option("judge", a.judge, a.conf)
         kind = check_kind(spec)
-        hyps = [{"question_id": h.question_id, "hypothesis": h.hypothesis} for h in read_hypotheses(a.hyp)]
+        hyps = [h.record for h in read_hypotheses(a.hyp)]  # echoed whole, extra fields included, as upstream
         refs = {r.question_id: Reference(r.question_id, r.question_type, r.question, r.answer)
                 for r in read_reference_minimal(a.ref)}
         out = a.out or Path(f"{a.hyp}.eval-results-{spec['alias']}")
@@ -123,11 +117,11 @@ def _score_qa(p: argparse.ArgumentParser) -> Handler:
 
     def run(a: argparse.Namespace) -> int:
         from ..data.hypotheses import read_judged, read_reference_minimal
-        from ..io import read_jsonl, write_json_atomic
+        from ..io import write_json_atomic
         from ..scoring.qa_report import judge_traces, qa_report
 
         judged = read_judged(a.judged)
-        traces = judge_traces([rec for _, rec in read_jsonl(a.judged)])
+        traces = judge_traces([j.trace for j in judged])
         types = {r.question_id: r.question_type for r in read_reference_minimal(a.ref)}
         report = qa_report(judged, types, judge=traces["judge"], traces=traces, resamples=a.resamples, seed=a.seed,
                            allow_partial=a.allow_partial, file=str(a.judged), reference_file=str(a.ref))

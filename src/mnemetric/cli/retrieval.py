@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import MnemetricError
 from .data import ADAPTERS
-from .registry import Handler, command
+from .registry import Handler, command, load_option, option_path
 
 
 # ------------------------------------------------------------------ retrieval
@@ -71,37 +71,16 @@ def memory_options(conf: Path) -> list[str]:
 
 def load_memory(name: str, conf: Path = Path("conf")):
     """Build a memory system from conf/memory/<name>.yaml, or from a YAML path with a _target_."""
-    import yaml
-
     from ..config import build
     from ..errors import ConfigError
     from ..memory import MemorySystem
     path = option_path("memory", name, conf)
-    try:
-        cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+    cfg = load_option("memory", name, conf)
     memory = build(cfg, str(path))
     if not isinstance(memory, MemorySystem):
         raise ConfigError(f"{path}: {cfg['_target_']} is not a memory system: it needs a `name` and the "
                           "methods reset(), ingest(session) and retrieve(query, granularity)")
     return memory
-
-
-def option_path(group: str, name: str, conf: Path) -> Path:
-    """conf/<group>/<name>.yaml, or ``name`` itself when it is a path to a YAML file."""
-    from ..errors import ConfigError
-    path = Path(name)
-    if name.endswith((".yaml", ".yml")) or path.is_file():
-        if not path.is_file():
-            raise ConfigError(f"{path}: no such {group} config file")
-        return path
-    path = conf / group / f"{name}.yaml"
-    if not path.is_file():
-        known = ", ".join(sorted(f.stem for f in (conf / group).glob("*.yaml"))) or f"none found in {conf / group}"
-        raise ConfigError(f"unknown {group} {name!r}; available: {known} "
-                          f"(from {conf / group}; or pass a path to a YAML file)")
-    return path
 
 
 def _validated_count(dataset: Path) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,8 @@ class Hypothesis:
     question_id: str
     hypothesis: str
     """The reader's answer text, judged against the reference answer."""
+    record: dict = field(default_factory=dict, compare=False, repr=False)
+    """The whole line as read (a judge echoes it, extra fields included, as upstream does)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class JudgedHypothesis:
     label: bool
     """autoeval_label.label: True if the judge said the hypothesis is correct."""
     hypothesis: str | None = None
+    trace: dict = field(default_factory=dict, compare=False, repr=False)
+    """Mnemetric's ``mnemetric_judge`` custody fields of the line ({} for files judged elsewhere)."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,7 @@ def read_hypotheses(path: str | Path) -> list[Hypothesis]:
     out, seen = [], set()
     for where, rec in load_records(path, prefer="jsonl"):
         qid, here = _question_id(str(path), where, rec, seen)
-        out.append(Hypothesis(qid, _field(str(path), here, rec, "hypothesis", (str,), "a string")))
+        out.append(Hypothesis(qid, _field(str(path), here, rec, "hypothesis", (str,), "a string"), rec))
     return out
 
 
@@ -138,7 +142,7 @@ def read_judged(path: str | Path) -> list[JudgedHypothesis]:
         hyp = rec.get("hypothesis")
         if hyp is not None and not isinstance(hyp, str):
             raise InputError(str(path), here, "hypothesis", f"expected a string, got {type(hyp).__name__}")
-        out.append(JudgedHypothesis(qid, model, label, hyp))
+        out.append(JudgedHypothesis(qid, model, label, hyp, rec.get("mnemetric_judge") or {}))
     return out
 
 

@@ -18,10 +18,9 @@ def _interval(ci: list[float] | None) -> dict[str, float] | None:
     return {"low": ci[0], "high": ci[1]} if ci else None
 
 
-def judge_traces(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """What the judged lines say about how they were judged (``mnemetric_judge`` fields; empty for
-    files judged elsewhere, e.g. by upstream's own script)."""
-    traces = [r.get("mnemetric_judge") or {} for r in records]
+def judge_traces(traces: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the judged lines' ``mnemetric_judge`` fields say about how they were judged (empty
+    mappings for files judged elsewhere, e.g. by upstream's own script)."""
     first = traces[0] if traces else {}
     return {
         "judge": first.get("judge", "unknown"),

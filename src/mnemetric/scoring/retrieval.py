@@ -130,11 +130,15 @@ def evaluate_turn_as_session(
     session-label relevance). Keys ``recall_any@k`` etc. use the requested k, not effective_k.
     Source: eval_utils.py evaluate_retrieval_turn2session (UPSTREAM_REF).
     """
-    ranked_s = [turn_to_session_id(x) for x in ranked_ids]
-    corpus_s = [turn_to_session_id(x) for x in corpus_ids]
-    correct_s = {turn_to_session_id(x) for x in correct}
-    cut = effective_k(ranked_s, k, len(corpus_s))
-    return _upstream_at(ranked_s, corpus_s, correct_s, cut, k)
+    ranked_s, corpus_s, correct_s = _as_sessions(ranked_ids, corpus_ids, correct)
+    return _upstream_at(ranked_s, corpus_s, correct_s, effective_k(ranked_s, k, len(corpus_s)), k)
+
+
+def _as_sessions(ranked_ids: Sequence[str], corpus_ids: Sequence[str], correct: Iterable[str]
+                 ) -> tuple[list[str], list[str], set[str]]:
+    """Turn ids -> session ids (strip the last ``_<n>``) for the ranking, the corpus and C."""
+    return ([turn_to_session_id(x) for x in ranked_ids], [turn_to_session_id(x) for x in corpus_ids],
+            {turn_to_session_id(x) for x in correct})
 
 
 def _upstream_at(ranked: Sequence[str], corpus: Sequence[str], correct: set[str], cut: int, k: int) -> dict[str, float]:
@@ -166,13 +170,22 @@ def evaluate_question(
     Turn granularity: "turn" = metrics on turn ids; "session" = evaluate_turn_as_session.
     Empty-target rules as in the kernels (any 0, all 1, ndcg 0). Source: eval_utils.py (UPSTREAM_REF).
     """
+    return _evaluate_levels(ranked_ids, corpus_ids, correct, ks, granularity, _upstream_at)
+
+
+def _evaluate_levels(ranked_ids: Sequence[str], corpus_ids: Sequence[str], correct: Iterable[str],
+                     ks: Sequence[int], granularity: str, at: Callable[..., dict]) -> Metrics:
+    """Shared level layout of both profiles: ``at(ranked, corpus, C, cutoff, k)`` per k; turn
+    granularity adds the session level via turn->session conversion at ``effective_k``."""
     _check_args(ks, granularity)
     gold = set(correct)
+    direct = _merge(at(ranked_ids, corpus_ids, gold, k, k) for k in ks)
     if granularity == "session":
-        return {"session": _merge(_upstream_at(ranked_ids, corpus_ids, gold, k, k) for k in ks)}
+        return {"session": direct}
+    ranked_s, corpus_s, gold_s = _as_sessions(ranked_ids, corpus_ids, gold)
     return {
-        "session": _merge(evaluate_turn_as_session(ranked_ids, corpus_ids, gold, k) for k in ks),
-        "turn": _merge(_upstream_at(ranked_ids, corpus_ids, gold, k, k) for k in ks),
+        "session": _merge(at(ranked_s, corpus_s, gold_s, effective_k(ranked_s, k, len(corpus_s)), k) for k in ks),
+        "turn": direct,
     }
 
 
@@ -239,18 +252,7 @@ def evaluate_question_historical(
     """Historical per-question metrics ``recall@k`` / ``ndcg@k`` with the same level layout and
     the same turn->session conversion (strip ``_<n>``, cutoff effective_k) as evaluate_question.
     """
-    _check_args(ks, granularity)
-    gold = set(correct)
-    if granularity == "session":
-        return {"session": _merge(_historical_at(ranked_ids, corpus_ids, gold, k, k) for k in ks)}
-    ranked_s = [turn_to_session_id(x) for x in ranked_ids]
-    corpus_s = [turn_to_session_id(x) for x in corpus_ids]
-    gold_s = {turn_to_session_id(x) for x in gold}
-    cuts = {k: effective_k(ranked_s, k, len(corpus_s)) for k in ks}
-    return {
-        "session": _merge(_historical_at(ranked_s, corpus_s, gold_s, cuts[k], k) for k in ks),
-        "turn": _merge(_historical_at(ranked_ids, corpus_ids, gold, k, k) for k in ks),
-    }
+    return _evaluate_levels(ranked_ids, corpus_ids, correct, ks, granularity, _historical_at)
 
 
 # --------------------------------------------------------------------------------------------

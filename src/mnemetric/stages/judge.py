@@ -7,7 +7,7 @@ import time
 
 from ..adapters import read_adapted
 from ..data.hypotheses import read_hypotheses
-from ..io import read_jsonl, write_json_atomic, write_jsonl_atomic
+from ..io import write_json_atomic, write_jsonl_atomic
 from ..judge.run import Reference, check_kind, judge_lexical, judge_upstream
 from ..llm.budget import UsageStats
 from ..params import stage_params
@@ -19,8 +19,7 @@ PARAMS = ["judge", "llm", "paths.adapted", "paths.hypotheses", "paths.judged", "
 def main() -> None:
     p = stage_params(PARAMS)
     spec = p["judge"]
-    read_hypotheses(p["paths.hypotheses"])  # validates every line (file, line, field) before any request
-    hyps = [h for _, h in read_jsonl(p["paths.hypotheses"])]
+    hyps = [h.record for h in read_hypotheses(p["paths.hypotheses"])]  # validated: file, line, field
     refs = {r.eval.question_id: Reference(r.eval.question_id, r.eval.question_type, r.eval.question, r.eval.answer)
             for r in read_adapted(p["paths.adapted"])}
     stats, start = UsageStats(), time.monotonic()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..adapters import read_adapted
 from ..data.hypotheses import read_judged
-from ..io import read_jsonl, write_json_atomic
+from ..io import write_json_atomic
 from ..params import stage_params
 from ..scoring.qa_report import cost_block, judge_traces, qa_report
 from . import run
@@ -23,7 +23,7 @@ def main() -> None:
     ref_types = {r.eval.question_id: r.eval.question_type for r in read_adapted(p["paths.adapted"])
                  if r.eval.question_id in suite}
     judged = read_judged(p["paths.judged"])
-    traces = judge_traces([rec for _, rec in read_jsonl(p["paths.judged"])])
+    traces = judge_traces([j.trace for j in judged])
     report = qa_report(judged, ref_types, judge=p["judge.name"], traces=traces,
                        resamples=p["scoring.bootstrap"]["resamples"], seed=p["scoring.bootstrap"]["seed"],
                        file=p["paths.judged"], reference_file=p["paths.adapted"])
