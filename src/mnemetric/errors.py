@@ -63,4 +63,32 @@ class DownloadError(MnemetricError):
 
 
 class ConfigError(MnemetricError):
-    """params.yaml / conf/ is missing a key or names an unknown option."""
+    """params.yaml / conf/ / a command-line option is missing, mistyped or out of range.
+
+    Two forms: ``ConfigError(key, problem, fix=None)`` names the dotted key (``retrieval.context_k``)
+    and what is wrong with it; ``ConfigError(message)`` (one argument) is a complete sentence.
+    """
+
+    def __init__(self, key_or_message: str, problem: str | None = None, fix: str | None = None):
+        self.key = key_or_message if problem is not None else None
+        self.problem = problem if problem is not None else key_or_message
+        self.fix = fix
+        text = f"{self.key}: {self.problem}" if self.key is not None else self.problem
+        if fix:
+            text += f"\n  fix: {fix}"
+        super().__init__(text)
+
+
+class PluginError(MnemetricError):
+    """A plugged-in component (memory system, reader, judge, adapter) misbehaved in a call.
+
+    Names the component, the call (e.g. ``retrieve(query q-1a2b)``) and the problem, so the
+    author of the plug-in knows where to look; it is the plug-in's fault, not the data's.
+    """
+
+    def __init__(self, component: str, call: str, problem: str, fix: str | None = None):
+        self.component, self.call, self.problem, self.fix = component, call, problem, fix
+        text = f"{component}: {call}: {problem}"
+        if fix:
+            text += f"\n  fix: {fix}"
+        super().__init__(text)
