@@ -41,9 +41,11 @@ class CorpusItem:
 
 
 def upstream_corpus(rec: AdaptedRecord, granularity: str) -> list[CorpusItem]:
-    """The question's upstream corpus (user turns only, noans relabelling), in haystack order."""
+    """The question's upstream corpus (user turns only, noans relabelling) in upstream's order:
+    the haystack file order (run_retrieval.py), not our chronological replay."""
     items: list[CorpusItem] = []
-    for mem, ev in zip(rec.memory.sessions, rec.eval.sessions, strict=True):
+    pairs = sorted(zip(rec.memory.sessions, rec.eval.sessions, strict=True), key=lambda pair: pair[0].position)
+    for mem, ev in pairs:
         turns = [(m.role, m.content, h) for m, h in zip(mem.messages, ev.has_answer, strict=True)]
         if granularity == "session":
             cid, text = session_corpus(ev.upstream_id, turns)

@@ -4,7 +4,8 @@ An adapted record has two halves:
 
 * ``memory`` (:class:`MemoryView`): all a memory system may see — an opaque query id, the question
   text (v3: with its date), and the haystack sessions in chronological order under opaque ids
-  (``s001``…), each with its messages (role, content) and, in v3, its date and a date prefix.
+  (``s001``…), each with its messages (role, content), its position in the upstream haystack list
+  and, in v3, its date and a date prefix.
   No answer, question_type, has_answer, answer_session_ids, question_id or upstream session id.
 * ``eval`` (:class:`EvalView`): what the harness scores with — question_id, type, answer,
   abstention flag, and per session the mapping opaque id → upstream id plus the turn labels.
@@ -43,6 +44,11 @@ class MemorySession:
     prefix: str
     """Text a system may put before the session's content ("" in v2)."""
     messages: tuple[Message, ...]
+    position: int = 0
+    """0-based index of the session in the upstream haystack lists (file order). Sessions are
+    replayed in date order; a system that must reproduce upstream's corpus order (bm25-upstream:
+    run_retrieval.py builds its corpus in file order) sorts by this. Not a label: the oracle file's
+    order is its own, S and M files are chronological."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,8 @@ class AdaptedRecord:
     def from_json(cls, obj: dict[str, Any]) -> "AdaptedRecord":
         m, e = obj["memory"], obj["eval"]
         memory = MemoryView(m["schema"], Query(**m["query"]), tuple(
-            MemorySession(s["session_id"], s["date"], s["prefix"], tuple(Message(**x) for x in s["messages"]))
+            MemorySession(s["session_id"], s["date"], s["prefix"], tuple(Message(**x) for x in s["messages"]),
+                          s["position"])
             for s in m["sessions"]))
         ev = EvalView(**{**e, "answer_session_ids": tuple(e["answer_session_ids"]),
                          "sessions": tuple(EvalSession(**{**s, "has_answer": tuple(s["has_answer"])}) for s in e["sessions"])})
@@ -152,7 +159,7 @@ class SessionAdapter:
             s, sid = inst.sessions[i], f"s{rank:0{width}d}"
             date = s.date if self.dated else None
             prefix = f"[Session date: {s.date}]" if self.dated else ""
-            mem_sessions.append(MemorySession(sid, date, prefix, tuple(Message(t.role, t.content) for t in s.turns)))
+            mem_sessions.append(MemorySession(sid, date, prefix, tuple(Message(t.role, t.content) for t in s.turns), i))
             eval_sessions.append(EvalSession(sid, s.session_id, s.date, tuple(t.has_answer for t in s.turns)))
         query = Query(query_id(inst.question), inst.question, inst.question_date if self.dated else None,
                       f"[Current date: {inst.question_date}]" if self.dated else "")

@@ -51,11 +51,18 @@ class SessionStore:
     def add(self, session: MemorySession) -> None:
         self.sessions.append(session)
 
-    def documents(self, granularity: str) -> tuple[list[Retrieved], list[str]]:
-        """(item refs, texts) in ingestion order. Session text = indexed turns joined by one space."""
+    def documents(self, granularity: str, order: str = "ingestion") -> tuple[list[Retrieved], list[str]]:
+        """(item refs, texts). Session text = indexed turns joined by one space.
+
+        ``order``: "ingestion" (the chronological replay) or "haystack" (the upstream file order,
+        by ``MemorySession.position``: what upstream's retrievers index).
+        """
+        if order not in ("ingestion", "haystack"):
+            raise ValueError(f"order must be 'ingestion' or 'haystack', got {order!r}")
+        sessions = sorted(self.sessions, key=lambda s: s.position) if order == "haystack" else self.sessions
         refs: list[Retrieved] = []
         texts: list[str] = []
-        for s in self.sessions:
+        for s in sessions:
             if granularity == "session":
                 refs.append(Retrieved(s.session_id))
                 texts.append(" ".join(m.content for m in s.messages if m.role in self.roles))

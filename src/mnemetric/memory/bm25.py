@@ -4,8 +4,10 @@
   (xiaowu0162/LongMemEval src/retrieval/run_retrieval.py @ 9e0b455f): rank_bm25 0.2.2 BM25Okapi
   with its defaults over documents split on single spaces (no lowercasing, no punctuation
   handling), query = question text split the same way, ranking = numpy argsort of the scores,
-  reversed — so rankings equal upstream's, ties included (for S/M, whose haystacks are
-  chronological, our ingestion order equals upstream's corpus order).
+  reversed — so rankings equal upstream's, ties included: the corpus is built in upstream's file
+  order (``MemorySession.position``), not in the chronological replay order, because the order
+  among tied scores follows corpus positions (and even rank_bm25's average idf sums in corpus
+  order). Every other memory system sees the chronological replay.
 * :class:`BM25` (``bm25``): bm25s with lowercasing, word tokens, English stopwords and optional
   Snowball stemming (needs PyStemmer). Its own name; not an upstream claim.
 """
@@ -29,7 +31,7 @@ class UpstreamBM25(TextMemory):
         from rank_bm25 import BM25Okapi
 
         check_granularity(granularity)
-        refs, texts = self.store.documents(granularity)
+        refs, texts = self.store.documents(granularity, order="haystack")
         if not refs:
             return []
         scores = BM25Okapi([t.split(" ") for t in texts]).get_scores(query.text.split(" "))
