@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..data.retrieval_log import score_retrieval_log
+from ..fingerprint import read_fingerprint
 from ..errors import ConfigError
 from ..io import write_json_atomic
 from ..params import stage_params
@@ -10,7 +11,7 @@ from ..scoring.retrieval_report import recall_curve, retrieval_metrics
 from . import run
 
 PARAMS = ["scoring", "memory.name", "variant.name", "suite.name", "retrieval.granularity",
-          "paths.retrieval_log", "paths.metrics_retrieval", "paths.plot_recall"]
+          "paths.retrieval_log", "paths.metrics_retrieval", "paths.plot_recall", "paths.fingerprints"]
 
 
 def main() -> None:
@@ -22,6 +23,7 @@ def main() -> None:
     metrics = {
         "profile": s["name"], "official_equivalence": scored["official_equivalence"],
         "memory": p["memory.name"], "variant": p["variant.name"], "suite": p["suite.name"],
+        "memory_fingerprint": read_fingerprint(p["paths.fingerprints"], "memory"),
         "granularity": scored["granularity"],
         "bootstrap": {"resamples": s["bootstrap"]["resamples"], "seed": s["bootstrap"]["seed"], "level": 0.95,
                       "note": "percentile bootstrap over questions; a Mnemetric addition, not an upstream metric"},

@@ -1,0 +1,37 @@
+"""Stage fingerprint (always runs): the code fingerprint of every chosen component → data/fingerprints/.
+
+DVC reruns a stage when a dependency's bytes change. A component built by ``_target_`` may live in
+another package, outside dvc.yaml's ``deps``; this stage runs every time (``always_changed``), writes
+one small file per component, and the stages that use a component depend on its file — so they
+rerun exactly when that component's code (or its package version) changed, and not otherwise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..fingerprint import component_target, fingerprint
+from ..io import write_json_atomic
+from ..params import stage_params
+from . import run
+
+PARAMS = ["adapter", "memory", "reader", "judge", "paths.fingerprints"]
+
+DEFAULT_MODULES = {"reader": "mnemetric.reader.run", "judge": "mnemetric.judge.run"}
+"""Components chosen by ``kind:`` rather than ``_target_``: the library module that dispatches them."""
+
+
+def main() -> None:
+    p = stage_params(PARAMS)
+    out = Path(p["paths.fingerprints"])
+    for component in ("adapter", "memory", "reader", "judge"):
+        section = p[component]
+        target = component_target(section, DEFAULT_MODULES.get(component))
+        fp = fingerprint(target, where=f"params.yaml {component}._target_")
+        write_json_atomic(out / f"{component}.json", {"component": component, "name": section.get("name"),
+                                                       **fp.to_record()})
+        print(f"fingerprint: {component} {section.get('name')}: {fp.sha256[:12]} ({len(fp.files)} modules)")
+
+
+if __name__ == "__main__":
+    run(main)
