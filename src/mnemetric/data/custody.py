@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +75,8 @@ def obtain(variant: Variant, raw_dir: Path, downloads_dir: Path, progress: bool 
 
 
 def custody_record(variant: Variant, dest: Path | None, origin: dict, verified: bool, error: str | None = None) -> dict:
+    """What was verified, from where. No clock time: the record is a DVC output and must be a pure
+    function of its inputs (the same bytes from the same pin give the same record)."""
     rec = {
         "variant": variant.name,
         "source": variant.source,
@@ -88,7 +89,6 @@ def custody_record(variant: Variant, dest: Path | None, origin: dict, verified: 
         "expected_size": variant.size,
         "license": variant.license,
         "verified": verified,
-        "verified_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     if error:
         rec["error"] = error
