@@ -1,35 +1,53 @@
 # Two commands for a fresh machine:  `make repro` (run the pipeline on the bundled sample) and
-# `make test`. Both create .venv when missing and install the project into it.
+# `make test`. Both create .venv when missing and install into it what they need, and nothing more:
+#   make repro  installs the project alone (the default pipeline is bm25: no torch);
+#   make test   installs the project with the dev and dense extras (the test suite covers dense).
+# `make repro EXTRAS=dense` adds the dense backend to the pipeline's environment.
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed-stamp
-EXTRAS ?= dev,dense
+EXTRAS ?=
+TEST_EXTRAS ?= dev,dense
 # The dense extra needs torch. On these machines `pip install torch==2.13.0` takes a CPU build
 # from local disk; elsewhere set TORCH_INDEX=https://download.pytorch.org/whl/cpu to avoid
-# downloading a multi-GB CUDA build (or EXTRAS=dev to skip dense entirely).
+# downloading a multi-GB CUDA build (or TEST_EXTRAS=dev to skip dense: its tests then skip).
 TORCH_SPEC  ?= torch==2.13.0
 TORCH_INDEX ?=
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: install repro test bench params clean-venv
+.PHONY: install install-test repro test bench params clean-venv
 
-$(STAMP): pyproject.toml
+# One stamp per set of extras: switching sets reinstalls only what is missing.
+stamp = $(VENV)/.installed-$(or $(subst $(comma),-,$(1)),base)
+comma := ,
+
+define install_extras
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(if $(findstring dense,$(EXTRAS)),$(PY) -m pip install -q '$(TORCH_SPEC)' $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX),))
-	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
-	@touch $(STAMP)
+	$(if $(findstring dense,$(1)),$(PY) -m pip install -q '$(TORCH_SPEC)' $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX),))
+	$(PY) -m pip install -q -e '.$(if $(1),[$(1)],)'
+	@touch $(call stamp,$(1))
+endef
 
-install: $(STAMP)
+$(call stamp,$(EXTRAS)): pyproject.toml
+	$(call install_extras,$(EXTRAS))
 
-repro: install          ## run every stage on the current params.yaml
+ifneq ($(EXTRAS),$(TEST_EXTRAS))
+$(call stamp,$(TEST_EXTRAS)): pyproject.toml
+	$(call install_extras,$(TEST_EXTRAS))
+endif
+
+install: $(call stamp,$(EXTRAS))
+
+install-test: $(call stamp,$(TEST_EXTRAS))
+
+repro: install          ## run every stage on the current params.yaml (offline, no API key)
 	dvc repro
 
-test: install           ## the test suite (drives the real dvc CLI and local HTTP servers; no internet)
+test: install-test      ## the test suite (drives the real dvc CLI and local HTTP servers; no internet)
 	$(PY) -m pytest
 
-bench: install          ## benchmarks (retrieval, judge throughput); numbers land in tests/bench/results.json
+bench: install-test     ## benchmarks (retrieval, judge throughput); numbers land in tests/bench/results.json
 	$(PY) tests/bench/run.py
 
 params: install         ## recompose params.yaml from conf/ (what `dvc exp run` does)

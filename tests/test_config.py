@@ -62,3 +62,18 @@ def test_official_variants_are_pinned(tmp_path, name):
     assert v["repo"] == "xiaowu0162/longmemeval-cleaned"
     assert v["revision"] == "98d7416c24c778c2fee6e6f3006e7a073259d48f"
     assert len(v["sha256"]) == 64 and v["license"] and v["pin_source"]
+
+
+@pytest.mark.parametrize(("target", "needle"), [
+    ("no_such_package.memory.Keyword", "no module named 'no_such_package'"),
+    ("mnemetric.memory.bm25.NoSuchClass", "has no attribute 'NoSuchClass'"),
+])
+def test_a_target_that_cannot_be_imported_asks_whether_it_is_installed(target, needle):
+    from mnemetric.config import build
+    from mnemetric.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        build({"_target_": target, "name": "x"}, "conf/memory/x.yaml")
+    text = str(err.value)
+    assert needle in text and "installed in this environment" in text and "pip install -e" in text
+    assert text.startswith("conf/memory/x.yaml._target_: ")

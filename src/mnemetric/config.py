@@ -36,11 +36,38 @@ def build(cfg: dict[str, Any], where: str) -> Any:
     from .errors import ConfigError, MnemetricError
 
     if not isinstance(cfg, dict) or "_target_" not in cfg:
-        raise ConfigError(f"{where}: field '_target_': missing; name the class to build, "
-                          "e.g. `_target_: mypackage.memory.MyMemory`")
+        raise ConfigError(f"{where}._target_", "missing; name the class to build",
+                          fix="e.g. `_target_: mypackage.memory.MyMemory`")
+    target = str(cfg["_target_"])
+    problem = _unimportable(target)
+    if problem:
+        raise ConfigError(f"{where}._target_", f"cannot import {target!r}: {problem}",
+                          fix="is the package that defines it installed in this environment? "
+                              "`pip install -e path/to/your/package` (in this project's .venv), then check the "
+                              "dotted path (package.module.Class)")
     try:
         return instantiate(cfg, _convert_="all")
     except InstantiationException as exc:
         if isinstance(exc.__cause__, MnemetricError):
             raise exc.__cause__ from None
-        raise ConfigError(f"{where}: could not build {cfg['_target_']}: {exc}") from None
+        cause = exc.__cause__ or exc
+        raise ConfigError(f"{where}", f"could not build {target}: {type(cause).__name__}: {cause}",
+                          fix="check the option's keys against the class's constructor arguments") from None
+
+
+def _unimportable(target: str) -> str | None:
+    """Why ``target`` (package.module.Name) cannot be imported, or None if it can."""
+    import importlib
+
+    module, _, name = target.rpartition(".")
+    if not module:
+        return "not a dotted path"
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        return f"no module named {exc.name!r}"
+    except ImportError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if not hasattr(mod, name):
+        return f"module {module!r} has no attribute {name!r}"
+    return None

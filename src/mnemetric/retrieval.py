@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from .adapters import AdaptedRecord
-from .errors import InputError
+from .errors import MnemetricError, PluginError
 from .memory.base import MemorySystem, Retrieved
 from .memory.simple import Oracle
 from .scoring.retrieval import evaluate_question, session_corpus, targets, turn_corpus
@@ -56,12 +56,36 @@ def upstream_corpus(rec: AdaptedRecord, granularity: str) -> list[CorpusItem]:
     return items
 
 
+def _system(memory: MemorySystem) -> str:
+    return f"memory system {getattr(memory, 'name', None) or type(memory).__name__}"
+
+
+def _call(memory: MemorySystem, rec: AdaptedRecord, call: str, fn, *args):
+    """Run one plug-in call; anything it raises becomes a PluginError naming system, call and question."""
+    try:
+        return fn(*args)
+    except MnemetricError:
+        raise
+    except Exception as exc:  # a plug-in's bug: say whose and where, keep the cause for --traceback users
+        raise PluginError(_system(memory), f"{call} for question {rec.eval.question_id} "
+                          f"(query {rec.memory.query.query_id})", f"raised {type(exc).__name__}: {exc}",
+                          fix="fix the memory system (run it on this question alone to debug)") from exc
+
+
 def run_memory(memory: MemorySystem, rec: AdaptedRecord, granularity: str) -> list[Retrieved]:
     """Reset, ingest the haystack chronologically, retrieve. Label-using oracles are ranked here."""
-    memory.reset()
+    _call(memory, rec, "reset()", memory.reset)
     for session in rec.memory.sessions:
-        memory.ingest(session)
-    ranked = memory.retrieve(rec.memory.query, granularity)
+        _call(memory, rec, f"ingest(session {session.session_id})", memory.ingest, session)
+    ranked = _call(memory, rec, f"retrieve(granularity={granularity!r})", memory.retrieve, rec.memory.query,
+                   granularity)
+    if not isinstance(ranked, list) or not all(isinstance(r, Retrieved) for r in ranked):
+        got = type(ranked).__name__ if not isinstance(ranked, list) else \
+            f"a list holding {type(next(r for r in ranked if not isinstance(r, Retrieved))).__name__}"
+        raise PluginError(_system(memory), f"retrieve() for question {rec.eval.question_id} "
+                          f"(query {rec.memory.query.query_id})", f"returned {got}, not a list of Retrieved",
+                          fix="return [Retrieved(session_id, turn_index, score), ...] best first "
+                              "(from mnemetric.memory import Retrieved)")
     check_retrieved(memory, rec, granularity, ranked)
     if isinstance(memory, Oracle):  # the one baseline allowed to use labels (a ceiling, not a system)
         corpus = upstream_corpus(rec, granularity)
@@ -83,9 +107,9 @@ def check_retrieved(memory: MemorySystem, rec: AdaptedRecord, granularity: str, 
         elif granularity == "turn" and not (isinstance(r.turn_index, int) and 0 <= r.turn_index < sizes[r.session_id]):
             problem = f"turn granularity needs a turn_index in 0..{sizes[r.session_id] - 1}, got {r.turn_index!r}"
         if problem:
-            raise InputError(f"memory system {getattr(memory, 'name', type(memory).__name__)}",
-                             f"query {rec.memory.query.query_id}", f"retrieve()[{i}]", problem,
-                             fix="return Retrieved(session_id, turn_index) items for the ingested sessions")
+            raise PluginError(_system(memory), f"retrieve()[{i}] for question {rec.eval.question_id} "
+                              f"(query {rec.memory.query.query_id})", problem,
+                              fix="return Retrieved(session_id, turn_index) items for the ingested sessions")
 
 
 def ranked_corpus(ranked: Iterable[Retrieved], corpus: list[CorpusItem]) -> list[CorpusItem]:

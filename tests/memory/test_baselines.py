@@ -136,12 +136,40 @@ class _Broken:
     (Retrieved("s001"), "turn", "turn_index"),
 ])
 def test_a_plugin_returning_bad_items_gets_a_clear_error(item, granularity, needle):
-    from mnemetric.errors import InputError
+    from mnemetric.errors import PluginError
 
     rec = adapted(SAMPLE)[0]
-    with pytest.raises(InputError) as err:
+    with pytest.raises(PluginError) as err:
         run_memory(_Broken(item), rec, granularity)
-    assert "memory system broken" in str(err.value) and "retrieve()[0]" in str(err.value) and needle in str(err.value)
+    text = str(err.value)
+    assert "memory system broken" in text and "retrieve()[0]" in text and needle in text
+    assert rec.eval.question_id in text
+
+
+class _Raises(_Broken):
+    def retrieve(self, query, granularity):
+        return {}["missing"]
+
+
+class _ReturnsText(_Broken):
+    def retrieve(self, query, granularity):
+        return ["s001"]
+
+
+@pytest.mark.parametrize(("plugin", "needles"), [
+    (_Raises(None), ["raised KeyError", "retrieve(granularity='session')"]),
+    (_ReturnsText(None), ["returned a list holding str, not a list of Retrieved"]),
+    (type("Gen", (_Broken,), {"retrieve": lambda self, q, g: iter(())})(None), ["returned tuple_iterator, not a list"]),
+])
+def test_a_plugin_that_raises_or_returns_the_wrong_type_is_named_with_the_question(plugin, needles):
+    from mnemetric.errors import PluginError
+
+    rec = adapted(SAMPLE)[0]
+    with pytest.raises(PluginError) as err:
+        run_memory(plugin, rec, "session")
+    text = str(err.value)
+    assert text.startswith("memory system broken: ") and rec.eval.question_id in text
+    assert all(n in text for n in needles), text
 
 
 def test_only_the_oracle_class_gets_the_labelled_ranking():
