@@ -1,0 +1,129 @@
+"""LongMemEval-V2 commands: v2-aggregate, v2-combine, v2-lafs (upstream-exact, pure, no model calls)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..errors import ConfigError, InputError
+from .registry import Handler, command
+
+_UPSTREAM = "xiaowu0162/LongMemEval-V2 at be15ea6"
+
+
+@command("v2-aggregate", "aggregated_metrics.json from a LongMemEval-V2 per_question.jsonl, as upstream's harness",
+         "Compute aggregated_metrics.json from PER_QUESTION (an upstream-format per_question.jsonl: one JSON object "
+         f"per line, every upstream key) exactly as evaluation/harness.py of {_UPSTREAM} does: overall, the "
+         "by-category breakdowns (fractions in [0, 1]), tokens, memory_context, memory_query / memory_post_query "
+         "(avg, p50 = sorted[n//2], p95 = sorted[min(n-1, int(0.95n))], max, total), shared_haystack. "
+         "Written with indent 2 and ASCII escapes, as upstream. Unlike upstream, completed_at_utc is written only "
+         "with --completed-at-utc (outputs stay a pure function of the input). Rows marked \"failed\" by Mnemetric "
+         "are left out of every number and listed in a separate \"mnemetric\" block. "
+         "Example: mnemetric v2-aggregate runs/rag_web_small/per_question.jsonl --out agg_web.json")
+def _aggregate(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("per_question", type=Path, help="per_question.jsonl (upstream format)")
+    p.add_argument("--out", type=Path, required=True, help="aggregated_metrics JSON to write")
+    p.add_argument("--completed-at-utc", help="value of completed_at_utc (default: the key is left out)")
+
+    def run(a: argparse.Namespace) -> int:
+        from ..longmemeval_v2.aggregate import aggregate_file, write_upstream_json
+
+        agg = aggregate_file(a.per_question, completed_at_utc=a.completed_at_utc)
+        write_upstream_json(a.out, agg)
+        overall = agg["overall"]
+        failed = agg.get("mnemetric", {}).get("failed_count", 0)
+        print(f"{overall['count_all_questions']} questions scored ({failed} failed, left out) → {a.out}: "
+              f"overall_full_set {overall['overall_full_set']!r}")
+        return 0
+    return run
+
+
+def _load_object(path: Path) -> dict:
+    from ..io import require_file
+
+    text = require_file(path).read_text(encoding="utf-8")
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(str(path), "<file>", "<json>", f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(obj, dict):
+        raise InputError(str(path), "<file>", "<json>", f"expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+@command("v2-combine", "combine web + enterprise aggregated_metrics.json as upstream's leaderboard script",
+         "Combine WEB and ENTERPRISE (two aggregated_metrics.json of one method at one tier) exactly as "
+         f"leaderboard/combine_aggregated_metrics.py of {_UPSTREAM}: overall scores weighted by their counts, "
+         "breakdowns by count, token totals summed (avg = total / all questions), timing reduced to avg/max/total "
+         "(p50 and p95 are dropped), combined_from = the two paths as given. Unlike upstream, combined_at_utc is "
+         "written only with --combined-at-utc. "
+         "Example: mnemetric v2-combine agg_web.json agg_enterprise.json --out combined.json")
+def _combine(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("web", type=Path, help="the web domain's aggregated_metrics.json")
+    p.add_argument("enterprise", type=Path, help="the enterprise domain's aggregated_metrics.json")
+    p.add_argument("--out", type=Path, required=True, help="combined metrics JSON to write")
+    p.add_argument("--combined-at-utc", help="value of combined_at_utc (default: the key is left out)")
+
+    def run(a: argparse.Namespace) -> int:
+        from ..longmemeval_v2.aggregate import write_upstream_json
+        from ..longmemeval_v2.combine import combine_aggregates
+
+        combined = combine_aggregates(_load_object(a.web), _load_object(a.enterprise),
+                                      sources=(str(a.web), str(a.enterprise)), combined_at_utc=a.combined_at_utc)
+        write_upstream_json(a.out, combined)
+        o = combined["overall"]
+        print(f"{o['count_all_questions']} questions → {a.out}: overall_full_set {o['overall_full_set']!r}, "
+              f"memory_query avg_seconds {combined['memory_query']['avg_seconds']!r}")
+        return 0
+    return run
+
+
+def parse_point(text: str) -> tuple[float, float, str]:
+    """``ACC@LATENCY`` (percentage points @ seconds, e.g. ``62@15``) → (accuracy, latency, text)."""
+    acc, sep, latency = text.partition("@")
+    try:
+        if not sep:
+            raise ValueError
+        return float(acc), float(latency.strip().removesuffix("s")), text
+    except ValueError:
+        raise ConfigError(f"point {text!r}", "expected ACC@LATENCY, e.g. 62@15 (62 percentage points at 15 s)",
+                          fix="accuracy = overall_full_set x 100; latency = memory_query avg_seconds") from None
+
+
+def _print_lafs(summary: dict, alone: float) -> None:
+    print(f"tier {summary['tier']}: T in [{summary['t_min_seconds']:g}, {summary['t_max_seconds']:g}] s, "
+          f"floor {summary['floor_accuracy']:g}")
+    print(f"reference LAFS            {summary['reference_lafs']!r}")
+    print(f"LAFS (reference ∪ points) {summary['submission_lafs']!r}")
+    print(f"LAFS gain                 {summary['lafs_gain']!r}")
+    print(f"LAFS of the points alone  {alone!r}")
+    print("frontier (reference ∪ points):")
+    for p in summary["submission_frontier"]:
+        print(f"  {p['accuracy']:>6g} @ {p['latency_seconds']:<8g} s  {p['name']}")
+
+
+@command("v2-lafs", "LAFS and LAFS gain of operating points against the LongMemEval-V2 reference frontier",
+         f"Compute the latency-aware frontier score of leaderboard/compute_lafs.py ({_UPSTREAM}): the exact "
+         "log-latency integral of the best accuracy reachable within T, T from 1 s to 200 s, floor 0. Each POINT "
+         "is ACC@LATENCY with ACC in percentage points (overall_full_set x 100) and LATENCY the combined "
+         "memory_query avg_seconds (> 0). Prints the reference LAFS of the tier, LAFS of reference ∪ points, the "
+         "gain, the points' own LAFS and the frontier; --json prints upstream's lafs summary object plus "
+         "points_alone_lafs. Example: mnemetric v2-lafs --tier small 62@15 73.5@70")
+def _lafs(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("points", nargs="*", metavar="ACC@LATENCY", help="operating points, e.g. 62@15")
+    p.add_argument("--tier", required=True, choices=["small", "medium"], help="which reference frontier")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    def run(a: argparse.Namespace) -> int:
+        from ..longmemeval_v2.lafs import lafs, lafs_summary
+
+        points = [parse_point(t) for t in a.points]
+        summary = lafs_summary(a.tier, points)
+        alone = lafs(points)
+        if a.json:
+            print(json.dumps(summary | {"points_alone_lafs": alone}, indent=2, ensure_ascii=True))
+        else:
+            _print_lafs(summary, alone)
+        return 0
+    return run
