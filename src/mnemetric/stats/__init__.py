@@ -1,0 +1,50 @@
+"""Generic statistics for comparing runs: proportion intervals, bootstraps, paired tests, power.
+
+No benchmark knowledge lives here: callers pass one value per item (0/1 or float) and, where
+needed, one stratum label per item. Each module's docstring carries its formulas and sources:
+
+* :mod:`.intervals`: Wilson and Clopper-Pearson intervals for k of n (no scipy at run time);
+* :mod:`.bootstrap`: one percentile-bootstrap engine (pooled, stratified, paired; micro/macro);
+* :mod:`.paired`: exact McNemar test, discordant counts, :class:`PairedComparison`;
+* :mod:`.power`: minimal detectable difference of a paired binary comparison (Connor 1987).
+
+All of it is a Mnemetric addition: upstream LongMemEval reports point estimates only.
+"""
+
+from __future__ import annotations
+
+from .bootstrap import (
+    CHUNK_ELEMENTS,
+    STATISTICS,
+    BootstrapResult,
+    bootstrap_mean,
+    paired_bootstrap_diff,
+    percentile_interval,
+    pooled_bootstrap,
+    stratified_bootstrap,
+)
+from .intervals import clopper_pearson, normal_quantile, wilson
+from .paired import Discordant, PairedComparison, compare_paired, discordant, mcnemar_exact
+from .power import DetectableDifference, minimal_detectable_difference, paired_power
+
+__all__ = [
+    "CHUNK_ELEMENTS",
+    "STATISTICS",
+    "BootstrapResult",
+    "DetectableDifference",
+    "Discordant",
+    "PairedComparison",
+    "bootstrap_mean",
+    "clopper_pearson",
+    "compare_paired",
+    "discordant",
+    "mcnemar_exact",
+    "minimal_detectable_difference",
+    "normal_quantile",
+    "paired_bootstrap_diff",
+    "paired_power",
+    "percentile_interval",
+    "pooled_bootstrap",
+    "stratified_bootstrap",
+    "wilson",
+]
