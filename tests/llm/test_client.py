@@ -140,9 +140,14 @@ def test_identical_requests_in_one_batch_are_sent_once(server, use_cache):
     assert [r.cached for r in results] == [False, False, False, True, True]
     assert results[3].text == results[0].text and results[3].request_sha256 == results[0].request_sha256
     assert results[4].request_sha256 == results[2].request_sha256 != results[0].request_sha256
-    assert results[0].cost_usd > 0 and results[3].cost_usd == 0.0
+    # "question N" = 3 prompt tokens, "echo: question N" = 4 completion tokens, $1 per 1M each way
+    assert [r.cost_usd for r in results] == pytest.approx([7e-6] * 5)  # the cost of the work, copies too
     assert client.stats.requests_sent == 3 and client.stats.cache_hits == 2
+    assert client.stats.usd == pytest.approx(3 * 7e-6)  # paid this run: the three sent
     assert client.stats.per_model["gpt-test"].cache_hits == 2
+    work = client.stats.work.to_dict()
+    assert (work["responses"], work["prompt_tokens"], work["completion_tokens"]) == (5, 15, 20)
+    assert work["usd"] == pytest.approx(5 * 7e-6)
 
 
 def test_repeated_texts_in_one_embed_call_are_sent_once_and_count_as_hits(server):
@@ -203,9 +208,20 @@ def test_base_url_and_key_come_from_the_environment(server, monkeypatch):
     assert run(client) == []
 
 
-def test_missing_api_key_says_what_to_set():
+def test_missing_api_key_says_what_to_set_when_a_request_must_be_sent(server):
+    client = LLMClient(base_url=server.base_url, use_cache=False)  # no key: building the client is fine
+    assert client.base_url == server.base_url
     with pytest.raises(LLMRequestError, match="set OPENAI_API_KEY"):
-        LLMClient(base_url="http://127.0.0.1:9/v1", use_cache=False)
+        run(client, ask(0))
+    assert server.count == 0
+
+
+def test_a_plan_needs_no_api_key_and_sends_nothing(server, cache_dir):
+    run(make_client(server), ask(0))  # one answer in the cache, paid with a key
+    client = LLMClient(base_url=server.base_url)  # OPENAI_API_KEY unset (autouse fixture)
+    assert client.plan([ask(0), ask(1)])["cached"] == 1
+    assert run(client, ask(0))[0].cached  # a fully cached batch needs no key either
+    assert server.count == 1
 
 
 def test_default_cache_dir_honours_xdg(tmp_path, monkeypatch):
@@ -383,13 +399,19 @@ def test_usage_and_resolved_model_are_recorded(tmp_path):
         assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (3, 4)
         assert result.cost_usd == pytest.approx((3 * 2.5 + 4 * 10.0) / 1e6)
         cached = run(client, ask(0, model="gpt-4o"))[0]
-    assert cached.cached and cached.model == "gpt-4o-2024-08-06" and cached.cost_usd == 0.0
+    assert cached.cached and cached.model == "gpt-4o-2024-08-06"
+    assert cached.cost_usd == result.cost_usd  # the cost of the work, wherever the answer came from
     data = stats.to_dict()
     assert data["requests_sent"] == 1 and data["cache_hits"] == 1
     assert data["prompt_tokens"] == 3 and data["completion_tokens"] == 4
     assert data["per_model"]["gpt-4o"]["requests_sent"] == 1
-    assert data["usd"] == pytest.approx(result.cost_usd)
+    assert data["usd"] == pytest.approx(result.cost_usd)  # paid once
+    work = stats.work.to_dict()
+    assert work["per_model"]["gpt-4o"] == {"responses": 2, "prompt_tokens": 6, "completion_tokens": 8,
+                                           "usd": pytest.approx(2 * (3 * 2.5 + 4 * 10.0) / 1e6),
+                                           "resolved_models": ["gpt-4o-2024-08-06"]}
     json.dumps(data)
+    json.dumps(work)
 
 
 def assert_secret_nowhere(root: Path) -> None:

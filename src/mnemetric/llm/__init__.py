@@ -1,7 +1,11 @@
 """The LLM client layer: one cached, budgeted, retrying client for every model call.
 
 Readers, judges and embedders all go through :class:`LLMClient`; nothing else in Mnemetric
-talks to a model server directly.
+talks to a model server directly. Modules: ``types`` (requests, results, errors), ``replies``
+(parsing, the non-answer rule), ``retry`` (the retry policy), ``cache`` (the SQLite response
+cache) and ``claims`` (cross-process single flight), ``budget`` (prices, limits, usage),
+``dry_run`` (plans from the cache only), ``failures`` (the failed-questions sidecar), ``run_log``
+(the untracked per-run log).
 """
 
 from .budget import (
@@ -12,11 +16,13 @@ from .budget import (
     ModelUsage,
     PriceTable,
     UsageStats,
+    WorkUsage,
     estimate_chat_tokens,
     estimate_prompt_tokens,
 )
 from .cache import (
     CACHE_FILENAME,
+    CacheRow,
     ResponseCache,
     canonical_json,
     default_cache_dir,
@@ -24,22 +30,20 @@ from .cache import (
     normalize_base_url,
     request_key,
 )
-from .client import (
-    ChatRequest,
-    ChatResult,
-    LLMClient,
-    LLMRequestError,
-    MalformedResponse,
-    Usage,
-    parse_retry_after,
-)
+from .client import LLMClient
 from .dry_run import plan
+from .failures import AllQuestionsFailed, QuestionFailure, failures_path, read_failures, write_failures
+from .replies import non_answer_reason
+from .retry import RetryPolicy, parse_retry_after
+from .types import ChatRequest, ChatResult, LLMRequestError, MalformedResponse, Usage
 
 __all__ = [
     "CACHE_FILENAME",
     "DEFAULT_OUTPUT_TOKENS_ESTIMATE",
+    "AllQuestionsFailed",
     "Budget",
     "BudgetExceeded",
+    "CacheRow",
     "ChatRequest",
     "ChatResult",
     "LLMClient",
@@ -48,16 +52,23 @@ __all__ = [
     "ModelPrice",
     "ModelUsage",
     "PriceTable",
+    "QuestionFailure",
     "ResponseCache",
+    "RetryPolicy",
     "Usage",
     "UsageStats",
+    "WorkUsage",
     "canonical_json",
     "default_cache_dir",
     "estimate_chat_tokens",
     "estimate_prompt_tokens",
+    "failures_path",
     "key_payload",
+    "non_answer_reason",
     "normalize_base_url",
     "parse_retry_after",
     "plan",
+    "read_failures",
     "request_key",
+    "write_failures",
 ]

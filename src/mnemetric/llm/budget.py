@@ -4,7 +4,12 @@
   (as the Hydra config provides it).
 * :class:`Budget` -- ``max_requests`` / ``max_usd``, checked *before* every network call; cache
   hits are free and never count. Going over raises :class:`BudgetExceeded`.
-* :class:`UsageStats` -- counters for one run (passed in, never global), with ``to_dict()``.
+* :class:`UsageStats` -- counters for one run (passed in, never global), with ``to_dict()``:
+  what this run sent, reused and paid. They go to the terminal and the untracked run log.
+* :class:`WorkUsage` (``UsageStats.work``) -- the cost of the *work*: the usage recorded with
+  each response used, whether it came from the cache or the network, priced by the price table.
+  A pure function of the responses, so a cold and a warm run write the same bytes (it is what
+  DVC-tracked files hold).
 
 The cost of a request before it is sent is estimated as: prompt tokens = ceil(len(text) / 4)
 over the text of all messages, plus ``max_tokens`` (times ``n``) output tokens.
@@ -77,13 +82,18 @@ class PriceTable:
         prefixes = [name for name in self.prices if model.startswith(name)]
         return self.prices[max(prefixes, key=len)] if prefixes else None
 
-    def cost(self, models: Iterable[str], prompt_tokens: int, completion_tokens: int) -> float | None:
-        """Cost using the first of ``models`` that has a price (e.g. resolved, then requested)."""
+    def first(self, models: Iterable[str]) -> ModelPrice | None:
+        """The price of the first of ``models`` that has one (e.g. resolved, then requested)."""
         for model in models:
             price = self.get(model)
             if price is not None:
-                return price.cost(prompt_tokens, completion_tokens)
+                return price
         return None
+
+    def cost(self, models: Iterable[str], prompt_tokens: int, completion_tokens: int) -> float | None:
+        """Cost using the first of ``models`` that has a price (e.g. resolved, then requested)."""
+        price = self.first(models)
+        return price.cost(prompt_tokens, completion_tokens) if price is not None else None
 
 
 def _message_text(message: Mapping[str, Any]) -> str:
@@ -162,6 +172,53 @@ class ModelUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     usd: float = 0.0
+    non_answers: int = 0
+
+
+@dataclass
+class WorkUsage:
+    """The cost of the work: one entry per response *used* (a usable answer, or one embedding
+    vector), from the cache or the network alike. Non-answers are not used, so not counted here
+    (what they cost is in the run counters).
+
+    Tokens are summed as integers per (requested model, resolved model); dollars are computed
+    from those sums when serialized -- usd = (prompt x input + completion x output) / 1e6 per
+    pair, summed in sorted order -- so the result does not depend on the order responses arrived.
+    """
+
+    _sums: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    _prices: dict[tuple[str, str], ModelPrice | None] = field(default_factory=dict)
+
+    def add(self, requested: str, resolved: str, prompt_tokens: int, completion_tokens: int,
+            price: ModelPrice | None, responses: int = 1) -> None:
+        """Count ``responses`` response(s) with this usage."""
+        sums = self._sums.setdefault((requested, resolved), [0, 0, 0])
+        sums[0] += responses
+        sums[1] += prompt_tokens * responses
+        sums[2] += completion_tokens * responses
+        self._prices[(requested, resolved)] = price
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{responses, prompt_tokens, completion_tokens, usd, unpriced_models, per_model}``;
+        per_model is keyed by the requested model and names the resolved models."""
+        per_model: dict[str, dict[str, Any]] = {}
+        unpriced: set[str] = set()
+        for (requested, resolved), (n, prompt, completion) in sorted(self._sums.items()):
+            block = per_model.setdefault(requested, {"responses": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                                                     "usd": 0.0, "resolved_models": []})
+            price = self._prices[(requested, resolved)]
+            block["responses"] += n
+            block["prompt_tokens"] += prompt
+            block["completion_tokens"] += completion
+            block["usd"] += price.cost(prompt, completion) if price else 0.0
+            block["resolved_models"].append(resolved)
+            if price is None:
+                unpriced.add(resolved)
+        total = {k: sum(b[k] for b in per_model.values()) for k in ("responses", "prompt_tokens", "completion_tokens")}
+        usd = 0.0
+        for name in sorted(per_model):
+            usd += per_model[name]["usd"]
+        return total | {"usd": usd, "unpriced_models": sorted(unpriced), "per_model": per_model}
 
 
 @dataclass
@@ -169,6 +226,10 @@ class UsageStats:
     """What one run sent, reused and paid. Totals plus a per-model breakdown.
 
     Cache hits count in ``cache_hits`` only: their tokens and dollars were paid by an earlier run.
+    ``non_answers`` counts replies that carried no answer (each one sent and paid);
+    ``waited`` counts requests answered by another process that had claimed them first
+    (they are cache hits too); ``taken_over`` counts claims of dead processes taken over.
+    ``work`` holds the cost of the work (see :class:`WorkUsage`), which is what tracked files record.
     """
 
     requests_sent: int = 0
@@ -177,7 +238,11 @@ class UsageStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     usd: float = 0.0
+    non_answers: int = 0
+    waited: int = 0
+    taken_over: int = 0
     per_model: dict[str, ModelUsage] = field(default_factory=dict)
+    work: WorkUsage = field(default_factory=WorkUsage)
 
     def _model(self, model: str) -> ModelUsage:
         return self.per_model.setdefault(model, ModelUsage())
@@ -200,8 +265,13 @@ class UsageStats:
             target.completion_tokens += completion_tokens
             target.usd += usd or 0.0
 
+    def record_non_answer(self, model: str) -> None:
+        """One reply without a usable answer (already counted as sent)."""
+        self.non_answers += 1
+        self._model(model).non_answers += 1
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON view (for metrics / run manifests)."""
-        data = asdict(self)
+        """Plain-JSON view of this run's counters (terminal and run log; never a tracked file)."""
+        data = {k: v for k, v in asdict(self).items() if k not in ("per_model", "work")}
         data["per_model"] = {m: asdict(u) for m, u in sorted(self.per_model.items())}
         return data

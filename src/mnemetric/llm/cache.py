@@ -12,7 +12,13 @@ stored or shown.
 Storage is ``$MNEMETRIC_CACHE_DIR/llm-cache.sqlite3`` (default: the user cache folder, e.g.
 ``$XDG_CACHE_HOME/mnemetric`` or ``~/.cache/mnemetric``), in WAL mode. Each response is committed
 the moment it arrives, so an interrupted run (Ctrl-C, kill) keeps everything it already paid for;
-errors are never stored. Several processes may share the file (busy timeout).
+errors and non-answers are never stored. Several processes may share the file (busy timeout);
+they also share its ``claims`` table (:mod:`mnemetric.llm.claims`), so a request is sent once
+even when several processes want it at the same time.
+
+Each row records which role stored it (``stage``: reader, judge or embeddings; not part of the
+key). Cache files from before that column are migrated when opened: their rows get NULL, which
+``mnemetric cache`` shows as "unknown".
 """
 
 from __future__ import annotations
@@ -26,8 +32,11 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .claims import CLAIMS_SCHEMA, ClaimStore
 
 CACHE_FILENAME = "llm-cache.sqlite3"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -45,9 +54,32 @@ CREATE TABLE IF NOT EXISTS responses (
     model TEXT NOT NULL,
     request_json TEXT NOT NULL,
     response_json TEXT NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    stage TEXT
 )
 """
+ROLES = ("reader", "judge", "embeddings")
+"""Who stores rows (the ``stage`` column, not part of the key); rows from before the column: NULL,
+shown as "unknown"."""
+UNKNOWN_ROLE = "unknown"
+
+
+@dataclass(frozen=True)
+class CacheRow:
+    """One cached response as ``mnemetric cache list`` shows it."""
+
+    key: str
+    kind: str
+    """"chat" or "embeddings"."""
+    model: str
+    """The requested model (part of the key)."""
+    resolved_model: str | None
+    """The model the server said it used (``response.model``), if recorded."""
+    stage: str
+    """Role that stored it (reader, judge, embeddings) or "unknown"."""
+    created_at: float
+    size: int
+    """Bytes of the stored response JSON."""
 
 
 def canonical_json(obj: Any) -> str:
@@ -131,7 +163,7 @@ def default_cache_dir() -> Path:
     return Path(base).expanduser() / "mnemetric"
 
 
-class ResponseCache:
+class ResponseCache(ClaimStore):
     """SQLite response store keyed by :func:`request_key`; safe for concurrent processes."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None):
@@ -145,6 +177,18 @@ class ResponseCache:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.execute(_SCHEMA)
+        self._migrate()
+        self._conn.execute(CLAIMS_SCHEMA)
+
+    def _migrate(self) -> None:
+        """Add the ``stage`` column to a cache file written before it existed (rows keep NULL)."""
+        columns = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
+        if "stage" not in columns:
+            try:
+                self._conn.execute("ALTER TABLE responses ADD COLUMN stage TEXT")
+            except sqlite3.OperationalError as exc:  # another process migrated it first
+                if "duplicate column" not in str(exc):
+                    raise
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored response JSON for ``key``, or None."""
@@ -157,8 +201,10 @@ class ResponseCache:
             row = self._conn.execute("SELECT 1 FROM responses WHERE key=?", (key,)).fetchone()
         return row is not None
 
-    def put(self, key: str, payload: Mapping[str, Any], response: Mapping[str, Any]) -> None:
-        """Store one successful response and commit it immediately (first writer wins)."""
+    def put(self, key: str, payload: Mapping[str, Any], response: Mapping[str, Any], *, stage: str | None = None,
+            release: str | None = None) -> None:
+        """Store one usable response and commit it immediately (first writer wins); in the same
+        transaction, drop the claim on ``key`` held under token ``release`` (if given)."""
         row = (
             key,
             str(payload.get("kind", "")),
@@ -166,13 +212,51 @@ class ResponseCache:
             canonical_json(payload),
             canonical_json(response),
             time.time(),
+            stage,
         )
-        with self._lock:
+        with self._lock, self._transaction():
             self._conn.execute(
                 "INSERT OR IGNORE INTO responses"
-                " (key, kind, model, request_json, response_json, created_at) VALUES (?,?,?,?,?,?)",
+                " (key, kind, model, request_json, response_json, created_at, stage) VALUES (?,?,?,?,?,?,?)",
                 row,
             )
+            if release is not None:
+                self._conn.execute("DELETE FROM claims WHERE key=? AND token=?", (key, release))
+
+    def delete(self, keys: list[str]) -> int:
+        """Remove the rows of ``keys``; returns how many were removed."""
+        removed = 0
+        with self._lock, self._transaction():
+            for i in range(0, len(keys), 500):
+                chunk = keys[i : i + 500]
+                cur = self._conn.execute(f"DELETE FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+                removed += cur.rowcount
+        return removed
+
+    def rows(self, *, model: str | None = None, stage: str | None = None, key_prefix: str | None = None,
+             kind: str | None = None) -> list[CacheRow]:
+        """Rows matching every filter given (``stage`` "unknown" matches rows without a role),
+        ordered by creation time then key. The request and response bodies are not loaded."""
+        where, args = [], []
+        if model is not None:
+            where.append("(model = ? OR json_extract(response_json, '$.model') = ?)")
+            args += [model, model]
+        if stage is not None:
+            where.append("stage IS NULL" if stage == UNKNOWN_ROLE else "stage = ?")
+            args += [] if stage == UNKNOWN_ROLE else [stage]
+        if key_prefix is not None:
+            where.append("substr(key, 1, ?) = ?")
+            args += [len(key_prefix), key_prefix.lower()]
+        if kind is not None:
+            where.append("kind = ?")
+            args.append(kind)
+        sql = ("SELECT key, kind, model, json_extract(response_json, '$.model'), stage, created_at,"
+               " length(response_json) FROM responses")
+        sql += (" WHERE " + " AND ".join(where)) if where else ""
+        with self._lock:
+            found = self._conn.execute(sql + " ORDER BY created_at, key", args).fetchall()
+        return [CacheRow(k, kd, m, str(r) if r is not None else None, s or UNKNOWN_ROLE, c, n)
+                for k, kd, m, r, s, c, n in found]
 
     def __len__(self) -> int:
         with self._lock:

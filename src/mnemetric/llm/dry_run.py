@@ -2,7 +2,8 @@
 
 ``plan(requests, cache)`` looks every request up in the response cache and estimates the cost of
 the ones that would be sent (prompt tokens = ceil(chars / 4), output = ``max_tokens`` x ``n``),
-so a ``--dry-run`` can print e.g. "1,500 requests: 1,200 cached, 300 to send, ~$0.84".
+so a ``--dry-run`` can print e.g. "1,500 requests: 1,200 cached, 300 to send, ~$0.84". It reads
+the cache only: no API key, no network.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 
 from .budget import PriceTable, estimate_chat_tokens
 from .cache import ResponseCache, key_payload, request_key
-from .client import ChatRequest
+from .replies import non_answer_reason
+from .types import ChatRequest
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +39,8 @@ def plan(
     for req in map(ChatRequest.coerce, requests):
         total += 1
         key = request_key(key_payload("chat", base_url, req.model, req.messages, req.params))
-        if cache is not None and key in cache:
+        hit = cache.get(key) if cache is not None else None
+        if hit is not None and non_answer_reason(hit) is None:  # a stored non-answer would be asked again
             cached += 1
             continue
         prompt, out = estimate_chat_tokens(req.messages, req.params)

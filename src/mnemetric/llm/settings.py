@@ -15,19 +15,23 @@ def budget_from_params(llm: Mapping[str, Any]) -> Budget:
 
 
 def client_from_params(llm: Mapping[str, Any], base_url: str | None = None, stats: UsageStats | None = None,
-                       budget: Budget | None = None, **extra: Any) -> LLMClient:
+                       budget: Budget | None = None, *, role: str | None = None, **extra: Any) -> LLMClient:
     """An LLMClient with the run's concurrency, timeouts, retries, budget and price table.
 
     ``base_url`` None → the SDK reads OPENAI_BASE_URL (and OPENAI_API_KEY) from the environment;
     secrets never come from params. Pass one ``budget`` to several clients to share its limits.
+    ``role`` ("reader", "judge", "embeddings") is recorded with every response the client caches.
+    ``llm.non_answer_attempts`` (default 2) bounds how many non-answers one request may receive.
     """
     return LLMClient(
         base_url=base_url,
         max_concurrency=int(llm.get("max_concurrency", 8)),
         timeout=float(llm.get("timeout", 120)),
         max_attempts=int(llm.get("max_attempts", 6)),
+        non_answer_attempts=int(llm.get("non_answer_attempts", 2)),
         budget=budget or budget_from_params(llm),
         prices=PriceTable.from_dict(llm.get("prices")),
         stats=stats,
+        role=role,
         **extra,
     )

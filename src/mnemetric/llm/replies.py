@@ -1,0 +1,142 @@
+"""Reading server replies: malformed bodies (retried as transport errors), non-answers, results.
+
+A *malformed* body (not JSON, not an object, a choice that is not an object with a ``message``
+object, an embeddings list of the wrong length) is a transport problem: the client retries it.
+
+A *non-answer* is a well-formed chat.completion that carries no verdict or answer. The rule,
+checked on every choice (``n > 1``: all of them must be usable):
+
+* ``choices`` missing or empty → "no choices";
+* ``message.refusal`` set (non-empty) → "refusal: <text>";
+* ``finish_reason`` other than "stop" or "length" (e.g. "content_filter", "tool_calls", or
+  missing) → "finish_reason '<value>'";
+* ``message.content`` null → "content is null"; not a string → "content is not a string";
+  empty or only whitespace → "content is empty".
+
+A non-answer is never cached and never becomes a label: upstream evaluate_qa.py @ 9e0b455f reads
+``completion.choices[0].message.content.strip()``, which raises on null content and turns empty
+content into the label "no"; we report the question as failed instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .types import ChatResult, MalformedResponse, Usage
+
+OK_FINISH_REASONS = frozenset({"stop", "length"})
+
+
+def _parse_json(raw: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise MalformedResponse(f"reply is not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
+    if not isinstance(data, dict):
+        raise MalformedResponse("reply is not a JSON object")
+    return data
+
+
+def parse_chat_response(raw: bytes) -> dict[str, Any]:
+    """Decode a chat.completion body; :class:`MalformedResponse` if it is structurally unusable.
+
+    An empty or missing ``choices`` list is *not* malformed: it is a non-answer (see
+    :func:`non_answer_reason`), so it is reported, not retried as a transport error.
+    """
+    data = _parse_json(raw)
+    choices = data.get("choices")
+    if choices is not None and not isinstance(choices, list):
+        raise MalformedResponse("reply 'choices' is not a list")
+    if not all(isinstance(c, dict) and isinstance(c.get("message"), dict) for c in choices or []):
+        raise MalformedResponse("reply choice has no 'message' object")
+    return data
+
+
+def _choice_problem(choice: Mapping[str, Any]) -> str | None:
+    message = choice["message"]
+    refusal = message.get("refusal")
+    if refusal:
+        return f"refusal: {str(refusal)[:200]}"
+    finish = choice.get("finish_reason")
+    if finish not in OK_FINISH_REASONS:
+        return f"finish_reason {finish!r}"
+    content = message.get("content")
+    if content is None:
+        return "content is null"
+    if not isinstance(content, str):
+        return f"content is not a string ({type(content).__name__})"
+    if not content.strip():
+        return "content is empty"
+    return None
+
+
+def non_answer_reason(data: Mapping[str, Any]) -> str | None:
+    """Why a parsed chat.completion is a non-answer (module docstring), or None if usable."""
+    choices = data.get("choices")
+    if not choices:
+        return "no choices"
+    for choice in sorted(choices, key=lambda c: c.get("index", 0)):
+        problem = _choice_problem(choice)
+        if problem is not None:
+            return problem if len(choices) == 1 else f"choice {choice.get('index', 0)}: {problem}"
+    return None
+
+
+def parse_embeddings_response(raw: bytes, expected: int) -> dict[str, Any]:
+    """Decode and sanity-check an embeddings body with ``expected`` vectors."""
+    data = _parse_json(raw)
+    items = data.get("data")
+    if not isinstance(items, list) or len(items) != expected:
+        raise MalformedResponse(f"reply has no 'data' list of {expected} embeddings")
+    if not all(isinstance(i, dict) and isinstance(i.get("embedding"), list) for i in items):
+        raise MalformedResponse("reply embedding is not a list of floats (encoding_format must be float)")
+    return data
+
+
+def usage_of(data: Mapping[str, Any]) -> Usage:
+    """The ``usage`` block of a reply (missing counts are 0)."""
+    usage = data.get("usage") or {}
+    return Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+
+
+def chat_result(data: Mapping[str, Any], key: str, *, cached: bool, cost_usd: float | None,
+                attempts: int = 1) -> ChatResult:
+    """Build a :class:`ChatResult` from a (cached or fresh) chat.completion dict; a non-answer
+    gives a result with ``failure`` set and empty text."""
+    failure = non_answer_reason(data)
+    choices = sorted(data.get("choices") or [], key=lambda c: c.get("index", 0))
+    texts = tuple(c["message"].get("content") if isinstance(c["message"].get("content"), str) else ""
+                  for c in choices)
+    return ChatResult(
+        text="" if failure else texts[0],
+        model=str(data.get("model") or ""),
+        usage=usage_of(data),
+        request_sha256=key,
+        cached=cached,
+        cost_usd=cost_usd,
+        finish_reason=choices[0].get("finish_reason") if choices else None,
+        texts=() if failure else texts,
+        failure=failure,
+        attempts=attempts,
+    )
+
+
+def apportion(total: int, weights: list[int]) -> list[int]:
+    """Split ``total`` tokens over items in proportion to ``weights`` (largest remainder; ties to
+    the earlier item), so the parts are integers that sum to ``total``. Equal weights if all are 0.
+
+    Used for embeddings: the server reports one token count per request, we store one per text.
+    Worked example: total 10, weights [1, 1, 2] → exact shares 2.5, 2.5, 5 → [3, 2, 5].
+    """
+    if not weights:
+        return []
+    if sum(weights) <= 0:
+        weights = [1] * len(weights)
+    whole = sum(weights)
+    parts = [total * w // whole for w in weights]
+    order = sorted(range(len(weights)), key=lambda i: (-(total * weights[i] % whole), i))
+    for i in order[: total - sum(parts)]:
+        parts[i] += 1
+    return parts

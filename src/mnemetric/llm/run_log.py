@@ -1,0 +1,72 @@
+"""The untracked run log: what one stage run sent, reused, retried and how long it took.
+
+Tracked files (DVC outputs, metrics) hold only the cost of the work
+(:class:`~mnemetric.llm.budget.WorkUsage`), which is the same on a cold and a warm run. What
+changes from run to run -- wall-clock seconds, requests sent *this run*, cache hits, retries,
+non-answers, dollars paid -- is printed and appended here, one JSON line per stage run:
+
+    {"time": "2026-12-01T10:00:00Z", "stage": "judge", "sent": 43, "hits": 0, "retries": 0,
+     "non_answers": 0, "waited": 0, "taken_over": 0, "failed": 0, "usd_paid": 0.05, "seconds": 4.2}
+
+Location: ``$MNEMETRIC_RUN_LOG`` if set, else ``.mnemetric/run-log.jsonl`` under the working
+directory (a stage runs in the repository root; keep ``/.mnemetric/`` in .gitignore). Each line is
+written with one ``write`` on a file opened for appending and then fsynced, so concurrent stages
+never interleave within a line and a crash loses at most the line being written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .budget import UsageStats
+
+ENV_RUN_LOG = "MNEMETRIC_RUN_LOG"
+DEFAULT_RUN_LOG = Path(".mnemetric") / "run-log.jsonl"
+
+
+def run_log_path() -> Path:
+    """``$MNEMETRIC_RUN_LOG`` or ``.mnemetric/run-log.jsonl`` (relative to the working directory)."""
+    return Path(os.environ.get(ENV_RUN_LOG) or DEFAULT_RUN_LOG)
+
+
+def run_entry(stage: str, stats: UsageStats, seconds: float, failed: int = 0, **extra: Any) -> dict[str, Any]:
+    """The log line of one stage run."""
+    return {"time": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "stage": stage,
+            "sent": stats.requests_sent, "hits": stats.cache_hits, "retries": stats.retries,
+            "non_answers": stats.non_answers, "waited": stats.waited, "taken_over": stats.taken_over,
+            "failed": failed, "prompt_tokens_sent": stats.prompt_tokens,
+            "completion_tokens_sent": stats.completion_tokens, "usd_paid": stats.usd,
+            "seconds": round(seconds, 3), **extra}
+
+
+def append_run_log(entry: dict[str, Any], path: Path | None = None) -> Path:
+    """Append ``entry`` as one JSON line (one write + fsync); returns the log path."""
+    target = path or run_log_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(entry, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return target
+
+
+def summary(stage: str, entry: dict[str, Any]) -> str:
+    """One terminal line: ``judge: sent 43, cache hits 0, retries 0, non-answers 0, $0.0500 paid, 4.2 s``."""
+    return (f"{stage}: sent {entry['sent']}, cache hits {entry['hits']}, retries {entry['retries']}, "
+            f"non-answers {entry['non_answers']}, waited for other processes {entry['waited']}, "
+            f"${entry['usd_paid']:.4f} paid, {entry['seconds']:.1f} s")
+
+
+def read_run_log(path: Path | None = None) -> list[dict[str, Any]]:
+    """Every entry of the log (for tests and reports); [] if it does not exist."""
+    target = path or run_log_path()
+    if not target.exists():
+        return []
+    return [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines() if line.strip()]
