@@ -3,7 +3,7 @@
     python tests/bench/run.py                        # every section, full scale
     python tests/bench/run.py --only retrieval --questions 50
 
-Section ``retrieval``: a synthetic S-scale set (mnemetric.data.sample.generate_synthetic: 500
+Section ``retrieval``: a synthetic S-scale set (mnemetric.sample.generate_synthetic: 500
 questions, 48 sessions of ~10 turns each by default) is written to a temporary folder and adapted
 (session-v3); then bm25-upstream, bm25 and dense (all-MiniLM-L6-v2 in process) each run retrieval
 over every question and score the log (score_retrieval_log, upstream profile), at session and turn
@@ -75,15 +75,15 @@ def merge_results(path: Path, section: str, result: dict[str, Any]) -> None:
 def make_dataset(folder: Path, questions: int, sessions: int, seed: int) -> tuple[Path, dict[str, Any]]:
     """Write the synthetic set and its adapted records; return (adapted path, dataset facts)."""
     from mnemetric.adapters import SessionAdapter
-    from mnemetric.data.sample import generate_synthetic, write_json_list
+    from mnemetric.sample import generate_synthetic, write_instances
     from mnemetric.stages.adapt import adapt_file
     raw, adapted = folder / "synthetic.json", folder / "synthetic.adapted.jsonl"
     t0 = time.perf_counter()
-    write_json_list(raw, generate_synthetic(questions, sessions, seed))
+    write_instances(raw, generate_synthetic(questions, sessions, seed))
     t1 = time.perf_counter()
     adapt_file(SessionAdapter("session-v3", "mnemetric.longmemeval-session/v3"), raw, adapted)
     t2 = time.perf_counter()
-    facts = {"generator": "mnemetric.data.sample.generate_synthetic", "questions": questions,
+    facts = {"generator": "mnemetric.sample.generate_synthetic", "questions": questions,
              "sessions_per_question": sessions, "seed": seed, "adapter": "session-v3",
              "file_mb": round(raw.stat().st_size / 2**20, 1), "generate_s": round(t1 - t0, 2),
              "adapt_s": round(t2 - t1, 2), **corpus_size(adapted)}
