@@ -53,7 +53,7 @@ def test_unknown_memory_target(workspace):
 
 def test_unknown_suite_key(workspace):
     edit(workspace, suite__per_typ=3)
-    assert_clean_error(stage(workspace, "suite"), "unknown key(s) ['per_typ']")
+    assert_clean_error(stage(workspace, "suite"), "suite.per_typ: unknown key")
 
 
 def test_bad_ks(workspace):
@@ -70,3 +70,29 @@ def test_bad_hypothesis_line_stops_the_judge_before_any_request(workspace):
     runs.mkdir(parents=True)
     (runs / "hypotheses.jsonl").write_text(json.dumps({"question_id": "a"}) + "\n")
     assert_clean_error(stage(workspace, "judge"), "hypotheses.jsonl", "line 1", "hypothesis")
+
+
+# Typed params (issue "Trustworthy V1", item 6). Measured before: `-S retrieval.context_k=abc` gave a raw
+# TypeError traceback; context_k=-1 was accepted silently and the reader got 11-15 items instead of at most
+# 10; llm.max_concurrency=0 gave a ValueError traceback; a sha256 of all zeros in YAML became the integer 0.
+@pytest.mark.parametrize(("stage_name", "changes", "needles"), [
+    ("retrieve", {"retrieval__context_k": "abc"}, ["retrieval.context_k: expected an integer, got str 'abc'"]),
+    ("retrieve", {"retrieval__context_k": -1}, ["retrieval.context_k: must be >= 0, got -1"]),
+    ("retrieve", {"retrieval__granularity": "sentence"}, ["retrieval.granularity: 'sentence' is not one of"]),
+    ("answer", {"llm__max_concurrency": 0}, ["llm.max_concurrency: must be >= 1, got 0"]),
+    ("judge", {"llm__budget__max_usd": "lots"}, ["llm.budget.max_usd: expected a number"]),
+    ("prepare", {"variant__sha256": 0}, ["variant.sha256: expected a string, got int 0 (quote it in YAML)"]),
+    ("prepare", {"variant__sha256": "abc"}, ["variant.sha256: 'abc' is not valid", "64-character"]),
+    ("retrieval_metrics", {"scoring__bootstrap__resamples": 1.5}, ["scoring.bootstrap.resamples: expected an integer"]),
+])
+def test_mistyped_or_out_of_range_params_name_the_key(workspace, stage_name, changes, needles):
+    edit(workspace, **changes)
+    assert_clean_error(stage(workspace, stage_name), *needles)
+
+
+def test_an_all_zero_sha256_written_unquoted_is_refused(workspace):
+    text = (workspace / "params.yaml").read_text()
+    sha = yaml.safe_load(text)["variant"]["sha256"]
+    (workspace / "params.yaml").write_text(text.replace(sha, "0" * 64))
+    assert yaml.safe_load((workspace / "params.yaml").read_text())["variant"]["sha256"] == 0  # what YAML makes of it
+    assert_clean_error(stage(workspace, "prepare"), "variant.sha256: expected a string, got int 0")

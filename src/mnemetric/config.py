@@ -1,21 +1,93 @@
-"""Composing conf/ into params.yaml exactly as `dvc exp run` does (DVC's own compose function)."""
+"""Composing conf/ exactly as `dvc exp run` does (DVC's own compose function), and building components.
+
+The named options (``memory=bm25-upstream``, ``judge=upstream-gpt-4o``, ...) ship inside the package
+(``mnemetric/conf``; the repository's top-level ``conf`` is that folder). The ``mnemetric`` command
+composes them from anywhere; ``--conf DIR`` adds a project's own options (and, when DIR has a
+``config.yaml``, its defaults).
+"""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+PACKAGE_CONF = Path(__file__).resolve().parent / "conf"
 
-def compose_to(output_file: str | Path, conf_dir: str | Path = "conf", overrides: list[str] | None = None) -> None:
-    """Write the composition of ``conf_dir`` (+ Hydra overrides) to ``output_file``.
 
-    Uses ``dvc.utils.hydra.compose_and_dump``, the very call `dvc exp run` makes (Hydra compose
-    API, version_base=None, then OmegaConf.resolve), so the result is byte-identical to DVC's.
+def package_conf_dir() -> Path:
+    """The conf folder shipped with the package."""
+    return PACKAGE_CONF
+
+
+def _hydra_error(exc: BaseException) -> str:
+    """Hydra's message plus its cause's (the cause names the key: ``full_key: retrieval.context_k``)."""
+    parts, seen = [], exc
+    while seen is not None and len(parts) < 3:
+        text = str(seen).strip()
+        if text and text not in parts:
+            parts.append(text)
+        seen = seen.__cause__
+    return "\n  ".join(parts)
+
+
+def compose_text(overrides: Iterable[str] = (), conf_dir: str | Path | None = None,
+                 extra_dirs: Iterable[str | Path] = ()) -> str:
+    """The composed YAML, byte for byte what `dvc exp run` writes to params.yaml.
+
+    ``conf_dir`` (default: the package's conf) is the primary config folder; ``extra_dirs`` are added
+    to Hydra's search path (a project's own options). Errors become one ConfigError.
     """
     from dvc.utils.hydra import compose_and_dump
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
 
-    conf = Path(conf_dir).resolve()
-    compose_and_dump(output_file, str(conf), None, "config", str(conf.parent), list(overrides or []))
+    from .errors import ConfigError
+    from .schema import register_schema
+
+    register_schema()  # the Hydra plugin does this too; composing must not depend on plugin discovery
+    conf = Path(conf_dir).resolve() if conf_dir else package_conf_dir()
+    if not (conf / "config.yaml").is_file():
+        raise ConfigError(f"{conf}: no config.yaml here", fix="pass the conf folder of a Mnemetric project")
+    args = list(overrides)
+    extra = [Path(d).resolve() for d in extra_dirs if Path(d).resolve() != conf]
+    if extra:
+        args.append("hydra.searchpath=[" + ",".join(f"file://{d}" for d in extra) + "]")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "params.yaml"
+        try:
+            compose_and_dump(out, str(conf), None, "config", str(conf.parent), args)
+        except (HydraException, OmegaConfBaseException) as exc:
+            raise ConfigError(f"cannot compose {conf} with {args or 'no overrides'}: {_hydra_error(exc)}") from None
+        return out.read_text(encoding="utf-8")
+
+
+def compose(overrides: Iterable[str] = (), conf_dir: str | Path | None = None,
+            extra_dirs: Iterable[str | Path] = ()) -> dict[str, Any]:
+    """The composed run config as a dict, checked (types and ranges, key named)."""
+    import yaml
+
+    from .schema import check_params
+
+    params = yaml.safe_load(compose_text(overrides, conf_dir, extra_dirs)) or {}
+    check_params(params)
+    return params
+
+
+def compose_to(output_file: str | Path, conf_dir: str | Path | None = "conf",
+               overrides: list[str] | None = None) -> None:
+    """Write the composition of ``conf_dir`` (+ Hydra overrides) to ``output_file``, atomically,
+    after checking it: a composition with a bad value writes nothing."""
+    import yaml
+
+    from .io import atomic_open
+    from .schema import check_params
+
+    text = compose_text(overrides or [], conf_dir)
+    check_params(yaml.safe_load(text) or {})
+    with atomic_open(output_file) as fh:
+        fh.write(text)
 
 
 def conf_options(conf_dir: str | Path = "conf") -> list[tuple[str, str]]:

@@ -38,6 +38,15 @@ def lookup(params: dict[str, Any], dotted: str) -> Any:
 
 
 def stage_params(keys: list[str], path: str | Path = PARAMS_FILE) -> dict[str, Any]:
-    """The declared keys of one stage, as a flat {dotted key: value} dict."""
+    """The declared keys of one stage, as a flat {dotted key: value} dict.
+
+    Every top-level section a key belongs to is checked first (types and ranges, see
+    :mod:`mnemetric.schema`), so a bad value stops the stage before any work, naming its key.
+    """
+    from .schema import check_section
+
     params = load_params(path)
+    for section in dict.fromkeys(k.split(".")[0] for k in keys):
+        if section in params:
+            check_section(section, params[section])
     return {k: lookup(params, k) for k in keys}
