@@ -1,0 +1,44 @@
+"""Offline reports: inline-SVG charts and a self-contained HTML page from a typed report model.
+
+Pure functions only: the caller fills ``Report`` from the metric files; ``render_report`` returns
+the page text and ``bar_chart`` / ``line_chart`` return SVG text. Nothing here reads or writes a
+file, needs a script at view time, or refers to a network address.
+"""
+
+from __future__ import annotations
+
+from .html import render_report
+from .model import (
+    CostRow,
+    Curve,
+    CurvePoint,
+    Custody,
+    Equivalence,
+    Flip,
+    Flips,
+    Headline,
+    Interval,
+    Report,
+    TypeResult,
+)
+from .svg import Bar, BarSeries, LineSeries, bar_chart, line_chart
+
+__all__ = [
+    "Bar",
+    "BarSeries",
+    "CostRow",
+    "Curve",
+    "CurvePoint",
+    "Custody",
+    "Equivalence",
+    "Flip",
+    "Flips",
+    "Headline",
+    "Interval",
+    "LineSeries",
+    "Report",
+    "TypeResult",
+    "bar_chart",
+    "line_chart",
+    "render_report",
+]
