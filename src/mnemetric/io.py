@@ -106,14 +106,42 @@ def require_file(path: str | os.PathLike[str], fix: str | None = None) -> Path:
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
-    """Yield (line_number, object) for each non-empty line; a missing file or bad JSON raises InputError."""
+    """Yield (line_number, object) for each non-empty line. A missing file, bytes that are not UTF-8,
+    bad JSON, or a number JSON does not have (NaN, Infinity, -Infinity, or one that overflows to
+    infinity such as 1e999: RFC 8259 numbers are finite; Python's json accepts them) raise
+    InputError naming the file and line."""
+    import math
+
     from .errors import InputError
 
-    with open(require_file(path), encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
+    class NotFinite(ValueError):
+        pass
+
+    def constant(text: str) -> float:
+        raise NotFinite(text)
+
+    def finite(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise NotFinite(text)
+        return value
+
+    decoder = json.JSONDecoder(parse_constant=constant, parse_float=finite)
+    with open(require_file(path), "rb") as fh:
+        for lineno, data in enumerate(fh, start=1):
+            where = (str(path), f"line {lineno}")
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(*where, "<encoding>", f"byte 0x{data[exc.start]:02x} at column {exc.start + 1} is not "
+                                 f"valid UTF-8 ({exc.reason})", fix="save the file as UTF-8") from None
             if not line.strip():
                 continue
             try:
-                yield lineno, json.loads(line)
+                obj = decoder.decode(line)
             except json.JSONDecodeError as exc:
-                raise InputError(str(path), f"line {lineno}", "<json>", f"not valid JSON ({exc.msg})") from None
+                raise InputError(*where, "<json>", f"not valid JSON ({exc.msg})") from None
+            except NotFinite as exc:
+                raise InputError(*where, "<json>", f"{exc} is not valid JSON: numbers must be finite (no NaN or "
+                                 "Infinity)", fix="write a finite number, null or a string instead") from None
+            yield lineno, obj

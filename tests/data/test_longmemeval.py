@@ -168,8 +168,12 @@ def test_streaming_across_small_chunks(tmp_path, monkeypatch):
     assert [i.question_id for i in loaded] == [f"q{i}" for i in range(5)] and loaded[3].answer == 3
 
 
-def test_empty_list(tmp_path):
-    assert load_instances(write(tmp_path, [])) == []
+def test_empty_list_is_an_error(tmp_path):
+    path = write(tmp_path, [])
+    with pytest.raises(InputError) as err:
+        load_instances(path)
+    assert (err.value.problem.record, err.value.problem.field) == ("<file>", "<list>")
+    assert validate_file(path)[0] == 0
 
 
 def test_cli_validate_lists_all_problems_and_exits_nonzero(tmp_path):

@@ -14,27 +14,41 @@ from .registry import Handler, command, load_option
 
 
 @command("validate", "check a LongMemEval file and list every problem",
-         "Validate every instance of a LongMemEval JSON file (a JSON list of instances): required fields "
-         "and types, parallel haystack lists of equal length, known question types, the date format "
-         "'%Y/%m/%d (%a) %H:%M', answer_session_ids present in the haystack, duplicate question_ids. "
-         "Prints one line per problem (file: question_id or index: field: problem) and exits 1 if any.")
+         "Validate a LongMemEval JSON file (one JSON list of instances), streaming it: strict JSON "
+         "(UTF-8 without BOM; no NaN/Infinity; nothing after the closing ']'; not empty), required fields "
+         "and types, parallel haystack lists of equal length, known question types, real dates in the format "
+         "'%Y/%m/%d (%a) %H:%M' with the right weekday, unique question_ids and session ids, and the upstream "
+         "evidence rules (answer_session_ids name sessions whose id contains 'answer'; has_answer on every user "
+         "turn of those and true nowhere else). Prints one line per problem (file: question_id or index or line: "
+         "field: problem) and 'warning:' lines for odd but usable data that real upstream files have (a "
+         "question_date before the last session; a filler session listed twice with identical content). "
+         "Exits 1 if there is any problem (warnings do not count), 2 if the file cannot be opened.")
 def _validate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("file", type=Path, help="a LongMemEval JSON file (e.g. longmemeval_oracle.json)")
 
     def run(a: argparse.Namespace) -> int:
-        from ..data.longmemeval import validate_file
-        n, problems = validate_file(a.file)
-        for prob in problems:
-            print(prob)
-        print(f"{a.file}: {n} instances, {len(problems)} problem(s)", file=sys.stderr)
-        return 1 if problems else 0
+        from ..data.longmemeval import DataWarning, scan_file
+        tally = {"problems": 0, "warnings": 0}
+
+        def show(finding) -> None:
+            tally["warnings" if isinstance(finding, DataWarning) else "problems"] += 1
+            print(finding)
+
+        n, fatal = scan_file(a.file, show)
+        if fatal is not None:
+            tally["problems"] += 1
+            print(fatal)
+        print(f"{a.file}: {n} instances, {tally['problems']} problem(s), {tally['warnings']} warning(s)",
+              file=sys.stderr)
+        return 1 if tally["problems"] else 0
     return run
 
 
 @command("adapt", "turn a LongMemEval file into adapted records (memory view | eval view)",
          "Adapt every instance with an adapter schema and write JSONL: 'session-v3' "
          "(mnemetric.longmemeval-session/v3, dated sessions and question) or 'legacy-v2' "
-         "(mnemetric.longmemeval-session/v2, the undated replay). The memory half carries no labels.")
+         "(mnemetric.longmemeval-session/v2, the undated replay). The memory half carries no labels. "
+         "A file with problems writes nothing and lists them all (up to 50, then a count).")
 def _adapt(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("file", type=Path, help="a LongMemEval JSON file")
     p.add_argument("--adapter", default="session-v3", choices=sorted(ADAPTERS), help="adapter option (default: %(default)s)")
@@ -42,9 +56,12 @@ def _adapt(p: argparse.ArgumentParser) -> Handler:
 
     def run(a: argparse.Namespace) -> int:
         from ..adapters import SessionAdapter
-        from ..stages.adapt import adapt_file
-        n = adapt_file(SessionAdapter(a.adapter, ADAPTERS[a.adapter]), a.file, a.out)
+        from ..stages.adapt import WarningTally, adapt_file
+        warnings = WarningTally()
+        n = adapt_file(SessionAdapter(a.adapter, ADAPTERS[a.adapter]), a.file, a.out, on_warning=warnings)
         print(f"{n} questions → {a.out}")
+        if warnings.count:
+            print(warnings.summary(a.file), file=sys.stderr)
         return 0
     return run
 

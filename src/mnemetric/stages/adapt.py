@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
 from ..adapters import SessionAdapter
-from ..data.longmemeval import iter_instances
+from ..data.longmemeval import DataWarning, iter_instances
 from ..io import atomic_open
 from ..config import build
 from ..params import stage_params
@@ -21,14 +24,36 @@ def main() -> None:
     p = stage_params(PARAMS)
     adapter: SessionAdapter = build(p["adapter"], "params.yaml adapter")
     source = Path(p["paths.raw_dir"]) / p["variant.file"]
-    n = adapt_file(adapter, source, Path(p["paths.adapted"]))
+    warnings = WarningTally()
+    n = adapt_file(adapter, source, Path(p["paths.adapted"]), on_warning=warnings)
     print(f"adapt: {n} questions → {p['paths.adapted']} ({adapter.schema})")
+    if warnings.count:
+        print(f"adapt: {warnings.summary(source)}", file=sys.stderr)
 
 
-def adapt_file(adapter: SessionAdapter, source: Path, out: Path) -> int:
+@dataclass
+class WarningTally:
+    """Counts data warnings (odd but usable input) and keeps the first, in constant memory."""
+
+    count: int = 0
+    first: DataWarning | None = None
+
+    def __call__(self, warning: DataWarning) -> None:
+        self.count += 1
+        self.first = self.first or warning
+
+    def summary(self, source: Path | str) -> str:
+        return (f"{self.count} data warning(s) (odd but usable input; nothing was dropped), the first:\n  {self.first}"
+                f"\n  `mnemetric validate {source}` lists them all")
+
+
+def adapt_file(adapter: SessionAdapter, source: Path, out: Path,
+               on_warning: Callable[[DataWarning], None] | None = None) -> int:
+    """Adapt every instance of ``source`` into ``out`` (JSONL, written atomically). Any problem in the
+    file stops it with every problem listed (up to 50, then a count) and nothing written."""
     n = 0
     with atomic_open(out) as fh:
-        instances = tqdm(iter_instances(source), desc=f"adapt ({adapter.name})", unit="q", disable=None)
+        instances = tqdm(iter_instances(source, on_warning), desc=f"adapt ({adapter.name})", unit="q", disable=None)
         for position, inst in enumerate(instances):
             fh.write(json.dumps(adapter.adapt(inst, position).to_json(), ensure_ascii=False))
             fh.write("\n")
