@@ -192,11 +192,11 @@ def _one_bar(bar: Bar, name: str, i: int, y: float, h: float, x_of, prefix: str,
     out, x0, end = [], x_of(0.0), x_of(0.0)
     if bar.value is not None and not math.isnan(bar.value):
         end = x_of(bar.value)
-        out.append(f'<rect x="{_f(x0)}" y="{_f(y)}" width="{_f(max(0.0, end - x0))}" height="{_f(h)}" '
+        out.append(f'<rect class="bar" x="{_f(x0)}" y="{_f(y)}" width="{_f(max(0.0, end - x0))}" height="{_f(h)}" '
                    f'fill="{_fill(prefix, i)}" stroke="#222222" stroke-width="0.8"/>')
     if bar.low is not None and bar.high is not None:
         xl, xh, ym = x_of(bar.low), x_of(bar.high), y + h / 2
-        out.append(f'<path d="M{_f(xl)},{_f(ym)} H{_f(xh)} M{_f(xl)},{_f(ym - 4)} V{_f(ym + 4)} '
+        out.append(f'<path class="whisker" d="M{_f(xl)},{_f(ym)} H{_f(xh)} M{_f(xl)},{_f(ym - 4)} V{_f(ym + 4)} '
                    f'M{_f(xh)},{_f(ym - 4)} V{_f(ym + 4)}" stroke="#000000" stroke-width="1.5" fill="none"/>')
         end = max(end, xh)
     out.append(f'<text x="{_f(end + 6)}" y="{_f(y + h - 3)}" font-size="11">{esc(_bar_label(name, bar, several))}</text>')
