@@ -1,0 +1,205 @@
+"""The text of Mnemetric's bundled LongMemEval-V2 sample — all of it written by Mnemetric.
+
+Four invented apps (a shop, its admin panel, a forum; an IT-service desk for the enterprise domain)
+on reserved ``.example.test`` hosts. No upstream data, product or benchmark text is used. A step is
+(path, action, thought, page title, [(role, name), ...]); the generator (sample.py) renders the
+page as an indented accessibility-tree text and draws a tiny screenshot for it.
+"""
+
+from __future__ import annotations
+
+APPS = {
+    "shop": ("http://fernhill-market.example.test", "Fernhill Market", (46, 125, 50)),
+    "admin": ("http://admin.fernhill-market.example.test", "Fernhill Admin", (69, 90, 100)),
+    "forum": ("http://quillboard.example.test", "Quillboard", (106, 27, 154)),
+    "desk": ("http://deskflow.example.test", "DeskFlow", (21, 101, 192)),
+}
+"""app → (base URL, site name, header colour of its screenshots)."""
+
+T = "StaticText"
+
+TRAJECTORIES = [
+    ("fm-shop-001", "web", "shop", "Find the cheaper blue desk lamp on Fernhill Market and add it to the cart.",
+     "The Alder desk lamp (blue, 42.50 USD) is in the cart.", [
+         ("/", "click link 'Lighting'", "Desk lamps should be under Lighting.", "Home",
+          [("link", "Lighting"), ("link", "Kitchen"), ("link", "Garden"),
+           (T, "Free Meadow Post shipping on orders over 50 USD")]),
+         ("/lighting", "click link 'Alder desk lamp'",
+          "Two blue desk lamps: Alder at 42.50 USD and Birch at 58.00 USD. Alder is cheaper.", "Lighting",
+          [("heading", "Lighting"), ("link", "Alder desk lamp"), (T, "blue, 42.50 USD"),
+           ("link", "Birch desk lamp"), (T, "blue, 58.00 USD")]),
+         ("/product/alder-desk-lamp", "click button 'Add to cart'", "Blue is the only colour offered, so add it.",
+          "Alder desk lamp",
+          [("heading", "Alder desk lamp"), (T, "Colour: blue (only colour offered)"), (T, "Price: 42.50 USD"),
+           ("button", "Add to cart")]),
+         ("/cart", None, "The Alder desk lamp is in the cart; the task is done.", "Shopping cart",
+          [("heading", "Shopping cart"), (T, "Alder desk lamp x 1: 42.50 USD"),
+           (T, "Shipping: Meadow Post (free over 50 USD)"), ("button", "Proceed to checkout")]),
+     ]),
+    ("fm-shop-002", "web", "shop", "Check the shipping options at checkout for a 30 USD order.",
+     "Shipping for a 30 USD order: Meadow Post 4.00 USD, Swift Courier 9.00 USD, pickup free.", [
+         ("/cart", "click button 'Proceed to checkout'", "The cart holds a 30.00 USD kettle; go to checkout.",
+          "Shopping cart", [("heading", "Shopping cart"), (T, "Copper kettle x 1: 30.00 USD"),
+                            ("button", "Proceed to checkout")]),
+         ("/checkout/shipping", "type textbox 'Postcode' 'AB1 2CD'", "Enter the postcode to see the shipping options.",
+          "Shipping", [("heading", "Shipping"), ("textbox", "Postcode"),
+                       (T, "Meadow Post: free on orders over 50 USD, else 4.00 USD"), (T, "Swift Courier: 9.00 USD"),
+                       (T, "Pickup at Fernhill Depot: free")]),
+         ("/checkout/shipping", "type textbox 'Postcode' 'AB12CD'",
+          "The form refused a postcode with a space; retry without it.", "Shipping",
+          [("heading", "Shipping"), ("alert", "Postcode must not contain spaces"), ("textbox", "Postcode")]),
+         ("/checkout/shipping", None, "Postcode accepted; the options are listed.", "Shipping",
+          [(T, "Postcode AB12CD accepted"), ("radio", "Meadow Post (4.00 USD)"), ("radio", "Swift Courier (9.00 USD)"),
+           ("radio", "Pickup at Fernhill Depot (free)")]),
+     ]),
+    ("fm-admin-001", "web", "admin", "Move order 1042 to shipped in Fernhill Admin.",
+     "Order 1042 went from pending to processing to shipped.", [
+         ("/admin/sales/orders", "click link 'Order 1042'", "Order 1042 is still pending.", "Orders",
+          [("heading", "Orders"), ("row", "Order 1042 | Status: pending | 84.00 USD"),
+           ("row", "Order 1043 | Status: complete | 12.00 USD")]),
+         ("/admin/sales/order/1042", "select combobox 'Status' 'processing'",
+          "An order must pass through processing before it can ship.", "Order 1042",
+          [("heading", "Order 1042"), (T, "Status: pending"), ("combobox", "Status"), ("button", "Save")]),
+         ("/admin/sales/order/1042", "select combobox 'Status' 'shipped'", "Saved as processing; now set shipped.",
+          "Order 1042", [(T, "Status: processing"), (T, "History: pending -> processing")]),
+         ("/admin/sales/order/1042", None, "Order 1042 is shipped.", "Order 1042",
+          [(T, "Status: shipped"), (T, "History: pending -> processing -> shipped")]),
+     ]),
+    ("fm-admin-002", "web", "admin", "Create a 10 percent coupon SPRING10 in Fernhill Admin.",
+     "Coupon SPRING10 (10 percent) saved under Marketing > Cart Price Rules.", [
+         ("/admin/dashboard", "click menuitem 'Marketing'", "Coupons are cart price rules, under the Marketing menu.",
+          "Dashboard", [("menuitem", "Catalog"), ("menuitem", "Sales"), ("menuitem", "Marketing"),
+                        ("menuitem", "Reports"), ("menuitem", "Stores")]),
+         ("/admin/marketing", "click link 'Cart Price Rules'", "Open the list of cart price rules.", "Marketing",
+          [("heading", "Marketing"), ("link", "Cart Price Rules"), ("link", "Newsletter Templates")]),
+         ("/admin/marketing/cart-price-rules/new", "type textbox 'Coupon Code' 'spring10'",
+          "Fill in the rule: 10 percent off.", "New Cart Price Rule",
+          [("heading", "New Cart Price Rule"), ("textbox", "Rule Name"), ("textbox", "Coupon Code"),
+           ("spinbutton", "Discount percent")]),
+         ("/admin/marketing/cart-price-rules/new", "type textbox 'Coupon Code' 'SPRING10'",
+          "Lower-case codes are refused; use capitals.", "New Cart Price Rule",
+          [("alert", "Coupon code must be uppercase letters and digits"), ("textbox", "Coupon Code")]),
+         ("/admin/marketing/cart-price-rules", None, "The rule is saved.", "Cart Price Rules",
+          [(T, "Saved rule Spring sale: coupon SPRING10, 10 percent")]),
+     ]),
+    ("qb-forum-001", "web", "forum", "Subscribe to the cycling and the birdwatching boards on Quillboard.",
+     "Subscribed to bikes and birds.", [
+         ("/boards", "click button 'Subscribe to bikes'", "bikes is the cycling board.", "Boards",
+          [("heading", "Boards"), ("link", "bikes"), ("button", "Subscribe to bikes"), ("link", "baking"),
+           ("link", "birds"), ("button", "Subscribe to birds"), ("link", "boats")]),
+         ("/boards", "click button 'Subscribe to birds'", "birds is the birdwatching board.", "Boards",
+          [(T, "Subscribed to bikes"), ("button", "Subscribe to birds")]),
+         ("/boards", None, "Both subscriptions are listed.", "Boards", [(T, "Your subscriptions: bikes, birds")]),
+     ]),
+    ("qb-forum-002", "web", "forum", "Ask in the bikes board which chain lubricant suits rainy weather.",
+     "Posted 'Which chain lube for rain?' in bikes.", [
+         ("/b/bikes/submit", "type textbox 'Title' 'Lube?'", "Start a short post.", "Submit to bikes",
+          [("heading", "Submit to bikes"), ("textbox", "Title"), ("textbox", "Body"), ("button", "Post")]),
+         ("/b/bikes/submit", "type textbox 'Title' 'Which chain lube for rain?'",
+          "A title under 8 characters is refused; write a longer one.", "Submit to bikes",
+          [("alert", "Title must be at least 8 characters"), ("textbox", "Title")]),
+         ("/b/bikes/posts/311", None, "The post is up.", "Which chain lube for rain?",
+          [("heading", "Which chain lube for rain?"), (T, "Posted in bikes")]),
+     ]),
+    ("df-desk-001", "enterprise", "desk", "Reassign incident INC0107 to Network Ops.",
+     "INC0107 reassigned from Desk Support to Network Ops.", [
+         ("/now/incidents", "click link 'INC0107'", "INC0107 is with Desk Support.", "Incidents",
+          [("heading", "Incidents"), ("row", "INC0107 | VPN drops hourly | Assignment group: Desk Support"),
+           ("row", "INC0112 | Printer jam floor 2 | Assignment group: Facilities, East")]),
+         ("/now/incident/INC0107", "select combobox 'Assignment group' 'Network Ops'",
+          "A VPN fault belongs to Network Ops.", "INC0107",
+          [("heading", "INC0107"), ("combobox", "Assignment group"), (T, "Current: Desk Support"), ("button", "Update")]),
+         ("/now/incident/INC0107", None, "Saved.", "INC0107",
+          [(T, "Assignment group: Network Ops"), (T, "Activity: Desk Support -> Network Ops")]),
+     ]),
+    ("df-desk-002", "enterprise", "desk", "Resolve and close incident INC0112.",
+     "INC0112 resolved, confirmed and closed.", [
+         ("/now/incident/INC0112", "click button 'Resolve'", "The printer is fixed; resolve the incident.", "INC0112",
+          [("heading", "INC0112"), (T, "State: In progress"), ("textbox", "Resolution note"),
+           ("combobox", "Resolution code"), ("button", "Resolve")]),
+         ("/now/incident/INC0112", "type textbox 'Resolution note' 'Cleared the jam and replaced the roller'",
+          "Resolving needs a note and a code first.", "INC0112",
+          [("alert", "Resolution notes are mandatory"), (T, "Resolution code: required")]),
+         ("/now/incident/INC0112", "click button 'Resolve'", "Note and code (Hardware fix) are set; resolve again.",
+          "INC0112", [(T, "Resolution code: Hardware fix"), ("button", "Resolve")]),
+         ("/now/incident/INC0112", "click button 'Confirm'", "Resolved; it must be confirmed next.", "INC0112",
+          [(T, "State: Resolved"), ("button", "Confirm")]),
+         ("/now/incident/INC0112", "click button 'Close'", "Confirmed; now close it.", "INC0112",
+          [(T, "State: Confirmed"), ("button", "Close")]),
+         ("/now/incident/INC0112", None, "Closed.", "INC0112",
+          [(T, "State: Closed"), (T, "Steps taken: Resolve, Confirm, Close")]),
+     ]),
+    ("df-desk-003", "enterprise", "desk", "Find which assignment groups handle printer and network problems.",
+     "Printer: Facilities, East; Network: Network Ops.", [
+         ("/now/categories", "click link 'Printer'", "Look it up in the category routing table.", "Categories",
+          [("heading", "Categories"), ("link", "Printer"), ("link", "Network"), ("link", "Email")]),
+         ("/now/category/printer", "click link 'Network'", "Printer problems go to Facilities, East.", "Printer",
+          [("heading", "Printer"), (T, "Assignment group: Facilities, East"), ("link", "Network")]),
+         ("/now/category/network", None, "Network problems go to Network Ops.", "Network",
+          [("heading", "Network"), (T, "Assignment group: Network Ops")]),
+     ]),
+    ("df-desk-004", "enterprise", "desk", "Raise incident INC0119 from priority 3 to priority 2.",
+     "INC0119 is now priority 2 - High with an 8 hour SLA.", [
+         ("/now/incident/INC0119", "select combobox 'Priority' '2 - High'",
+          "INC0119 is 3 - Moderate with a 24 hour SLA.", "INC0119",
+          [("heading", "INC0119"), (T, "Priority: 3 - Moderate"), (T, "SLA: 24 hours"), ("combobox", "Priority")]),
+         ("/now/incident/INC0119", "click button 'Update'", "Save the change.", "INC0119",
+          [(T, "Priority: 2 - High (unsaved)"), ("button", "Update")]),
+         ("/now/incident/INC0119", None, "Saved; the SLA is now 8 hours.", "INC0119",
+          [(T, "Priority: 2 - High"), (T, "SLA: 8 hours")]),
+     ]),
+]
+"""(id, domain, app, goal, outcome, steps)."""
+
+QUESTIONS = [
+    ("mnv2-web-01", "web", "static-environment", "norm_phrase_set_match",
+     "On Fernhill Market, which shipping method becomes free on orders over 50 USD?", "Meadow Post",
+     None, ("fm-shop-001", "fm-shop-002")),
+    ("mnv2-web-02", "web", "dynamic-environment", "norm_phrase_set_match_ordered",
+     "In Fernhill Admin, which statuses did order 1042 go through, in order?", "pending, processing, shipped",
+     None, ("fm-admin-001",)),
+    ("mnv2-web-03", "web", "procedure", "mc_choice_match",
+     "In Fernhill Admin, under which top-level menu do you create a coupon (a cart price rule)? "
+     "A. Catalog B. Marketing C. Reports D. Stores", "B", None, ("fm-admin-002",)),
+    ("mnv2-web-04", "web", "errors-gotchas", "llm_gotchas_checker",
+     "What goes wrong when a Quillboard post has a very short title, and how do you avoid it?",
+     "The post is refused with 'Title must be at least 8 characters'; use a title of at least 8 characters.",
+     None, ("qb-forum-002",)),
+    ("mnv2-web-05", "web", "static-environment-abs", "llm_abstention_checker",
+     "How much does the green Alder desk lamp cost on Fernhill Market?",
+     "The premise is false: the Alder desk lamp is sold only in blue (42.50 USD); there is no green one.",
+     None, ("fm-shop-001",)),
+    ("mnv2-web-06", "web", "dynamic-environment-abs", "llm_abstention_checker",
+     "After order 1042 was cancelled in Fernhill Admin, how much was refunded?",
+     "Order 1042 was never cancelled: it went from pending to processing to shipped, so nothing was refunded.",
+     None, ("fm-admin-001",)),
+    ("mnv2-web-07", "web", "static-environment", "mc_choice_set_match",
+     "The screenshot shows the Quillboard board list. Which boards did the agent subscribe to? "
+     "A. bikes B. baking C. birds D. boats", "A, C", "screenshots/questions/mnv2-web-07.png", ("qb-forum-001",)),
+    ("mnv2-ent-01", "enterprise", "static-environment", 'norm_phrase_set_match|separators=[";"]',
+     "In DeskFlow, which assignment groups handle printer problems and network problems?",
+     "Facilities, East; Network Ops", None, ("df-desk-003",)),
+    ("mnv2-ent-02", "enterprise", "dynamic-environment", "norm_phrase_set_match|require_non_empty=true",
+     "Which assignment group holds DeskFlow incident INC0107 now?", "Network Ops", None, ("df-desk-001",)),
+    ("mnv2-ent-03", "enterprise", "procedure", 'norm_phrase_set_match_ordered|separators=[">"]',
+     "Which buttons take a DeskFlow incident to closed, in order?", "Resolve > Confirm > Close",
+     None, ("df-desk-002",)),
+    ("mnv2-ent-04", "enterprise", "errors-gotchas", "llm_gotchas_checker",
+     "What stops the Resolve button from working on a DeskFlow incident, and how is it avoided?",
+     "Resolution notes are mandatory and a resolution code is required; fill in both before pressing Resolve.",
+     None, ("df-desk-002",)),
+    ("mnv2-ent-05", "enterprise", "procedure-abs", "llm_abstention_checker",
+     "Which steps did the agent take to escalate INC0119 to priority 1 with the Escalate button?",
+     "The premise is false: there is no Escalate button, and INC0119 was raised to 2 - High (not 1) "
+     "through the Priority field.", None, ("df-desk-004",)),
+    ("mnv2-ent-06", "enterprise", "dynamic-environment-abs", "mc_choice_match|strip_chars=.)",
+     "After INC0119 was lowered from priority 2 to priority 3, what was its SLA? A) 8 hours B) 24 hours "
+     "C) The premise is wrong: INC0119 was raised from 3 to 2, not lowered D) 48 hours", "C", None, ("df-desk-004",)),
+    ("mnv2-ent-07", "enterprise", "procedure", "mc_choice_set_match|require_non_empty=true",
+     "The screenshot shows a DeskFlow incident form. Which fields must be filled in before Resolve works? "
+     "A. Resolution note B. Caller C. Resolution code D. Watch list", "A, C",
+     "screenshots/questions/mnv2-ent-07.png", ("df-desk-002",)),
+]
+"""(id, domain, question_type, eval_function, question, answer, image, evidence trajectory ids).
+The evidence ids are the generator's own bookkeeping (every per-question haystack contains them);
+they are not written to the data files."""
