@@ -1,0 +1,46 @@
+"""Commands on LongMemEval-V2 data roots: v2-validate."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import InputError
+from .registry import Handler, command
+
+
+@command("v2-validate", "check a LongMemEval-V2 data root and list every problem",
+         "Validate a LongMemEval-V2 data root (questions.jsonl, trajectories.jsonl, haystacks/, screenshots/) "
+         "for one haystack: every check upstream's data/validate_data.py makes and those its harness makes when a "
+         "run starts, plus strict JSON (no NaN/Infinity, BOM, non-UTF-8 bytes, duplicate keys, empty files), "
+         "duplicate question ids, eval_function specs, the llm_abstention_checker/-abs rule and paths that "
+         "leave the data root. Prints one line per problem (file: record: field: problem) and exits 1 if any. "
+         "With --no-images neither question images nor state screenshots need to exist (their paths are still "
+         "checked); upstream's --no-check-screenshots still requires every question image.")
+def _v2_validate(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("data_root", type=Path, help="a LongMemEval-V2 data root (e.g. data/sample-v2)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--tier", choices=("small", "medium"), default=None,
+                       help="validate haystacks/lme_v2_<tier>.json (default: small)")
+    which.add_argument("--haystack", type=Path, default=None,
+                       help="a haystack file instead of a tier (a relative path is tried as given, then under DATA_ROOT)")
+    p.add_argument("--no-images", action="store_true", help="do not require question images and screenshots to exist")
+
+    def run(a: argparse.Namespace) -> int:
+        from ..longmemeval_v2.validate import validate_root
+        if not a.data_root.is_dir():
+            raise InputError(str(a.data_root), "<root>", "<root>", "is not a folder",
+                             fix="pass the folder that holds questions.jsonl and trajectories.jsonl")
+        haystack: str | Path = a.tier or "small"
+        if a.haystack is not None:
+            haystack = a.haystack
+            if not a.haystack.is_absolute() and not a.haystack.exists() and (a.data_root / a.haystack).exists():
+                haystack = a.data_root / a.haystack
+        problems = validate_root(a.data_root, haystack, check_images=not a.no_images)
+        for prob in problems:
+            print(f"{prob.file}: {prob.record}: {prob.field}: {prob.message}")
+        images = "without images" if a.no_images else "with images"
+        print(f"{a.data_root}: {len(problems)} problem(s) ({haystack}, {images})", file=sys.stderr)
+        return 1 if problems else 0
+    return run
