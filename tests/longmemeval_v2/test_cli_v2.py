@@ -1,0 +1,110 @@
+"""`mnemetric v2-aggregate`, `v2-combine` and `v2-lafs` on real files, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mnemetric.cli import main
+
+from ..conftest import ROOT
+from .rows import row, write_rows
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def rows_for(prefix: str, n: int, correct: int) -> list[dict]:
+    return [row(f"{prefix}{i}", "procedure", correct=i < correct, query=float(i + 1), index=i) for i in range(n)]
+
+
+def test_aggregate_writes_upstream_layout(tmp_path, capsys):
+    pq = write_rows(tmp_path / "per_question.jsonl", rows_for("w", 4, 3))
+    code, out, _ = run(capsys, "v2-aggregate", pq, "--out", tmp_path / "agg.json")
+    assert code == 0 and "4 questions scored" in out
+    text = (tmp_path / "agg.json").read_text()
+    agg = json.loads(text)
+    assert agg["overall"]["overall_full_set"] == 0.75 and agg["memory_query"]["p50_seconds"] == 3.0
+    assert "completed_at_utc" not in agg and text.startswith('{\n  "overall": {\n    "overall_full_set"')
+    code, _, _ = run(capsys, "v2-aggregate", pq, "--out", tmp_path / "agg2.json", "--completed-at-utc", "T0")
+    assert json.loads((tmp_path / "agg2.json").read_text())["completed_at_utc"] == "T0"
+
+
+def test_aggregate_bad_input_names_file_line_field(tmp_path, capsys):
+    bad = rows_for("w", 2, 1)
+    bad[1]["score"] = "1.0"
+    pq = write_rows(tmp_path / "per_question.jsonl", bad)
+    code, _, err = run(capsys, "v2-aggregate", pq, "--out", tmp_path / "agg.json")
+    assert code == 2 and f"{pq}: line 2 (w1): field 'score'" in err
+    assert not (tmp_path / "agg.json").exists()
+    (tmp_path / "empty.jsonl").write_text("")
+    code, _, err = run(capsys, "v2-aggregate", tmp_path / "empty.jsonl", "--out", tmp_path / "agg.json")
+    assert code == 2 and "no per-question rows" in err
+
+
+def test_combine_and_lafs_from_aggregates(tmp_path, capsys):
+    for name, prefix, n, ok in (("web", "w", 4, 3), ("ent", "e", 6, 3)):
+        write_rows(tmp_path / f"{name}.jsonl", rows_for(prefix, n, ok))
+        assert run(capsys, "v2-aggregate", tmp_path / f"{name}.jsonl", "--out", tmp_path / f"{name}.json")[0] == 0
+    code, out, _ = run(capsys, "v2-combine", tmp_path / "web.json", tmp_path / "ent.json", "--out",
+                       tmp_path / "combined.json")
+    assert code == 0
+    combined = json.loads((tmp_path / "combined.json").read_text())
+    assert combined["overall"]["overall_full_set"] == 0.6                        # (3 + 3) / 10
+    assert combined["memory_query"] == {"avg_seconds": 3.1, "max_seconds": 6.0, "total_seconds": 31.0}
+    assert combined["combined_from"] == [str(tmp_path / "web.json"), str(tmp_path / "ent.json")]
+    assert "combined_at_utc" not in combined
+
+
+def test_combine_refuses_bad_files(tmp_path, capsys):
+    (tmp_path / "list.json").write_text("[1]")
+    (tmp_path / "cut.json").write_text('{"overall": ')
+    (tmp_path / "zero.json").write_text('{"overall": {"count_all_questions": 0}}')
+    for a, needle in (("list.json", "expected a JSON object"), ("cut.json", "not valid JSON"),
+                      ("zero.json", "count_all_questions': must be a positive integer"),
+                      ("missing.json", "does not exist")):
+        code, _, err = run(capsys, "v2-combine", tmp_path / a, tmp_path / "zero.json", "--out", tmp_path / "c.json")
+        assert code == 2 and needle in err and str(tmp_path / a) in err, a
+
+
+def test_lafs_text_and_json(capsys):
+    code, out, _ = run(capsys, "v2-lafs", "--tier", "small", "62@15")
+    assert code == 0
+    assert "reference LAFS            55.76484693638005" in out
+    assert "LAFS gain                 2.106382898121801" in out
+    assert "62 @ 15" in out and "AgentRunbook-C" in out and "AgentRunbook-R" not in out.split("frontier")[1]
+    code, out, _ = run(capsys, "v2-lafs", "--tier", "medium", "--json")
+    data = json.loads(out)
+    assert data["reference_lafs"] == 51.0740894823051 and data["lafs_gain"] == 0.0
+    assert data["points_alone_lafs"] == 0.0 and len(data["reference_frontier"]) == 3
+    code, out, _ = run(capsys, "v2-lafs", "--tier", "small", "50@10s", "--json")
+    assert json.loads(out)["points_alone_lafs"] == 28.27060051619532
+
+
+@pytest.mark.parametrize("point, needle", [("62", "expected ACC@LATENCY"), ("a@3", "expected ACC@LATENCY"),
+                                           ("62@0", "latency must be positive"), ("nan@3", "field 'accuracy'")])
+def test_lafs_bad_points(capsys, point, needle):
+    code, _, err = run(capsys, "v2-lafs", "--tier", "small", point)
+    assert code == 2 and needle in err
+
+
+@pytest.mark.parametrize("cmd, needle", [("v2-aggregate", "evaluation/harness.py"),
+                                         ("v2-combine", "combine_aggregated_metrics.py"),
+                                         ("v2-lafs", "compute_lafs.py")])
+def test_help_names_the_upstream_source_and_an_example(capsys, cmd, needle):
+    with pytest.raises(SystemExit) as done:
+        main([cmd, "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert done.value.code == 0 and needle in out and "Example: mnemetric " + cmd in out
+
+
+def test_bad_input_exits_2_without_traceback():
+    done = subprocess.run([sys.executable, "-m", "mnemetric.cli", "v2-lafs", "--tier", "small", "x@y"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "x@y" in done.stderr
