@@ -11,10 +11,11 @@ What this proves:
   ``.<name>.*.tmp`` siblings that :func:`mnemetric.io.atomic_open` may leave in data/runs/ if SIGKILL
   lands during the final rename-into-place write (SIGINT removes them; here none are expected);
 * every response committed to the SQLite cache before the kill is served from the cache on the
-  rerun (``mnemetric_judge.cached`` True) and never sent again; only requests that were on the
-  wire at the kill (<= max_concurrency) may reach the server twice;
+  rerun (the run log, .mnemetric/run-log.jsonl, counts them as hits) and never sent again; only
+  requests that were on the wire at the kill (<= max_concurrency) may reach the server twice;
 * the rerun's judged file has one line per hypothesis, in order, with upstream's
-  ``autoeval_label`` {model, label}; a third run sends zero requests;
+  ``autoeval_label`` {model, label}; a third run sends zero requests and writes the judged file,
+  its (empty) failures sidecar and the usage sidecar byte for byte as the second run did;
 * the API key is written to no file under tmp_path (the response cache lives there too);
 * SIGINT makes the stage print ``interrupted`` and exit 130 without a traceback (SIGKILL: -9).
 """
@@ -154,8 +155,8 @@ def assert_no_partial_output(ws: Path, params: dict, before: set[str]) -> None:
     assert not stray, stray
 
 
-def assert_judged(ws: Path, params: dict, cached: set[str]) -> None:
-    """One line per hypothesis, in order, upstream autoeval_label; cached exactly for ``cached``."""
+def assert_judged(ws: Path, params: dict) -> None:
+    """One line per hypothesis, in order, upstream autoeval_label; nothing that depends on the run."""
     hyps = [json.loads(x) for x in (ws / params["paths"]["hypotheses"]).read_text().splitlines()]
     judged = [json.loads(x) for x in (ws / params["paths"]["judged"]).read_text().splitlines()]
     assert [j["question_id"] for j in judged] == [h["question_id"] for h in hyps]
@@ -163,7 +164,7 @@ def assert_judged(ws: Path, params: dict, cached: set[str]) -> None:
         assert j["hypothesis"] == h["hypothesis"]
         assert j["autoeval_label"] == {"model": MODEL, "label": "YES]" in h["hypothesis"]}
         assert j["mnemetric_judge"]["judge"] == "upstream-gpt-4o"
-        assert j["mnemetric_judge"]["cached"] is (h["question_id"] in cached), h["question_id"]
+        assert "cached" not in j["mnemetric_judge"], h["question_id"]  # a per-run fact: run log only
 
 
 def assert_secret_nowhere(root: Path) -> None:
@@ -204,7 +205,11 @@ def test_killed_judge_stage_resumes_without_paying_twice(tmp_path, sig):
         assert len(set(second) & answered) <= CONCURRENCY  # answered but cut off before the commit
         counts = Counter(first + second)
         assert len(counts) == QUESTIONS and sum(n - 1 for n in counts.values()) <= CONCURRENCY
-        assert_judged(ws, params, cached=set(saved.values()))
+        assert_judged(ws, params)
+        log = run_log(ws)
+        assert [e["stage"] for e in log] == ["judge"]  # the killed run never finished: no line
+        assert (log[0]["sent"], log[0]["hits"], log[0]["failed"]) == (QUESTIONS - len(saved), len(saved), 0)
+        tracked = tracked_bytes(ws, params)
         all_qids = {h["question_id"] for h in hyp_lines(ws, params)}
         resent = {qid_of(r.body["messages"][-1]["content"]) for r in srv.requests[len(first):]}
         assert resent == all_qids - set(saved.values())  # exactly the uncommitted ones were sent
@@ -212,10 +217,23 @@ def test_killed_judge_stage_resumes_without_paying_twice(tmp_path, sig):
         sent = srv.count
         run_stage(ws, env)
         assert srv.count == sent, "the third run sent requests"
+        third = run_log(ws)[-1]
+        assert (third["sent"], third["hits"]) == (0, QUESTIONS)
+        assert tracked_bytes(ws, params) == tracked  # a warm run writes what the resumed cold one wrote
         usage = json.loads((ws / params["paths"]["judge_usage"]).read_text())
-        assert usage["requests_sent"] == 0 and usage["cache_hits"] == QUESTIONS
-        assert_judged(ws, params, cached=all_qids)
+        assert usage["responses"] == QUESTIONS and "requests_sent" not in usage and "seconds" not in usage
+        assert_judged(ws, params)
     assert_secret_nowhere(tmp_path)
+
+
+def run_log(ws: Path) -> list[dict]:
+    return [json.loads(x) for x in (ws / ".mnemetric" / "run-log.jsonl").read_text().splitlines()]
+
+
+def tracked_bytes(ws: Path, params: dict) -> dict[str, bytes]:
+    """The judge stage's DVC outputs (and the failures sidecar), byte for byte."""
+    paths = [params["paths"]["judged"], params["paths"]["judged"] + ".failures.jsonl", params["paths"]["judge_usage"]]
+    return {p: (ws / p).read_bytes() for p in paths}
 
 
 def hyp_lines(ws: Path, params: dict) -> list[dict]:

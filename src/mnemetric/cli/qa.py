@@ -55,7 +55,8 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
 
     def run(a: argparse.Namespace) -> int:
         from ..data.hypotheses import read_hypotheses, read_reference_minimal
-        from ..judge.run import Reference, check_kind, judge_lexical
+        from ..judge.run import Judged, Reference, carry_failures, check_kind, check_not_all_failed, judge_lexical
+        from ..llm.failures import describe, failures_path, read_failures, write_failures
 
         spec = load_option("judge", a.judge, a.conf)
         kind = check_kind(spec)
@@ -64,25 +65,34 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
                 for r in read_reference_minimal(a.ref)}
         out = a.out or Path(f"{a.hyp}.eval-results-{spec['alias']}")
         if kind == "lexical":
-            judged = judge_lexical(hyps, refs, str(a.hyp))
+            judged = Judged(judge_lexical(hyps, refs, str(a.hyp)))
         else:
             judged = _judge_upstream(a, spec, hyps, refs)
             if judged is None:
                 return 0
+        judged = check_not_all_failed(carry_failures(read_failures(failures_path(a.hyp)), judged, hyps, refs,
+                                                     str(a.hyp)))
         from ..io import write_jsonl_atomic
 
-        write_jsonl_atomic(out, judged)
-        correct = sum(j["autoeval_label"]["label"] for j in judged)
-        print(f"{len(judged)} judgments → {out} (accuracy {correct / max(len(judged), 1):.4f})")
+        write_jsonl_atomic(out, judged.lines)
+        write_failures(failures_path(out), judged.failures)
+        if judged.failures:
+            print(f"{len(judged.failures)} question(s) FAILED (no usable answer; not cached) → "
+                  f"{failures_path(out)}:\n{describe(judged.failures)}", file=sys.stderr)
+        correct = sum(j["autoeval_label"]["label"] for j in judged.lines)
+        print(f"{len(judged.lines)} judgments → {out} (accuracy {correct / max(len(judged.lines), 1):.4f} over the "
+              f"judged questions; {len(judged.failures)} failed)")
         return 0
     return run
 
 
-def _judge_upstream(a: argparse.Namespace, spec: dict, hyps: list, refs: dict) -> list | None:
+def _judge_upstream(a: argparse.Namespace, spec: dict, hyps: list, refs: dict):
+    """The upstream judge's Judged outcome, or None after printing a --dry-run plan (cache only:
+    no API key needed, nothing sent)."""
     import json
     import os
 
-    from ..judge.run import judge_upstream, upstream_requests
+    from ..judge.run import judge_upstream_outcome, upstream_requests
     from ..judge.upstream_prompts import ENV_CHECKOUT, load_prompt_set
     from ..llm.budget import UsageStats
     from ..llm.cache import default_cache_dir
@@ -91,13 +101,17 @@ def _judge_upstream(a: argparse.Namespace, spec: dict, hyps: list, refs: dict) -
     prompts = load_prompt_set(a.longmemeval_dir or spec.get("longmemeval_dir") or os.environ.get(ENV_CHECKOUT),
                               default_cache_dir(), expected_sha256=a.evaluate_qa_sha256 or spec["evaluate_qa_sha256"])
     stats = UsageStats()
-    with client_from_params(_llm_settings(a.conf, a), a.base_url or spec.get("base_url"), stats) as client:
+    with client_from_params(_llm_settings(a.conf, a), a.base_url or spec.get("base_url"), stats,
+                            role="judge") as client:
         if a.dry_run:
             print(json.dumps(client.plan(upstream_requests(hyps, refs, prompts, spec, str(a.hyp))), indent=2))
             return None
-        judged = judge_upstream(hyps, refs, prompts, spec, client, str(a.hyp))
-    print(f"requests sent {stats.requests_sent}, cache hits {stats.cache_hits}, "
-          f"tokens {stats.prompt_tokens}+{stats.completion_tokens}, ${stats.usd:.4f}", file=sys.stderr)
+        judged = judge_upstream_outcome(hyps, refs, prompts, spec, client, str(a.hyp))
+    work = stats.work.to_dict()
+    print(f"requests sent {stats.requests_sent}, cache hits {stats.cache_hits}, retries {stats.retries}, "
+          f"non-answers {stats.non_answers}, paid ${stats.usd:.4f}; cost of the work: {work['responses']} "
+          f"response(s), tokens {work['prompt_tokens']}+{work['completion_tokens']}, ${work['usd']:.4f}",
+          file=sys.stderr)
     return judged
 
 
@@ -106,7 +120,9 @@ def _judge_upstream(a: argparse.Namespace, spec: dict, hyps: list, refs: dict) -
          "file) against REF (question types come from the reference, as upstream): per-type accuracy and count, "
          "task-averaged accuracy (unweighted mean of the six types), overall accuracy, abstention accuracy and "
          "count (_abs questions count in their type and in abstention). Empty buckets are null. The id sets must "
-         "match exactly unless --allow-partial. Bootstrap CIs are a Mnemetric addition.")
+         "match exactly unless --allow-partial. Questions listed in JUDGED.failures.jsonl (no usable judge or reader "
+         "answer) count as failed: they are in no number and make the result non-official. Bootstrap CIs are a "
+         "Mnemetric addition.")
 def _score_qa(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("judged", type=Path, help="judged JSONL (…eval-results-<alias>)")
     p.add_argument("ref", type=Path, help="reference: a LongMemEval JSON file (or JSONL)")
@@ -118,14 +134,20 @@ def _score_qa(p: argparse.ArgumentParser) -> Handler:
     def run(a: argparse.Namespace) -> int:
         from ..data.hypotheses import read_judged, read_reference_minimal
         from ..io import write_json_atomic
+        from ..llm.failures import describe, failures_path, read_failures
         from ..scoring.qa_report import judge_traces, qa_report
 
         judged = read_judged(a.judged)
+        failures = read_failures(failures_path(a.judged))  # none if the judged file was made elsewhere
         traces = judge_traces([j.trace for j in judged])
         types = {r.question_id: r.question_type for r in read_reference_minimal(a.ref)}
         report = qa_report(judged, types, judge=traces["judge"], traces=traces, resamples=a.resamples, seed=a.seed,
-                           allow_partial=a.allow_partial, file=str(a.judged), reference_file=str(a.ref))
+                           allow_partial=a.allow_partial, file=str(a.judged), reference_file=str(a.ref),
+                           failures=failures)
         write_json_atomic(a.out, report)
+        if failures:
+            print(f"{len(failures)} question(s) FAILED and are in no number (not official):\n{describe(failures)}",
+                  file=sys.stderr)
         for t, b in report["per_type"].items():
             print(f"{t:28s} {fmt(b['accuracy'])} ({b['n']})")
         print(f"{'task-averaged':28s} {fmt(report['task_averaged'])}\n{'overall':28s} {fmt(report['overall'])}"
@@ -134,31 +156,84 @@ def _score_qa(p: argparse.ArgumentParser) -> Handler:
     return run
 
 
-@command("cache", "where the LLM and embedding caches live, and what they hold",
-         "Mnemetric caches model responses (SQLite, keyed by the sha256 of the canonical request) and "
-         "embeddings (keyed by sha256 of backend and text) under MNEMETRIC_CACHE_DIR (default: the user "
-         "cache folder). They make reruns free and are never DVC outputs. 'path' prints the folder; "
-         "'stats' counts entries per kind and model.")
+@command("cache", "where the LLM and embedding caches live, what they hold; list and evict entries",
+         "Mnemetric caches model responses (SQLite, keyed by the sha256 of the canonical request; each row also "
+         "records the role that stored it: reader, judge or embeddings, 'unknown' for rows from before) and "
+         "embeddings (keyed by sha256 of backend and text) under MNEMETRIC_CACHE_DIR (default: the user cache "
+         "folder). They make reruns free and are never DVC outputs. 'path' prints the folder; 'stats' counts "
+         "entries per kind, stage and model; 'list' shows entries; 'evict' removes them (a dry listing unless "
+         "--yes). Evicted responses are asked again on the next run. Vectors of the dense memory's own "
+         "embeddings.sqlite3 are not touched by evict.")
 def _cache(p: argparse.ArgumentParser) -> Handler:
-    p.add_argument("action", choices=["path", "stats"], help="what to show")
+    from ..llm.cache import ROLES, UNKNOWN_ROLE
+
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    sub.add_parser("path", help="print the cache folder")
+    sub.add_parser("stats", help="count entries per kind, stage and model")
+    ls = sub.add_parser("list", help="list entries (all filters must match)")
+    ev = sub.add_parser("evict", help="remove entries by request hash, model or stage (dry listing without --yes)")
+    stages = [*ROLES, UNKNOWN_ROLE]
+    ls.add_argument("--model", help="requested or resolved model, exactly")
+    ls.add_argument("--stage", choices=stages, help="the role that stored the entry")
+    ls.add_argument("--key", help="request sha256 or a prefix of it")
+    which = ev.add_mutually_exclusive_group(required=True)
+    which.add_argument("--key", help="request sha256 or a prefix of it (at least 4 hex digits)")
+    which.add_argument("--model", help="requested or resolved model, exactly")
+    which.add_argument("--stage", choices=stages, help="the role that stored the entries")
+    ev.add_argument("--yes", action="store_true", help="really remove them (default: only list what would go)")
 
     def run(a: argparse.Namespace) -> int:
-        import sqlite3
-
-        from ..llm.cache import default_cache_dir
+        from ..llm.cache import CACHE_FILENAME, default_cache_dir
 
         root = default_cache_dir()
         if a.action == "path":
             print(root)
             return 0
-        llm, emb = root / "llm-cache.sqlite3", root / "embeddings.sqlite3"
-        if llm.exists():
-            with sqlite3.connect(llm) as db:
-                for kind, model, n in db.execute("SELECT kind, model, COUNT(*) FROM responses GROUP BY kind, model"):
-                    print(f"llm  {kind:10s} {model:32s} {n}")
-        if emb.exists():
-            with sqlite3.connect(emb) as db:
-                print(f"embeddings {db.execute('SELECT COUNT(*) FROM embeddings').fetchone()[0]}")
-        print(f"cache folder: {root}")
-        return 0
+        if a.action == "stats":
+            _print_stats(root)
+            return 0
+        if not (root / CACHE_FILENAME).exists():
+            print(f"no response cache at {root / CACHE_FILENAME}: nothing to {a.action}")
+            return 0
+        return _list_or_evict(root / CACHE_FILENAME, a)
     return run
+
+
+def _print_stats(root: Path) -> None:
+    import sqlite3
+
+    from ..llm.cache import CACHE_FILENAME, ResponseCache
+    from ..llm.cache_admin import stats_lines
+    from ..llm.retry import RetryPolicy
+
+    if (root / CACHE_FILENAME).exists():
+        with ResponseCache(root / CACHE_FILENAME) as cache:
+            print("\n".join(stats_lines(cache, RetryPolicy().longest_request(120.0))))
+    emb = root / "embeddings.sqlite3"
+    if emb.exists():
+        with sqlite3.connect(emb) as db:
+            print(f"embedding vectors (embeddings.sqlite3): {db.execute('SELECT COUNT(*) FROM embeddings').fetchone()[0]}")
+    print(f"cache folder: {root}")
+
+
+def _list_or_evict(path: Path, a: argparse.Namespace) -> int:
+    from ..errors import ConfigError
+    from ..llm.cache import ResponseCache
+    from ..llm.cache_admin import list_lines
+
+    key = a.key.lower() if a.key else None
+    if key is not None and (len(key) < (4 if a.action == "evict" else 1) or any(c not in "0123456789abcdef" for c in key)):
+        raise ConfigError("--key", f"expected a request sha256 or a prefix of at least 4 hex digits, got {a.key!r}",
+                          fix="copy the key from `mnemetric cache list`")
+    with ResponseCache(path) as cache:
+        rows = cache.rows(model=a.model, stage=a.stage, key_prefix=key)
+        print("\n".join(list_lines(rows)))
+        if a.action == "list":
+            return 0
+        if not a.yes:
+            print(f"dry run: {len(rows)} entr{'y' if len(rows) == 1 else 'ies'} would be evicted; "
+                  "rerun with --yes to evict them")
+            return 0
+        removed = cache.delete([r.key for r in rows])
+    print(f"evicted {removed} entr{'y' if removed == 1 else 'ies'} from {path}")
+    return 0

@@ -2,16 +2,24 @@
 
 Each output line is the hypothesis record plus ``autoeval_label`` {model, label} — what upstream
 print_qa_metrics.py reads — and our custody fields under ``mnemetric_judge`` (judge name, prompt-set
-sha256, request sha256, cached, usage). Output order = hypothesis order.
+sha256, request sha256, usage, the cost of the work). Output order = hypothesis order. Nothing in a
+line depends on the run (no "cached" flag), so a cold and a warm run write the same bytes.
+
+A judge reply that is a non-answer (mnemetric.llm.replies: no choices, null/empty content, a
+refusal, finish_reason other than stop/length) is never turned into a label: the question is a
+:class:`~mnemetric.llm.failures.QuestionFailure` (stage "judge") for the ``<judged>.failures.jsonl``
+sidecar, next to the reader's failures carried over (stage "answer"; never judged).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError, InputError
+from ..llm.failures import AllQuestionsFailed, QuestionFailure, describe
+from ..llm.types import LLMRequestError
 from .lexical import LexicalJudge
 from .upstream_prompts import PromptSet, parse_label
 
@@ -57,24 +65,73 @@ def upstream_requests(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Refe
             for h, r in zip(hyps, _refs_for(hyps, refs, file))]
 
 
+@dataclass(frozen=True)
+class Judged:
+    """Judged lines (upstream format) and the questions without a verdict."""
+
+    lines: list[dict] = field(default_factory=list)
+    failures: list[QuestionFailure] = field(default_factory=list)
+
+
+def _judged_line(h: Mapping[str, Any], res, prompts: PromptSet, spec: Mapping[str, Any], endpoint: str) -> dict:
+    return dict(h) | {
+        "autoeval_label": {"model": res.model, "label": parse_label(res.text)},
+        "mnemetric_judge": {"judge": spec["name"], "prompt_set_sha256": prompts.prompt_set_sha256,
+                            "source_sha256": prompts.source_sha256, "requested_model": spec["model"],
+                            "params": {k: spec[k] for k in ("temperature", "max_tokens", "n")},
+                            "endpoint": endpoint, "request_sha256": res.request_sha256, "response": res.text,
+                            "usage": {"prompt_tokens": res.usage.prompt_tokens,
+                                      "completion_tokens": res.usage.completion_tokens},
+                            "cost_usd": res.cost_usd},
+    }
+
+
+def judge_upstream_outcome(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], prompts: PromptSet,
+                           spec: Mapping[str, Any], client, file: str, progress: bool = True) -> Judged:
+    """Send (or take from cache) one request per hypothesis; label = "yes" in the reply. A
+    non-answer gives a failure instead of a line (in hypothesis order both)."""
+    results = client.run_chat_batch(upstream_requests(hyps, refs, prompts, spec, file), progress=progress)
+    out = Judged()
+    for h, res in zip(hyps, results, strict=True):
+        if res.ok:
+            out.lines.append(_judged_line(h, res, prompts, spec, client.base_url))
+        else:
+            out.failures.append(QuestionFailure(h["question_id"], "judge", res.failure, res.request_sha256,
+                                                spec["model"], res.attempts))
+    return out
+
+
 def judge_upstream(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], prompts: PromptSet,
                    spec: Mapping[str, Any], client, file: str, progress: bool = True) -> list[dict]:
-    """Send (or take from cache) one request per hypothesis; label = "yes" in the reply."""
-    results = client.run_chat_batch(upstream_requests(hyps, refs, prompts, spec, file), progress=progress)
-    out = []
-    for h, res in zip(hyps, results):
-        out.append(dict(h) | {
-            "autoeval_label": {"model": res.model, "label": parse_label(res.text)},
-            "mnemetric_judge": {"judge": spec["name"], "prompt_set_sha256": prompts.prompt_set_sha256,
-                                "source_sha256": prompts.source_sha256, "requested_model": spec["model"],
-                                "params": {k: spec[k] for k in ("temperature", "max_tokens", "n")},
-                                "endpoint": client.base_url, "request_sha256": res.request_sha256,
-                                "cached": res.cached, "response": res.text,
-                                "usage": {"prompt_tokens": res.usage.prompt_tokens,
-                                          "completion_tokens": res.usage.completion_tokens},
-                                "cost_usd": res.cost_usd},
-        })
-    return out
+    """The judged lines of :func:`judge_upstream_outcome` when every question got a verdict;
+    otherwise :class:`LLMRequestError` naming the failed questions (never a silent gap; callers
+    that keep going on failures use :func:`judge_upstream_outcome`)."""
+    judged = judge_upstream_outcome(hyps, refs, prompts, spec, client, file, progress)
+    if judged.failures:
+        raise LLMRequestError(f"judge: {len(judged.failures)} question(s) got no usable answer:\n"
+                              f"{describe(judged.failures)}")
+    return judged.lines
+
+
+def carry_failures(carried: Sequence[QuestionFailure], judged: Judged, hyps: Sequence[Mapping[str, Any]],
+                   refs: Mapping[str, Reference], file: str) -> Judged:
+    """``judged`` with the reader's failures (``carried``) first: each must be a reference question
+    that has no hypothesis (a question is answered or failed, never both)."""
+    answered = {h["question_id"] for h in hyps}
+    for f in carried:
+        if f.question_id not in refs:
+            raise InputError(file, f.question_id, "question_id", "failed question not in the reference file")
+        if f.question_id in answered:
+            raise InputError(file, f.question_id, "question_id", "both answered and failed",
+                             fix="rerun the answer stage (the hypotheses and their failures sidecar disagree)")
+    return Judged(judged.lines, [*carried, *judged.failures])
+
+
+def check_not_all_failed(judged: Judged, stage: str = "judge") -> Judged:
+    """Raise :class:`AllQuestionsFailed` when no question got a verdict but some failed."""
+    if not judged.lines and judged.failures:
+        raise AllQuestionsFailed(stage, judged.failures)
+    return judged
 
 
 def check_kind(spec: Mapping[str, Any]) -> str:

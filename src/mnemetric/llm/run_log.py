@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .budget import UsageStats
+from .failures import AllQuestionsFailed, QuestionFailure, describe
 
 ENV_RUN_LOG = "MNEMETRIC_RUN_LOG"
 DEFAULT_RUN_LOG = Path(".mnemetric") / "run-log.jsonl"
@@ -70,3 +71,25 @@ def read_run_log(path: Path | None = None) -> list[dict[str, Any]]:
     if not target.exists():
         return []
     return [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def finish_stage_run(stage: str, stats: UsageStats, started: float, failures: list[QuestionFailure] = (),
+                     total: int = 0) -> dict[str, Any]:
+    """End of a stage run: print the failed questions and the run's counters, append the run log.
+
+    Raises :class:`AllQuestionsFailed` when every one of ``total`` (> 0) questions failed (after
+    logging), so the stage exits non-zero with the reasons; otherwise returns the log entry.
+    ``started`` is a :func:`time.monotonic` reading."""
+    import sys
+    import time
+
+    entry = run_entry(stage, stats, time.monotonic() - started, failed=len(failures), questions=total)
+    if failures:
+        print(f"{stage}: {len(failures)} of {total} question(s) FAILED (no usable model answer; not cached, "
+              f"in no metric; a rerun asks again):\n{describe(list(failures))}", file=sys.stderr)
+    print(summary(stage, entry), file=sys.stderr)
+    path = append_run_log(entry)
+    print(f"{stage}: run log → {path}", file=sys.stderr)
+    if total and len(failures) >= total:
+        raise AllQuestionsFailed(stage, list(failures))
+    return entry

@@ -10,6 +10,8 @@ Backends turn texts into L2-normalised vectors:
 :class:`EmbeddingCache` keys each vector by sha256(backend id, text) in SQLite under
 ``$MNEMETRIC_CACHE_DIR`` (outside DVC outputs), so a text that repeats across questions or
 experiments is embedded once. ``texts_seen`` / ``texts_embedded`` count the cache's effect.
+A backend that accounts for model usage (``record_cached``) is told which texts the cache served,
+so the cost of the work is the same whether the vectors came from this cache or the endpoint.
 """
 
 from __future__ import annotations
@@ -85,9 +87,17 @@ class OpenAIEmbeddingBackend:
     def embed(self, texts: list[str]) -> np.ndarray:
         # Through the LLM response cache too: chunks paid for before a failure are kept.
         with client_from_params(self.llm, self.base_url, self.stats, budget=self.budget,
-                                embed_batch_size=self.batch_size) as client:
+                                embed_batch_size=self.batch_size, role="embeddings") as client:
             vecs = np.asarray(client.run_embed(self.model, texts), dtype=np.float32)
         return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+
+    def record_cached(self, texts: list[str]) -> None:
+        """Count the work usage of ``texts`` served by the embedding cache (their tokens were
+        recorded with their rows in the LLM response cache when they were first embedded)."""
+        if texts:
+            with client_from_params(self.llm, self.base_url, self.stats, budget=self.budget,
+                                    role="embeddings") as client:
+                client.record_embedding_work(self.model, texts)
 
 
 class EmbeddingCache:
@@ -111,6 +121,8 @@ class EmbeddingCache:
         keys = [self.key(backend.backend_id, t) for t in texts]
         found = self._get(set(keys))
         missing = list(dict.fromkeys(k for k in keys if k not in found))
+        if hasattr(backend, "record_cached"):
+            backend.record_cached(list(dict.fromkeys(t for k, t in zip(keys, texts) if k in found)))
         if missing:
             first_text = {k: t for k, t in zip(keys, texts)}
             vecs = backend.embed([first_text[k] for k in missing])

@@ -1,12 +1,20 @@
-"""Answering every question of the run from its retrieved context (library side of stage answer)."""
+"""Answering every question of the run from its retrieved context (library side of stage answer).
+
+A question whose model reply is a non-answer (mnemetric.llm.replies) gets no hypothesis line: it
+is returned as a :class:`~mnemetric.llm.failures.QuestionFailure` (stage "answer") for the
+``<hypotheses>.failures.jsonl`` sidecar, never as an empty answer that a judge would grade.
+Hypothesis lines hold only what the inputs decide (no "cached" flag: that is per run).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..adapters import Query
 from ..errors import ConfigError
+from ..llm.failures import QuestionFailure
 from .extractive import ExtractiveReader
 from .prompt import build_prompt
 
@@ -31,17 +39,32 @@ def chat_requests(queries: Sequence[Query], contexts: Sequence[Mapping[str, Any]
             for q, ctx in zip(queries, contexts, strict=True)]
 
 
+@dataclass(frozen=True)
+class Answered:
+    """What the reader produced: hypothesis records, and the questions it could not answer."""
+
+    hypotheses: list[dict] = field(default_factory=list)
+    failures: list[QuestionFailure] = field(default_factory=list)
+
+
 def answer_all(queries: Sequence[Query], contexts: Sequence[Mapping[str, Any]], spec: Mapping[str, Any],
-               client=None, progress: bool = True) -> list[dict]:
-    """One hypothesis record per question ({question_id, hypothesis} + our trace fields)."""
+               client=None, progress: bool = True) -> Answered:
+    """One hypothesis record per answered question ({question_id, hypothesis} + our trace fields),
+    one failure per question whose reply was a non-answer; both in question order."""
     kind = spec.get("kind")
     if kind == "extractive":
         reader = ExtractiveReader(min_overlap=int(spec.get("min_overlap", 1)))
-        return [{"question_id": c["question_id"], "hypothesis": reader.answer(q.text, c["items"]),
-                 "reader": spec["name"]} for q, c in zip(queries, contexts, strict=True)]
+        return Answered([{"question_id": c["question_id"], "hypothesis": reader.answer(q.text, c["items"]),
+                          "reader": spec["name"]} for q, c in zip(queries, contexts, strict=True)])
     if kind != "openai":
         raise ConfigError(f"reader.kind: {kind!r} is not one of {KINDS} (see conf/reader/)")
     results = client.run_chat_batch(chat_requests(queries, contexts, spec), progress=progress)
-    return [{"question_id": c["question_id"], "hypothesis": r.text, "reader": spec["name"], "model": r.model,
-             "request_sha256": r.request_sha256, "cached": r.cached}
-            for c, r in zip(contexts, results)]
+    out = Answered()
+    for c, r in zip(contexts, results, strict=True):
+        if r.ok:
+            out.hypotheses.append({"question_id": c["question_id"], "hypothesis": r.text, "reader": spec["name"],
+                                   "model": r.model, "request_sha256": r.request_sha256})
+        else:
+            out.failures.append(QuestionFailure(c["question_id"], "answer", r.failure, r.request_sha256,
+                                                spec["model"], r.attempts))
+    return out

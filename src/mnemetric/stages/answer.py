@@ -1,4 +1,8 @@
-"""Stage answer: the reader answers each question from its context → upstream hypotheses JSONL."""
+"""Stage answer: the reader answers each question from its context → upstream hypotheses JSONL.
+
+Questions whose reply was a non-answer go to ``<hypotheses>.failures.jsonl`` (always written);
+the usage sidecar holds the cost of the work; the run's counters go to the run log.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ import time
 from ..adapters import read_adapted
 from ..io import read_jsonl, write_json_atomic, write_jsonl_atomic
 from ..llm.budget import UsageStats
+from ..llm.failures import failures_path, write_failures
+from ..llm.run_log import finish_stage_run
 from ..params import stage_params
 from ..reader.run import answer_all
 from . import run
@@ -22,14 +28,17 @@ def main() -> None:
     queries = [queries_by_id[c["question_id"]] for c in contexts]
     stats, start = UsageStats(), time.monotonic()
     if spec["kind"] == "extractive":
-        hyps = answer_all(queries, contexts, spec)
+        answered = answer_all(queries, contexts, spec)
     else:
         from ..llm.settings import client_from_params
-        with client_from_params(p["llm"], spec.get("base_url"), stats) as client:
-            hyps = answer_all(queries, contexts, spec, client)
-    write_jsonl_atomic(p["paths.hypotheses"], hyps)
-    write_json_atomic(p["paths.answer_usage"], stats.to_dict() | {"seconds": time.monotonic() - start})
-    print(f"answer: {spec['name']}: {len(hyps)} hypotheses → {p['paths.hypotheses']}")
+        with client_from_params(p["llm"], spec.get("base_url"), stats, role="reader") as client:
+            answered = answer_all(queries, contexts, spec, client)
+    finish_stage_run("answer", stats, start, answered.failures, total=len(contexts))
+    write_jsonl_atomic(p["paths.hypotheses"], answered.hypotheses)
+    write_failures(failures_path(p["paths.hypotheses"]), answered.failures)
+    write_json_atomic(p["paths.answer_usage"], stats.work.to_dict())
+    print(f"answer: {spec['name']}: {len(answered.hypotheses)} hypotheses, {len(answered.failures)} failed "
+          f"→ {p['paths.hypotheses']}")
 
 
 if __name__ == "__main__":

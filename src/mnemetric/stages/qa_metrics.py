@@ -1,13 +1,19 @@
-"""Stage qa_metrics: aggregate the judged file as print_qa_metrics.py does → metrics/qa.json."""
+"""Stage qa_metrics: aggregate the judged file as print_qa_metrics.py does → metrics/qa.json.
+
+Failed questions (``<judged>.failures.jsonl``) are counted, named and kept out of every number;
+while any question failed the run is not official. ``cost`` is the cost of the work.
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from ..adapters import read_adapted
 from ..data.hypotheses import read_judged
 from ..io import write_json_atomic
+from ..llm.failures import describe, failures_path, read_failures
 from ..params import stage_params
 from ..scoring.qa_report import cost_block, judge_traces, qa_report
 from . import run
@@ -22,16 +28,20 @@ def main() -> None:
     suite = set(json.loads(Path(p["paths.suite"]).read_text())["question_ids"])
     ref_types = {r.eval.question_id: r.eval.question_type for r in read_adapted(p["paths.adapted"])
                  if r.eval.question_id in suite}
-    judged = read_judged(p["paths.judged"])
+    judged, failures = read_judged(p["paths.judged"]), read_failures(failures_path(p["paths.judged"]))
     traces = judge_traces([j.trace for j in judged])
     report = qa_report(judged, ref_types, judge=p["judge.name"], traces=traces,
                        resamples=p["scoring.bootstrap"]["resamples"], seed=p["scoring.bootstrap"]["seed"],
-                       file=p["paths.judged"], reference_file=p["paths.adapted"])
+                       file=p["paths.judged"], reference_file=p["paths.adapted"], failures=failures)
     usage = [json.loads(Path(p[k]).read_text()) for k in ("paths.retrieve_usage", "paths.answer_usage", "paths.judge_usage")]
     metrics = {"reader": p["reader.name"], "memory": p["memory.name"], "variant": p["variant.name"],
                "suite": p["suite.name"], **report, "cost": cost_block(*usage)}
     write_json_atomic(p["paths.metrics_qa"], metrics)
-    print(f"qa_metrics: overall {metrics['overall']} task_averaged {metrics['task_averaged']} → {p['paths.metrics_qa']}")
+    if failures:
+        print(f"qa_metrics: {len(failures)} question(s) FAILED and are in no number (not official):\n"
+              f"{describe(failures)}", file=sys.stderr)
+    print(f"qa_metrics: overall {metrics['overall']} task_averaged {metrics['task_averaged']} over "
+          f"{len(judged)} judged question(s) → {p['paths.metrics_qa']}")
 
 
 if __name__ == "__main__":

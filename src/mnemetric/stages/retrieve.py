@@ -1,4 +1,7 @@
-"""Stage retrieve: run the memory system over the suite → upstream retrievallog + reader contexts."""
+"""Stage retrieve: run the memory system over the suite → upstream retrievallog + reader contexts.
+
+The usage sidecar holds the cost of the work of any model the memory system calls (embeddings);
+the run's counters (sent, hits, seconds) go to the terminal and the run log."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from tqdm import tqdm
 from ..adapters import read_adapted
 from ..io import atomic_open, write_json_atomic
 from ..llm.budget import UsageStats
+from ..llm.run_log import finish_stage_run
 from ..memory import MemorySystem
 from ..config import build
 from ..params import stage_params
@@ -36,7 +40,8 @@ def main() -> None:
         for line, context in pairs:
             log.write(json.dumps(line, ensure_ascii=False) + "\n")
             ctx.write(json.dumps(context, ensure_ascii=False) + "\n")
-    write_json_atomic(p["paths.retrieve_usage"], stats.to_dict() | {"seconds": time.monotonic() - start})
+    finish_stage_run("retrieve", stats, start, total=len(records))
+    write_json_atomic(p["paths.retrieve_usage"], stats.work.to_dict())  # the cost of the work, never per-run counters
     print(f"retrieve: {memory.name} over {len(records)} questions → {p['paths.retrieval_log']}")
 
 
