@@ -113,7 +113,9 @@ def qa_module(checkout):
 
 
 def test_pinned_files_verify(checkout):
-    for path in (ut.HARNESS_PATH, ut.QA_EVAL_METRICS_PATH, ut.RUN_EVAL_PATH):
+    paths = [r.file.path for r in KNOWN_PINS if r.file.revision == ut.REVISION]
+    assert {ut.HARNESS_PATH, ut.QA_EVAL_METRICS_PATH, ut.RUN_EVAL_PATH} <= set(paths)
+    for path in paths:
         upstream_source(checkout, path)
 
 

@@ -82,7 +82,16 @@ SYSTEM_PROMPT_FACTS: Mapping[str, tuple[int, str]] = {
 """Domain → (UTF-8 byte length, sha256) of the upstream system prompt (§4; our computation agrees)."""
 
 CHECKER_NAMES = ("llm_abstention_checker", "llm_gotchas_checker")
-CHECKER_FIELDS = frozenset({"question_text", "reference_answer", "model_full_response", "model_final_answer"})
+CHECKER_FILL_RULES: Mapping[str, str] = {
+    "question_text": "the question text, stripped ('' when absent)",
+    "reference_answer": "the gold answer, stripped (str() of a non-string)",
+    "model_full_response": "the reader's raw response, stripped",
+    "model_final_answer": "the parsed boxed answer, stripped; the stripped raw response when that is empty",
+}
+"""Field of the checker user template → how upstream fills it (qa_eval_metrics.py llm_*_checker as
+harness.py score_prediction calls them; applied by :func:`mnemetric.longmemeval_v2.requests.checker_messages`).
+Before filling: a stripped raw response or gold answer that is empty scores False with no call."""
+CHECKER_FIELDS = frozenset(CHECKER_FILL_RULES)
 
 READER_TEXTS_SHA256: str | None = "4f8a82f85eae5716737e9d12e966b9943b6879e42ebac77eeb633d46be068cc5"
 """sha256 of ``ReaderTexts.to_record()`` (canonical JSON) extracted from harness.py @ be15ea6.
