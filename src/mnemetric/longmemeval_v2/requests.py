@@ -28,8 +28,9 @@ harness calls them: prediction = the raw response, parsed_prediction = the boxed
 
 * precheck: stripped raw response empty, or stripped gold answer empty → score False, no call.
 * fill (:data:`.upstream_text.CHECKER_FILL_RULES`): question_text = the stripped question text;
-  reference_answer = the stripped gold answer (``str()`` of a non-string); model_full_response = the stripped raw response; model_final_answer =
-  the stripped parsed answer, or the stripped raw response when that is empty.
+  reference_answer = the stripped gold answer (``str()`` of a non-string); model_full_response = the
+  stripped raw response; model_final_answer = the stripped parsed answer, or the stripped raw
+  response when that is empty.
 * params: model gpt-5.2, reasoning_effort "medium", max_completion_tokens 4096 (run_eval defaults);
   no temperature, no top_p; text only.
 """
