@@ -220,7 +220,7 @@ def test_recall_curve_through_dvc_render(tmp_path):
     assert "<DVC_METRIC" not in json.dumps(spec)
     enc = spec["encoding"]
     assert enc["x"]["field"] == "k" and enc["x"]["scale"]["type"] == "log" and enc["y"]["field"] == "recall"
-    assert enc["color"]["field"] == "rev" and enc["shape"]["field"] == "rev"
+    assert enc["color"]["field"] == "rev" and spec["layer"][1]["encoding"]["shape"]["field"] == "rev"
     assert spec["layer"][0]["encoding"]["strokeDash"]["field"] == "mnemetric_series"
     assert "datum.granularity" in spec["transform"][0]["calculate"]
     assert "cdn.jsdelivr.net" not in html
