@@ -222,7 +222,7 @@ def build(tarball_dir: Path | None) -> tuple[str, dict]:
             f"BSD-3-Clause:\n{lic}\n-->\n"
             f'<script data-package="{pin.package}" data-version="{pin.version}">\n{script}\n</script>')
         locked.append({"package": pin.package, "version": pin.version, "integrity": pin.integrity,
-                       "tarball": pin.url, "file": pin.build_file, "global": pin.global_name,
+                       "tarball": pin.tarball_name, "file": pin.build_file, "global": pin.global_name,
                        "sha256": sha256_text(script), "build_file_sha256": build_sha256,
                        "license": "BSD-3-Clause",
                        "license_sha256": sha256_text(lic + "\n")})
