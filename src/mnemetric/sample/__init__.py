@@ -1,10 +1,11 @@
 """Mnemetric's sample generator: LongMemEval (V1)-format data authored by Mnemetric, never upstream's.
 
-Everything is built from the phrase banks in ``banks/*.json`` (package data, ``banks.py``) by slot
+Everything is built from the phrase banks in ``banks/*.json`` (package data) by slot
 filling driven only by ``random.Random(seed)``: no network, no model, no upstream text; one seed
 always gives the same bytes. The output uses the upstream instance schema as typed records
 (mnemetric.data.longmemeval: Instance, Session, Turn) serialised with ``Instance.to_record()``.
 
+    banks.py       the typed phrase banks, read from banks/*.json (bankfile.py: the checked field reader)
     questions.py   one builder per question type (and its scenarios): a question plan
     haystack.py    answer and filler sessions, ids, dates → an Instance
     dates.py       upstream date text and timestamps

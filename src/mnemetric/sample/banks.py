@@ -16,14 +16,13 @@ from __future__ import annotations
 import functools
 import json
 import random
-import re
-import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from ..errors import InputError
+from .bankfile import BankObject, bank_path
 
 BANK_FILES = ("common.json", "topics.json", "single_session.json", "knowledge_update.json",
               "temporal.json", "multi_session.json")
@@ -44,7 +43,6 @@ SCENARIO_FIELDS: dict[str, dict[str, set[str]]] = {
     "purchases": {"question": set()},
 }
 TALLY_EXCHANGE_FIELDS = {"x", "band"}
-_ROOT = re.compile(r"[A-Za-z_]\w*")
 
 
 @dataclass(frozen=True)
@@ -184,16 +182,16 @@ def decode(name: str, text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(_file(name), f"line {exc.lineno}", "<json>", f"not valid JSON ({exc.msg})") from None
+        raise InputError(bank_path(name), f"line {exc.lineno}", "<json>", f"not valid JSON ({exc.msg})") from None
 
 
 def parse_banks(raw: Mapping[str, Any]) -> Banks:
     """Typed banks from the decoded files (``{file name: JSON value}``); pure, raises InputError."""
-    common, top = _R.of_file(raw, "common.json"), _R.of_file(raw, "topics.json")
+    common, top = BankObject.of_file(raw, "common.json"), BankObject.of_file(raw, "topics.json")
     topics = {name: _topic(name, top.sub("topics", name)) for name in top.obj("topics")}
-    ss, ku = _R.of_file(raw, "single_session.json"), _R.of_file(raw, "knowledge_update.json")
+    ss, ku = BankObject.of_file(raw, "single_session.json"), BankObject.of_file(raw, "knowledge_update.json")
     pools = {name: tuple(_tuples(values)) for name, values in ss.obj("pools").items()}
-    tr, ms = _R.of_file(raw, "temporal.json"), _R.of_file(raw, "multi_session.json")
+    tr, ms = BankObject.of_file(raw, "temporal.json"), BankObject.of_file(raw, "multi_session.json")
     return Banks(
         abstention_prefix=common.text("abstention_prefix", strip=False),
         greetings=tuple(top.texts("greetings")),
@@ -216,12 +214,12 @@ TALLY_SCENARIOS = ("board_games", "concerts", "volunteering", "cycling", "work_t
 # ---------------------------------------------------------------- entries
 
 
-def _topic(name: str, r: _R) -> Topic:
+def _topic(name: str, r: BankObject) -> Topic:
     slots = _slots(r, {})
     return Topic(name, slots, tuple(_exchange(e, set(slots)) for e in r.items("exchanges")))
 
 
-def _fact(r: _R, topics: Mapping[str, Topic], pools: Mapping[str, tuple]) -> Fact:
+def _fact(r: BankObject, topics: Mapping[str, Topic], pools: Mapping[str, tuple]) -> Fact:
     topic = r.topic(topics)
     slots = _slots(r, pools)
     names = set(slots)
@@ -234,7 +232,7 @@ def _fact(r: _R, topics: Mapping[str, Topic], pools: Mapping[str, tuple]) -> Fac
                 r.template("answer", names), abs_q, abs_a)
 
 
-def _update(r: _R, topics: Mapping[str, Topic]) -> Update:
+def _update(r: BankObject, topics: Mapping[str, Topic]) -> Update:
     topic = r.topic(topics)
     slots = _slots(r, {})
     names = set(slots)
@@ -244,30 +242,30 @@ def _update(r: _R, topics: Mapping[str, Topic]) -> Update:
     return Update(topic, slots, old, new, r.template("question", names), r.template("answer", names), abs_q, abs_a)
 
 
-def _event(r: _R, topics: Mapping[str, Topic]) -> Event:
+def _event(r: BankObject, topics: Mapping[str, Topic]) -> Event:
     return Event(r.text("past"), r.text("gerund"), _exchange(r, set()), r.topic(topics))
 
 
-def _purchase(r: _R, topics: Mapping[str, Topic]) -> Purchase:
+def _purchase(r: BankObject, topics: Mapping[str, Topic]) -> Purchase:
     return Purchase(r.text("category"), r.text("item"), _exchange(r, set()), r.topic(topics))
 
 
-def _scenario(r: _R, name: str) -> dict[str, str]:
+def _scenario(r: BankObject, name: str) -> dict[str, str]:
     return {key: r.template(key, fields) for key, fields in SCENARIO_FIELDS[name].items()}
 
 
-def _tally(r: _R, name: str, topics: Mapping[str, Topic]) -> Tally:
+def _tally(r: BankObject, name: str, topics: Mapping[str, Topic]) -> Tally:
     topic = r.topic(topics) if "topic" in r.raw else None
     exchanges = tuple(_exchange(e, TALLY_EXCHANGE_FIELDS) for e in r.items("exchanges", optional=True))
     values = tuple(_tuples(r.array("values", [])))
     return Tally(topic, values, tuple(r.texts("bands", [])), exchanges, _scenario(r, name))
 
 
-def _exchange(r: _R, names: set[str]) -> Exchange:
+def _exchange(r: BankObject, names: set[str]) -> Exchange:
     return Exchange(r.template("user", names), r.template("assistant", names))
 
 
-def _slots(r: _R, pools: Mapping[str, tuple]) -> dict[str, Slot]:
+def _slots(r: BankObject, pools: Mapping[str, tuple]) -> dict[str, Slot]:
     slots: dict[str, Slot] = {}
     for name, spec in r.obj("slots").items():
         if isinstance(spec, list) and spec:
@@ -287,98 +285,3 @@ def _is_sample(spec: Any, pools: Mapping[str, tuple]) -> bool:
 
 def _tuples(values: list[Any]) -> list[Any]:
     return [tuple(v) if isinstance(v, list) else v for v in values]
-
-
-def _file(name: str) -> str:
-    return f"mnemetric/sample/banks/{name}"
-
-
-# ---------------------------------------------------------------- field reader
-
-
-class _R:
-    """One JSON object of a bank file, read field by field; every failure names file, record, field."""
-
-    def __init__(self, raw: Any, file: str, record: str):
-        self.raw, self.file, self.record = raw, file, record
-        if not isinstance(raw, dict):
-            raise self.error("<object>", f"expected a JSON object, got {type(raw).__name__}")
-
-    @classmethod
-    def of_file(cls, raw: Mapping[str, Any], file: str) -> _R:
-        if file not in raw:
-            raise InputError(_file(file), "<file>", "<file>", "missing from the package")
-        return cls(raw[file], file, "<file>")
-
-    def error(self, field: str, message: str) -> InputError:
-        return InputError(_file(self.file), self.record, field, message)
-
-    def get(self, key: str, kind: type, default: Any = ...) -> Any:
-        if key not in self.raw:
-            if default is not ...:
-                return default
-            raise self.error(key, "missing")
-        value = self.raw[key]
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise self.error(key, f"expected a JSON {kind.__name__}, got {type(value).__name__}")
-        return value
-
-    def text(self, key: str, *, strip: bool = True) -> str:
-        value = self.get(key, str)
-        if not value.strip() or (strip and value != value.strip()):
-            raise self.error(key, f"expected non-empty text without surrounding blanks, got {value!r}")
-        return value
-
-    def integer(self, key: str) -> int:
-        return self.get(key, int)
-
-    def obj(self, key: str, default: Any = ...) -> dict[str, Any]:
-        return self.get(key, dict, default)
-
-    def array(self, key: str, default: Any = ...) -> list[Any]:
-        return self.get(key, list, default)
-
-    def texts(self, key: str, default: Any = ...) -> list[str]:
-        values = self.array(key, default)
-        if not all(isinstance(v, str) and v.strip() for v in values):
-            raise self.error(key, "expected a list of non-empty strings")
-        return values
-
-    def sub(self, key: str, name: str) -> _R:
-        mapping = self.obj(key)
-        if name not in mapping:
-            raise self.error(f"{key}.{name}", "missing")
-        return _R(mapping[name], self.file, f"{key}.{name}")
-
-    def items(self, key: str, *, optional: bool = False) -> list[_R]:
-        return [_R(v, self.file, f"{key}[{i}]") for i, v in enumerate(self.array(key, [] if optional else ...))]
-
-    def topic(self, topics: Mapping[str, Topic]) -> str:
-        name = self.text("topic")
-        if name not in topics:
-            raise self.error("topic", f"unknown topic {name!r}; known: {', '.join(topics)}")
-        return name
-
-    def template(self, key: str, names: set[str]) -> str:
-        return self.template_of(self.text(key), names, key)
-
-    def template_of(self, text: Any, names: set[str], field: str) -> str:
-        """``text`` if it is a str.format template whose placeholders all name one of ``names``."""
-        if not isinstance(text, str):
-            raise self.error(field, f"expected a string, got {type(text).__name__}")
-        try:
-            fields = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
-        except ValueError as exc:
-            raise self.error(field, f"not a valid template ({exc}): {text!r}") from None
-        unknown = {m.group(0) if (m := _ROOT.match(f)) else f for f in fields} - names
-        if unknown:
-            raise self.error(field, f"placeholder(s) {sorted(unknown)} not among {sorted(names) or 'none'}")
-        return text
-
-    def abstention(self, names: set[str]) -> tuple[str | None, str | None]:
-        has_q, has_a = "abs_question" in self.raw, "abs_answer" in self.raw
-        if has_q != has_a:
-            raise self.error("abs_answer" if has_q else "abs_question", "abs_question and abs_answer come together")
-        if not has_q:
-            return None, None
-        return self.template("abs_question", names), self.template("abs_answer", names)
