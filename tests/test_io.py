@@ -85,3 +85,13 @@ def test_read_jsonl_bad_line_names_the_line(tmp_path):
     with pytest.raises(InputError) as info:
         list(io.read_jsonl(path))
     assert info.value.problem.record == "line 3" and info.value.problem.field == "<json>"
+
+
+def test_read_jsonl_keeps_finite_numbers_and_names_the_first_that_is_not(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"a": 1.5e308, "b": -0.0, "c": 12345678901234567890, "d": 5e-324}\n{"x": [1, 1e309]}\n')
+    rows = io.read_jsonl(path)
+    assert next(rows) == (1, {"a": 1.5e308, "b": -0.0, "c": 12345678901234567890, "d": 5e-324})
+    with pytest.raises(InputError) as info:
+        next(rows)
+    assert info.value.problem.record == "line 2" and info.value.problem.message.startswith("1e309 is not valid JSON")

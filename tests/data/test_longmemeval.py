@@ -7,10 +7,14 @@ import json
 import subprocess
 import sys
 
+from datetime import datetime
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mnemetric.data import jsonstream
-from mnemetric.data.longmemeval import iter_instances, load_instances, validate_file
+from mnemetric.data.longmemeval import WEEKDAYS, date_problem, iter_instances, load_instances, validate_file
 from mnemetric.errors import InputError, ValidationFailed
 
 
@@ -194,3 +198,33 @@ def test_real_upstream_sample_loads(upstream_sample):
     assert all(t.has_answer is not None for s in a.sessions for t in s.turns)  # oracle: every turn flagged
     raw = json.loads(upstream_sample.read_text())
     assert [i.to_record() for i in (a, b)] == raw  # typed records round-trip the real bytes
+
+
+def test_a_question_id_with_a_lone_surrogate_prints(tmp_path):
+    text = json.dumps([good() | {"question_id": "PLACEHOLDER"}]).replace('"PLACEHOLDER"', '"q\\ud800"')
+    path = tmp_path / "x.json"
+    path.write_text(text)
+    out = subprocess.run([sys.executable, "-m", "mnemetric.cli", "validate", str(path)], capture_output=True, text=True)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert f"{path}: q\\ud800: field 'question_id': contains a lone UTF-16 surrogate" in out.stdout
+
+
+@given(st.integers(0, 10000), st.integers(0, 13), st.integers(0, 32), st.sampled_from(WEEKDAYS + ("Foo", "mon")),
+       st.integers(0, 25), st.integers(0, 61))
+def test_date_check_agrees_with_a_naive_datetime_check(y, mo, d, wd, h, mi):
+    """Reference: datetime() accepts the values and the weekday name is the one of that day."""
+    text = f"{y:04d}/{mo:02d}/{d:02d} ({wd}) {h:02d}:{mi:02d}"
+    try:
+        naive = WEEKDAYS[datetime(y, mo, d, h, mi).weekday()] == wd
+    except ValueError:
+        naive = False
+    assert (date_problem(text) is None) is naive, (text, date_problem(text))
+    if not naive:
+        assert date_problem(text).startswith((f"{text!r} is not a real date:", f"{text!r}: wrong weekday",
+                                              f"{text!r} is not in the format"))
+
+
+@pytest.mark.parametrize("text", ["2023/5/20 (Sat) 02:21", "2023/05/20 02:21", " 2023/05/20 (Sat) 02:21",
+                                  "2023/05/20 (Sat) 02:21:00", None, 20230520])
+def test_date_format_problems(text):
+    assert "is not in the format '%Y/%m/%d (%a) %H:%M'" in date_problem(text)

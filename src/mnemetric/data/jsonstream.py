@@ -42,7 +42,7 @@ _BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"), (code
 _H, _L = r"\\u[dD][89abAB][0-9a-fA-F]{2}", r"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 _LONE_ESCAPE = re.compile(f"{_H}(?!{_L})|(?<!{_H}){_L}")
 """A surrogate escape that is not half of a pair (a rare false hit on ``\\\\ud800`` is re-checked)."""
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")
 FIX_LIST = "the file must be one JSON list of objects"
 FIX_VALUE = "write a finite number, null or a string instead"
 
@@ -276,13 +276,13 @@ def find_flaws(obj: Any, path: str = "") -> Iterator[Flaw]:
         yield Flaw(path, f"{obj.text} is not valid JSON: numbers must be finite (no NaN or Infinity, "
                          "nothing beyond the double range)")
     elif isinstance(obj, str):
-        if m := _SURROGATE.search(obj):
+        if m := SURROGATE.search(obj):
             yield Flaw(path, f"contains a lone UTF-16 surrogate (\\u{ord(m.group()):04x}) that no UTF-8 file can "
                              "hold: a broken \\uXXXX escape (a high surrogate \\ud800-\\udbff must be followed by a "
                              "low one \\udc00-\\udfff)")
     elif isinstance(obj, dict):
         for key, value in obj.items():
-            where = f"{path}.{key}" if path else str(key)
+            where = (f"{path}.{key}" if path else key) if key.isidentifier() else f"{path}[{json.dumps(key)}]"
             yield from find_flaws(key, where)
             yield from find_flaws(value, where)
     elif isinstance(obj, list):

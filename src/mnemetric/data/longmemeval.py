@@ -31,7 +31,7 @@ from typing import Any
 
 from ..errors import InputError, Problem, ValidationFailed
 from ..io import require_file
-from .jsonstream import Flaw, iter_json_items
+from .jsonstream import SURROGATE, Flaw, iter_json_items
 
 DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"
 _DATE_RE = re.compile(r"^(\d{4})/(\d{2})/(\d{2}) \(([A-Za-z]{3})\) (\d{2}):(\d{2})$")
@@ -159,8 +159,11 @@ _LIST_FIELDS = ("haystack_session_ids", "haystack_dates", "haystack_sessions", "
 
 
 def record_name(raw: Any, index: int) -> str:
+    """The question_id (lone surrogates escaped, so the name prints), else "index N"."""
     qid = raw.get("question_id") if isinstance(raw, dict) else None
-    return qid if isinstance(qid, str) and qid else f"index {index}"
+    if not isinstance(qid, str) or not qid:
+        return f"index {index}"
+    return qid.encode("utf-8", "backslashreplace").decode("utf-8") if SURROGATE.search(qid) else qid
 
 
 def check_instance(raw: Any, file: str, index: int) -> list[Problem]:
