@@ -19,11 +19,13 @@ leaves a folder that looks complete (upstream's would be taken as "present" next
 
 from __future__ import annotations
 
+import gzip
 import os
 import posixpath
 import shutil
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
 
 from ..errors import ConfigError, InputError
@@ -92,7 +94,7 @@ def safe_extract(archive: Path, dest: Path) -> int:
             else:
                 tar.extractall(tmp, members=checked(tar))
         os.rename(tmp, dest)
-    except tarfile.TarError as exc:
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:  # broken or cut-off archive
         shutil.rmtree(tmp, ignore_errors=True)
         raise InputError(str(archive), "<archive>", "<archive>", f"cannot be extracted: {exc}") from None
     except BaseException:

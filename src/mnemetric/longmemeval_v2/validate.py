@@ -35,7 +35,7 @@ from typing import Any
 from ..errors import Problem, ValidationFailed
 from .haystacks import TIERS, check_haystack, haystack_file
 from .jsonfiles import Row, data_path_problem, load_json, scan_jsonl
-from .questions import check_question
+from .questions import DOMAINS, check_question
 from .questions import record_name as question_name
 from .trajectories import check_trajectory, is_legacy
 from .trajectories import record_name as trajectory_name
@@ -121,7 +121,7 @@ def _scan_questions(root: Path, out: _Problems, check_images: bool) -> dict[str,
         if raw["id"] in domains:
             out.add(Problem(file, name, "id", f"duplicate question id (line {row.line}); ids must be unique"))
             continue
-        domains[raw["id"]] = raw.get("domain")
+        domains[raw["id"]] = raw.get("domain") if raw.get("domain") in DOMAINS else None  # bad: reported already
         image = raw.get("image")
         if check_images and isinstance(image, str) and image.strip() and data_path_problem(image) is None:
             if (problem := _missing_file(root, image, file, name, "image", "question image")) is not None:
@@ -161,7 +161,7 @@ def _scan_trajectories(root: Path, out: _Problems, check_images: bool) -> dict[s
         if raw["id"] in domains:
             out.add(Problem(file, name, "id", f"duplicate trajectory id (line {row.line}); ids must be unique"))
             continue
-        domains[raw["id"]] = raw.get("domain")
+        domains[raw["id"]] = raw.get("domain") if raw.get("domain") in DOMAINS else None
         if check_images:
             for fld, rel in _screenshots(raw):
                 if (problem := _missing_file(root, rel, file, name, fld, "screenshot")) is not None:
@@ -191,6 +191,6 @@ def _check_haystack_file(path: Path, questions: dict | None, trajectories: dict 
                 continue
             if tid not in trajectories:
                 out.add(Problem(file, qid or "<empty key>", f"[{i}]", f"unknown trajectory {tid!r} (not in {TRAJECTORIES_FILE})"))
-            elif qdomain is not None and trajectories[tid] != qdomain:
+            elif None not in (qdomain, trajectories[tid]) and trajectories[tid] != qdomain:
                 out.add(Problem(file, qid, f"[{i}]", f"trajectory {tid!r} is from domain {trajectories[tid]!r}, "
                                 f"the question from {qdomain!r} (cross-domain haystack)"))
