@@ -18,6 +18,11 @@ or as a script (for subprocess tests and benchmarks)::
 which prints ``listening on http://127.0.0.1:PORT/v1`` on stdout and serves until SIGINT/SIGTERM.
 
 Faults are consumed one per arriving request (any endpoint), in the order they were queued.
+Besides HTTP-level faults there are *non-answers*: well-formed HTTP 200 chat replies that carry no
+answer (``Fault.non_answer(kind)`` with a kind of :data:`NON_ANSWERS`: null content, empty
+content, no choices, a refusal, finish_reason "content_filter"). ``non_answer_for`` (a function of
+the request body returning a kind or None) scripts them per request instead, independent of
+arrival order.
 Every request is logged (thread-safe) with its path, parsed body and ``body_sha256``: the sha256
 of the body's canonical JSON, so tests can tell whether the *same* request arrived twice.
 """
@@ -39,6 +44,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 ReplyFn = Callable[[list[dict[str, Any]]], str]
+NonAnswerFn = Callable[[dict[str, Any]], "str | None"]
+NON_ANSWERS = ("null_content", "empty_content", "no_choices", "refusal", "content_filter")
+"""Kinds of well-formed chat replies without an answer."""
 
 
 def canonical_sha256(obj: Any) -> str:
@@ -71,13 +79,22 @@ class Fault:
     """One scripted misbehaviour, applied to one request.
 
     kind: "status" (reply ``status`` with ``headers``), "slow" (normal reply after ``seconds``),
-    "malformed" (HTTP 200 with a truncated JSON body).
+    "malformed" (HTTP 200 with a truncated JSON body), "non_answer" (HTTP 200, a well-formed
+    chat reply of kind ``reply`` from :data:`NON_ANSWERS`).
     """
 
     kind: str
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    reply: str = ""
+
+    @classmethod
+    def non_answer(cls, kind: str) -> Fault:
+        """A well-formed chat reply without an answer (one of :data:`NON_ANSWERS`)."""
+        if kind not in NON_ANSWERS:
+            raise ValueError(f"unknown non-answer kind {kind!r}; expected one of {NON_ANSWERS}")
+        return cls("non_answer", reply=kind)
 
     @classmethod
     def rate_limit(cls, retry_after: str | None = "1", retry_after_ms: str | None = None) -> Fault:
@@ -150,9 +167,11 @@ class FakeOpenAIServer:
         model_map: dict[str, str] | None = None,
         embedding_dim: int = 8,
         log_path: str | None = None,
+        non_answer_for: NonAnswerFn | None = None,
     ):
         self.latency = latency
         self.reply = reply or default_reply
+        self.non_answer_for = non_answer_for
         self.model_map = dict(model_map or {})
         self.embedding_dim = embedding_dim
         self.log_path = log_path
@@ -261,6 +280,27 @@ class FakeOpenAIServer:
                       "total_tokens": prompt + completion},
         }
 
+    def non_answer_payload(self, body: dict[str, Any], kind: str) -> dict[str, Any]:
+        """A well-formed chat.completion of ``kind`` (see :data:`NON_ANSWERS`) for ``body``."""
+        payload = self.chat_payload(body)
+        for choice in payload["choices"]:
+            message = choice["message"]
+            if kind == "null_content":
+                message["content"] = None
+            elif kind == "empty_content":
+                message["content"] = ""
+            elif kind == "refusal":
+                message["content"], message["refusal"] = None, "I can't help with that."
+            elif kind == "content_filter":
+                message["content"], choice["finish_reason"] = None, "content_filter"
+        if kind == "no_choices":
+            payload["choices"] = []
+            payload["usage"]["completion_tokens"] = 0
+        elif kind != "empty_content":
+            payload["usage"]["completion_tokens"] = 0
+        payload["usage"]["total_tokens"] = payload["usage"]["prompt_tokens"] + payload["usage"]["completion_tokens"]
+        return payload
+
     def embeddings_payload(self, body: dict[str, Any]) -> dict[str, Any]:
         """A well-formed embeddings list object for ``body``."""
         inputs = body.get("input")
@@ -316,7 +356,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(fault.status, _error_body(fault.status), fault.headers)
             return fault.status, True
         time.sleep(fake.latency + (fault.seconds if fault and fault.kind == "slow" else 0.0))
-        if path.endswith("/chat/completions"):
+        kind = fault.reply if fault and fault.kind == "non_answer" else None
+        if kind is None and fake.non_answer_for is not None and path.endswith("/chat/completions"):
+            kind = fake.non_answer_for(body)
+        if kind and path.endswith("/chat/completions"):
+            payload = fake.non_answer_payload(body, kind)
+        elif path.endswith("/chat/completions"):
             payload = fake.chat_payload(body)
         elif path.endswith("/embeddings"):
             payload = fake.embeddings_payload(body)
@@ -359,8 +404,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="TCP port (0 = any free port)")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="delay before every reply")
     parser.add_argument("--log", default=None, help="append one JSON line per request to this file")
+    parser.add_argument("--non-answer", choices=NON_ANSWERS, help="answer every chat request with this non-answer")
     args = parser.parse_args(argv)
-    server = FakeOpenAIServer(port=args.port, latency=args.latency_ms / 1000.0, log_path=args.log)
+    server = FakeOpenAIServer(port=args.port, latency=args.latency_ms / 1000.0, log_path=args.log,
+                              non_answer_for=(lambda body: args.non_answer) if args.non_answer else None)
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())

@@ -6,7 +6,7 @@ clients in one process are told apart). Rule, decided inside one ``BEGIN IMMEDIA
 
 * a response row for the key exists → "done": use it, send nothing;
 * no claim, or our own token → "mine": send;
-* a claim whose owner is gone → taken over ("mine"): the owner ran on this host and its pid no
+* a claim whose owner is gone → taken over ("taken", i.e. now ours): the owner ran on this host and its pid no
   longer exists (or is a zombie), or the claim is older than ``max_age`` seconds (any host);
 * otherwise → "theirs": the caller polls (bounded: at worst until the claim is ``max_age`` old)
   until the response row appears, or the claim disappears (the owner's request failed), and
@@ -103,17 +103,18 @@ class ClaimStore:
         self._conn.execute("COMMIT")
 
     def claim(self, key: str, token: str, max_age: float) -> str:
-        """"done", "mine" or "theirs" for ``key`` (see the module docstring)."""
+        """"done", "mine", "taken" (an abandoned claim, now ours) or "theirs" for ``key``."""
         with self._lock, self._transaction():
             if self._conn.execute("SELECT 1 FROM responses WHERE key=?", (key,)).fetchone():
                 return "done"
             row = self._conn.execute("SELECT key, pid, host, started_at, token FROM claims WHERE key=?",
                                      (key,)).fetchone()
-            if row is not None and row[4] != token and not abandoned(Claim(*row), max_age):
+            foreign = row is not None and row[4] != token
+            if foreign and not abandoned(Claim(*row), max_age):
                 return "theirs"
             self._conn.execute("INSERT OR REPLACE INTO claims (key, pid, host, started_at, token) VALUES (?,?,?,?,?)",
                                (key, os.getpid(), HOST, time.time(), token))
-            return "mine"
+            return "taken" if foreign else "mine"
 
     def release(self, keys: list[str], token: str) -> None:
         """Drop our claims on ``keys`` (a failed or abandoned request)."""

@@ -197,9 +197,8 @@ class LLMClient(EmbedMixin):
         delay, waited = POLL_START, False
         while True:
             state = self.cache.claim(key, self._token, self.claim_timeout)
-            if state == "mine":
-                if waited:
-                    self.stats.taken_over += 1
+            if state in ("mine", "taken"):
+                self.stats.taken_over += state == "taken"
                 return None
             if state == "done":
                 hit = get(key)

@@ -85,7 +85,8 @@ class EmbedMixin:
         for text in pending:
             state = self.cache.claim(self._embed_key(model, text, params)[1], self._token, self.claim_timeout) \
                 if self.cache is not None else "mine"
-            (mine if state == "mine" else theirs).append(text)
+            self.stats.taken_over += state == "taken"
+            (mine if state in ("mine", "taken") else theirs).append(text)  # "done": stored meanwhile, read below
         size = max(1, self.embed_batch_size)
         chunks = [mine[i : i + size] for i in range(0, len(mine), size)]
         try:
