@@ -6,15 +6,14 @@ the parallel lists haystack_session_ids / haystack_dates / haystack_sessions, an
 answer_session_ids. A turn is {role, content} plus has_answer (bool) inside answer sessions.
 Dates use strftime "%Y/%m/%d (%a) %H:%M". Abstention = "_abs" in question_id (never a type).
 
-Evidence rules, from upstream src/retrieval/run_retrieval.py @ 9e0b455f: a session is an answer
-(evidence) session iff its id contains the substring "answer"; every user turn of such a session
-must carry has_answer true/false (upstream asserts it). So it is an **error** here when a label
-cannot mean what it says under those rules (an answer_session_ids entry without "answer", a
-has_answer true outside an answer session, an answer session's user turn without has_answer),
-and a **warning** (:class:`DataWarning`) where real upstream data is known to be odd but usable:
-a question_date before the last session (77 S questions, same day; upstream issue #8), a filler
-session listed twice with identical content (13 S questions; upstream issue #54), an "answer"
-session missing from answer_session_ids (upstream scoring still counts it).
+Evidence rules (upstream src/retrieval/run_retrieval.py @ 9e0b455f): a session is evidence iff its
+id contains "answer", and each user turn of it carries has_answer true/false (upstream asserts it).
+A label that cannot mean what it says under those rules is an **error** (an answer_session_ids
+entry without "answer"; has_answer true outside an answer session; an answer session's user turn
+without has_answer). Odd but usable data that real upstream files have is a **warning**
+(:class:`DataWarning`): a question_date before the last session (77 S questions, same day; issue
+#8), a filler session listed twice with identical content (13 S questions; issue #54), an
+"answer" session missing from answer_session_ids (upstream scoring still counts it).
 
 Only this module knows the upstream key spellings; the rest of Mnemetric uses the attributes.
 """
@@ -38,14 +37,8 @@ _DATE_RE = re.compile(r"^(\d{4})/(\d{2})/(\d{2}) \(([A-Za-z]{3})\) (\d{2}):(\d{2
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 """English abbreviations, as upstream's strftime("%a") writes them (C locale)."""
 
-QUESTION_TYPES = (
-    "single-session-user",
-    "single-session-assistant",
-    "single-session-preference",
-    "temporal-reasoning",
-    "knowledge-update",
-    "multi-session",
-)
+QUESTION_TYPES = ("single-session-user", "single-session-assistant", "single-session-preference",
+                  "temporal-reasoning", "knowledge-update", "multi-session")
 ROLES = ("user", "assistant")
 ABSTENTION_MARK = "_abs"
 EVIDENCE_MARK = "answer"
@@ -103,10 +96,7 @@ class Instance:
 
 
 def _turn_record(t: Turn) -> dict[str, Any]:
-    rec: dict[str, Any] = {"role": t.role, "content": t.content}
-    if t.has_answer is not None:
-        rec["has_answer"] = t.has_answer
-    return rec
+    return {"role": t.role, "content": t.content} | ({} if t.has_answer is None else {"has_answer": t.has_answer})
 
 
 @dataclass(frozen=True)
@@ -126,7 +116,9 @@ class DataWarning:
 
 
 def date_problem(text: Any) -> str | None:
-    """Why ``text`` is not an upstream date ("%Y/%m/%d (%a) %H:%M", a real day, its weekday), or None."""
+    """Why ``text`` is not an upstream date, or None. Upstream writes every date with
+    strftime("%Y/%m/%d (%a) %H:%M") (data/custom_history/sample_haystack_and_timestamp.py @ 9e0b455f),
+    so a valid one matches that format, names a real minute and carries that day's weekday."""
     m = _DATE_RE.match(text) if isinstance(text, str) else None
     if m is None:
         return f"{text!r} is not in the format {DATE_FORMAT!r} (e.g. '2023/05/20 (Sat) 02:21')"
@@ -187,7 +179,7 @@ def check_instance(raw: Any, file: str, index: int) -> list[Problem]:
     for f in _LIST_FIELDS:
         if f in raw and not isinstance(raw[f], list):
             problems.append(p(f, f"expected a list, got {type(raw[f]).__name__}"))
-    if not problems:
+    if all(isinstance(raw.get(f), list) for f in _LIST_FIELDS):
         problems += _check_haystack(raw, p)
     return problems
 
@@ -286,6 +278,7 @@ def instance_warnings(raw: dict, file: str, index: int) -> list[DataWarning]:
     out += [w(f"haystack_session_ids[{i}]", f"{sid!r} contains 'answer', so upstream scoring counts it as evidence, "
               "but it is not in answer_session_ids") for i, sid in enumerate(ids)
             if EVIDENCE_MARK in sid and sid not in listed and first[sid] == i]
+    _day = lambda text: date(int(text[:4]), int(text[5:7]), int(text[8:10]))  # noqa: E731
     late = max(range(len(dates)), key=dates.__getitem__, default=None)  # zero-padded: text order = time order
     if late is not None and raw["question_date"] < dates[late]:
         q = raw["question_date"]
@@ -294,10 +287,6 @@ def instance_warnings(raw: dict, file: str, index: int) -> list[DataWarning]:
         out.append(w("question_date", f"{q!r} is earlier than the latest session, haystack_dates[{late}] = "
                      f"{dates[late]!r}, {when}: a dated replay shows the system sessions from after the question"))
     return out
-
-
-def _day(text: str) -> date:
-    return date(int(text[:4]), int(text[5:7]), int(text[8:10]))
 
 
 def parse_instance(raw: dict[str, Any]) -> Instance:
@@ -355,11 +344,9 @@ class ProblemsFound(ValidationFailed):
 
     def __init__(self, file: str, listed: list[Problem], total: int):
         super().__init__(file, listed)
-        self.total = total
-        more = f"\n  ... and {total - len(listed)} more" if total > len(listed) else ""
-        shown = "\n".join(f"  - {p}" for p in listed)
-        self.args = (f"{file}: {total} problem(s) found\n{shown}{more}\n  fix: run `mnemetric validate {file}` "
-                     "to list every problem",)
+        self.total, more = total, f"\n  ... and {total - len(listed)} more" * (total > len(listed))
+        self.args = (f"{file}: {total} problem(s) found\n" + "\n".join(f"  - {p}" for p in listed) +
+                     f"{more}\n  fix: run `mnemetric validate {file}` to list every problem",)
 
 
 def iter_instances(path: str | Path, on_warning: Callable[[DataWarning], None] | None = None) -> Iterator[Instance]:
@@ -367,7 +354,7 @@ def iter_instances(path: str | Path, on_warning: Callable[[DataWarning], None] |
     to its end; then every problem is raised at once (InputError for one, ProblemsFound for more)."""
     file = str(_existing(path))
     listed: list[Problem] = []
-    total = 0
+    total = 0  # problems found; only the first LISTED are kept
     try:
         for raw, problems, warnings in _checked(path, _FileCheck(file)):
             total += len(problems)
@@ -394,9 +381,8 @@ def load_instances(path: str | Path) -> list[Instance]:
 
 
 def scan_file(path: str | Path, on_finding: Callable[[Problem | DataWarning], None]) -> tuple[int, InputError | None]:
-    """Pass every problem and warning of a file to ``on_finding`` in file order, as found (streaming).
-    Return (instances read, the file-level error that stopped reading, if any). Raises only for a
-    missing file."""
+    """Pass every problem and warning to ``on_finding`` in file order, as found (streaming); return
+    (instances read, the file-level error that stopped reading, if any). Raises for a missing file."""
     check = _FileCheck(str(_existing(path)))
     try:
         for _, problems, warnings in _checked(path, check):
