@@ -38,7 +38,8 @@ import io
 import json
 import sys
 import tarfile
-import urllib.request
+import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +49,6 @@ sys.path.insert(0, str(ROOT / "src"))
 from mnemetric.errors import IntegrityError, MnemetricError  # noqa: E402
 from mnemetric.io import atomic_open, sha256_text, write_json_atomic  # noqa: E402
 
-REGISTRY = "the npm registry"
 PAGE = ROOT / ".dvc" / "plots" / "mnemetric_page.html"
 LOCK = ROOT / ".dvc" / "plots" / "mnemetric_page.lock.json"
 
@@ -71,8 +71,8 @@ class Pin:
         return f"{self.package}-{self.version}.tgz"
 
     @property
-    def url(self) -> str:
-        return f"{REGISTRY}/{self.package}/-/{self.tarball_name}"
+    def spec(self) -> str:
+        return f"{self.package}@{self.version}"
 
 
 PINS: tuple[Pin, ...] = (
@@ -163,9 +163,15 @@ def fetch_tarball(pin: Pin, tarball_dir: Path | None) -> bytes:
         if not path.is_file():
             raise MnemetricError(f"{path}: not found (expected the npm tarball {pin.tarball_name})")
         data, source = path.read_bytes(), str(path)
-    else:
-        with urllib.request.urlopen(pin.url, timeout=120) as resp:  # noqa: S310 (fixed https URL)
-            data, source = resp.read(), pin.url
+    else:  # `npm pack` fetches the tarball from npm's configured registry
+        with tempfile.TemporaryDirectory() as tmp:
+            proc = subprocess.run(["npm", "pack", pin.spec, "--pack-destination", tmp, "--silent"],
+                                  capture_output=True, text=True, timeout=300)
+            path = Path(tmp) / pin.tarball_name
+            if proc.returncode != 0 or not path.is_file():
+                raise MnemetricError(f"npm pack {pin.spec} failed ({proc.returncode}): {proc.stderr.strip()}\n"
+                                     "  fix: install Node.js/npm, or pass --tarballs DIR with the .tgz files")
+            data, source = path.read_bytes(), f"npm pack {pin.spec}"
     verify_tarball(pin, data, source)
     return data
 
