@@ -21,15 +21,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import DownloadError, IntegrityError, MnemetricError
-from ..io import atomic_open, dumps_canonical, sha256_bytes, sha256_file, sha256_text
+from ..errors import MnemetricError
+from ..io import dumps_canonical, sha256_bytes, sha256_text
+from ..upstream import DEFAULT_BASE_URL, PinnedFile, env_checkout, obtain, verify
 
 UPSTREAM_REPO = "xiaowu0162/LongMemEval"
 REVISION = "9e0b455f4ef0e2ab8f2e582289761153549043fc"
 PATH = "src/evaluation/evaluate_qa.py"
 SHA256 = "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251"
-DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
-ENV_CHECKOUT = "MNEMETRIC_LONGMEMEVAL_DIR"
+ENV_CHECKOUT = env_checkout(UPSTREAM_REPO)  # "MNEMETRIC_LONGMEMEVAL_DIR"
 
 PROMPT_SET_SHA256: str | None = "80a2a38e6c8aa82aaefb929f7b755d2bdfce9253c066f20174e0ab51cc358b53"
 """sha256 of the canonical JSON of the five templates extracted from the pinned file.
@@ -55,90 +55,41 @@ TYPE_TO_KEY: Mapping[str, str] = {
 }
 ALL_TASKS = frozenset(TYPE_TO_KEY)
 
-_FIX_MISSING = (
-    f"set {ENV_CHECKOUT} to a checkout of https://github.com/{UPSTREAM_REPO} at revision {REVISION} "
-    f"(git clone https://github.com/{UPSTREAM_REPO} && git -C LongMemEval checkout {REVISION}), "
-    "or allow network access so Mnemetric can download and cache the file"
-)
 
 
 # --------------------------------------------------------------------------- locating the file
 
 
+def pinned_file(expected_sha256: str = SHA256) -> PinnedFile:
+    """evaluate_qa.py @ REVISION as a :class:`mnemetric.upstream.PinnedFile` (tests pass a stand-in's hash)."""
+    return PinnedFile(UPSTREAM_REPO, REVISION, PATH, expected_sha256)
+
+
 def cached_path(cache_dir: Path, expected_sha256: str = SHA256) -> Path:
     """Where a verified download is kept: ``<cache_dir>/upstream/<sha256>/evaluate_qa.py``."""
-    return Path(cache_dir) / "upstream" / expected_sha256 / Path(PATH).name
+    return pinned_file(expected_sha256).cache_path(cache_dir)
 
 
 def upstream_url(base_url: str = DEFAULT_BASE_URL) -> str:
     """Raw-file URL of the pinned file: ``{base_url}/{repo}/{revision}/{path}``."""
-    return f"{base_url.rstrip('/')}/{UPSTREAM_REPO}/{REVISION}/{PATH}"
+    return pinned_file().url(base_url)
 
 
 def verify_sha256(path: Path, expected_sha256: str = SHA256) -> str:
     """Return the file's sha256 if it equals ``expected_sha256``; raise IntegrityError otherwise."""
-    actual = sha256_file(path)
-    if actual != expected_sha256:
-        raise IntegrityError(
-            f"{path}: sha256 mismatch for {UPSTREAM_REPO} {PATH} @ {REVISION}\n"
-            f"  expected sha256: {expected_sha256}\n  actual sha256:   {actual}\n"
-            f"  fix: the file is not the pinned upstream revision; check out {REVISION} "
-            "(or delete a corrupted cached copy and let Mnemetric download it again)"
-        )
-    return actual
+    verify(Path(path), pinned_file(expected_sha256),
+           fix=f"the file is not the pinned upstream revision; check out {REVISION} "
+               "(or delete a corrupted cached copy and let Mnemetric download it again)")
+    return expected_sha256
 
 
 def locate_evaluate_qa(checkout_dir: str | None, cache_dir: Path, download: bool = True,
                        base_url: str = DEFAULT_BASE_URL, *, expected_sha256: str = SHA256,
                        timeout: float = 60.0) -> Path:
-    """Return a sha256-verified path to upstream ``evaluate_qa.py``.
-
-    Order: (1) ``<checkout_dir>/src/evaluation/evaluate_qa.py`` when ``checkout_dir`` is given
-    (from MNEMETRIC_LONGMEMEVAL_DIR or conf); (2) the cached copy under ``cache_dir``; (3) a download
-    from ``base_url`` (stored in the cache only if its sha256 matches). ``expected_sha256`` exists
-    so tests can verify a stand-in file; real runs keep the pinned :data:`SHA256`.
-    """
-    if checkout_dir:
-        path = Path(checkout_dir) / PATH
-        if not path.is_file():
-            raise MnemetricError(
-                f"{path}: file not found ({ENV_CHECKOUT} / checkout_dir = {checkout_dir})\n  fix: {_FIX_MISSING}"
-            )
-        verify_sha256(path, expected_sha256)
-        return path
-    cached = cached_path(cache_dir, expected_sha256)
-    if cached.is_file():
-        verify_sha256(cached, expected_sha256)
-        return cached
-    if not download:
-        raise DownloadError(
-            f"upstream {PATH} @ {REVISION} is not available: no checkout given and no cached copy at {cached}, "
-            f"and downloading is disabled\n  fix: {_FIX_MISSING}"
-        )
-    data = _fetch(upstream_url(base_url), timeout)
-    actual = sha256_bytes(data)
-    if actual != expected_sha256:
-        raise IntegrityError(
-            f"{upstream_url(base_url)}: sha256 mismatch for the downloaded {PATH} @ {REVISION}\n"
-            f"  expected sha256: {expected_sha256}\n  actual sha256:   {actual}\n"
-            f"  nothing was stored in the cache ({cached})"
-        )
-    with atomic_open(cached, "wb") as fh:
-        fh.write(data)
-    return cached
-
-
-def _fetch(url: str, timeout: float) -> bytes:
-    """GET ``url`` (following redirects); any failure becomes a DownloadError with the fix."""
-    import httpx  # only the download path needs it
-
-    try:
-        resp = httpx.get(url, follow_redirects=True, timeout=timeout, headers={"User-Agent": "mnemetric"})
-    except httpx.HTTPError as exc:
-        raise DownloadError(f"could not download {url}: {exc.__class__.__name__}: {exc}\n  fix: {_FIX_MISSING}") from None
-    if resp.status_code != 200:
-        raise DownloadError(f"could not download {url}: HTTP {resp.status_code}\n  fix: {_FIX_MISSING}")
-    return resp.content
+    """Return a sha256-verified path to upstream ``evaluate_qa.py`` (see :func:`mnemetric.upstream.obtain`:
+    checkout, else the cache ``<cache_dir>/upstream/<sha256>/evaluate_qa.py``, else a verified download)."""
+    return obtain(pinned_file(expected_sha256), checkout_dir=checkout_dir, cache_dir=cache_dir,
+                  download=download, base_url=base_url, timeout=timeout)
 
 
 # --------------------------------------------------------------------------- extracting templates
