@@ -180,6 +180,22 @@ def test_wrong_type_and_missing_file_are_refused():
     assert refused(raw).problem.file == "mnemetric/sample/banks/multi_session.json"
 
 
+@pytest.mark.parametrize("file, path, record, field", [
+    ("single_session.json", ("single-session-user", 2), "single-session-user[2]", "abs_questoin"),
+    ("temporal.json", ("scenarios",), "<file>", "scenarios"),
+    ("topics.json", ("topics", "pets", "exchanges", 0), "topics.pets.exchanges[0]", "abs_questoin"),
+])
+def test_unknown_keys_are_refused_not_skipped(file, path, record, field):
+    raw = raw_banks()
+    target = raw[file]
+    for step in path:
+        target = target[step]
+    target["abs_questoin"] = "What?"
+    err = refused(raw)
+    assert (err.problem.file, err.problem.record, err.problem.field) == (f"mnemetric/sample/banks/{file}", record, field)
+    assert "abs_questoin" in err.problem.message
+
+
 def test_invalid_json_names_the_line():
     with pytest.raises(InputError) as info:
         decode("topics.json", '{\n  "about": "x",\n  "greetings": [\n}\n')

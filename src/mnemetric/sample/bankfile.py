@@ -36,6 +36,15 @@ class BankObject:
             raise InputError(bank_path(file), "<file>", "<file>", "missing from the package")
         return cls(raw[file], file, "<file>")
 
+    def only(self, *keys: str, within: str | None = None) -> BankObject:
+        """Refuse keys other than ``keys`` (of this object, or of its mapping field ``within``): a typo
+        such as "abs_questoin" must not be skipped silently."""
+        mapping = self.raw if within is None else self.obj(within)
+        unknown = [k for k in mapping if k not in keys]
+        if unknown:
+            raise self.error(within or unknown[0], f"unknown key(s) {unknown}; expected some of {list(keys)}")
+        return self
+
     def error(self, field: str, message: str) -> InputError:
         return InputError(bank_path(self.file), self.record, field, message)
 
@@ -74,10 +83,14 @@ class BankObject:
         mapping = self.obj(key)
         if name not in mapping:
             raise self.error(f"{key}.{name}", "missing")
-        return BankObject(mapping[name], self.file, f"{key}.{name}")
+        return BankObject(mapping[name], self.file, self._child(f"{key}.{name}"))
 
     def items(self, key: str, *, optional: bool = False) -> list[BankObject]:
-        return [BankObject(v, self.file, f"{key}[{i}]") for i, v in enumerate(self.array(key, [] if optional else ...))]
+        values = self.array(key, [] if optional else ...)
+        return [BankObject(v, self.file, self._child(f"{key}[{i}]")) for i, v in enumerate(values)]
+
+    def _child(self, name: str) -> str:
+        return name if self.record == "<file>" else f"{self.record}.{name}"
 
     def topic(self, topics: Mapping[str, object]) -> str:
         name = self.text("topic")

@@ -187,11 +187,16 @@ def decode(name: str, text: str) -> Any:
 
 def parse_banks(raw: Mapping[str, Any]) -> Banks:
     """Typed banks from the decoded files (``{file name: JSON value}``); pure, raises InputError."""
-    common, top = BankObject.of_file(raw, "common.json"), BankObject.of_file(raw, "topics.json")
+    common = BankObject.of_file(raw, "common.json").only("about", "abstention_prefix")
+    top = BankObject.of_file(raw, "topics.json").only("about", "greetings", "topics")
     topics = {name: _topic(name, top.sub("topics", name)) for name in top.obj("topics")}
-    ss, ku = BankObject.of_file(raw, "single_session.json"), BankObject.of_file(raw, "knowledge_update.json")
+    ss = BankObject.of_file(raw, "single_session.json").only("about", "pools", *FACT_TYPES)
+    ku = BankObject.of_file(raw, "knowledge_update.json").only("about", "knowledge-update")
     pools = {name: tuple(_tuples(values)) for name, values in ss.obj("pools").items()}
-    tr, ms = BankObject.of_file(raw, "temporal.json"), BankObject.of_file(raw, "multi_session.json")
+    tr = BankObject.of_file(raw, "temporal.json").only(
+        "about", "events", "purchases", "time_ago", "abstention_answer", "scenarios")
+    tr.only(*TEMPORAL_SCENARIOS, within="scenarios")
+    ms = BankObject.of_file(raw, "multi_session.json").only("about", "scenarios").only(*TALLY_SCENARIOS, within="scenarios")
     return Banks(
         abstention_prefix=common.text("abstention_prefix", strip=False),
         greetings=tuple(top.texts("greetings")),
@@ -200,7 +205,7 @@ def parse_banks(raw: Mapping[str, Any]) -> Banks:
         updates=tuple(_update(r, topics) for r in ku.items("knowledge-update")),
         events=tuple(_event(r, topics) for r in tr.items("events")),
         purchases=tuple(_purchase(r, topics) for r in tr.items("purchases")),
-        time_ago={r.integer("days"): r.text("phrase") for r in tr.items("time_ago")},
+        time_ago={r.integer("days"): r.text("phrase") for r in (t.only("days", "phrase") for t in tr.items("time_ago"))},
         temporal={name: _scenario(tr.sub("scenarios", name), name) for name in TEMPORAL_SCENARIOS},
         temporal_abstention=tr.template("abstention_answer", {"asked", "missing"}),
         tallies={name: _tally(ms.sub("scenarios", name), name, topics) for name in TALLY_SCENARIOS},
@@ -215,11 +220,12 @@ TALLY_SCENARIOS = ("board_games", "concerts", "volunteering", "cycling", "work_t
 
 
 def _topic(name: str, r: BankObject) -> Topic:
-    slots = _slots(r, {})
-    return Topic(name, slots, tuple(_exchange(e, set(slots)) for e in r.items("exchanges")))
+    slots = _slots(r.only("slots", "exchanges"), {})
+    return Topic(name, slots, tuple(_exchange(e.only("user", "assistant"), set(slots)) for e in r.items("exchanges")))
 
 
 def _fact(r: BankObject, topics: Mapping[str, Topic], pools: Mapping[str, tuple]) -> Fact:
+    r.only("topic", "fixed", "slots", "user", "assistant", "question", "answer", "abs_question", "abs_answer")
     topic = r.topic(topics)
     slots = _slots(r, pools)
     names = set(slots)
@@ -233,6 +239,8 @@ def _fact(r: BankObject, topics: Mapping[str, Topic], pools: Mapping[str, tuple]
 
 
 def _update(r: BankObject, topics: Mapping[str, Topic]) -> Update:
+    r.only("topic", "slots", "old_user", "old_assistant", "new_user", "new_assistant", "question", "answer",
+           "abs_question", "abs_answer")
     topic = r.topic(topics)
     slots = _slots(r, {})
     names = set(slots)
@@ -243,22 +251,27 @@ def _update(r: BankObject, topics: Mapping[str, Topic]) -> Update:
 
 
 def _event(r: BankObject, topics: Mapping[str, Topic]) -> Event:
+    r.only("past", "gerund", "user", "assistant", "topic")
     return Event(r.text("past"), r.text("gerund"), _exchange(r, set()), r.topic(topics))
 
 
 def _purchase(r: BankObject, topics: Mapping[str, Topic]) -> Purchase:
+    r.only("category", "item", "user", "assistant", "topic")
     return Purchase(r.text("category"), r.text("item"), _exchange(r, set()), r.topic(topics))
 
 
-def _scenario(r: BankObject, name: str) -> dict[str, str]:
+def _scenario(r: BankObject, name: str, *other: str) -> dict[str, str]:
+    r.only(*SCENARIO_FIELDS[name], *other)
     return {key: r.template(key, fields) for key, fields in SCENARIO_FIELDS[name].items()}
 
 
 def _tally(r: BankObject, name: str, topics: Mapping[str, Topic]) -> Tally:
     topic = r.topic(topics) if "topic" in r.raw else None
-    exchanges = tuple(_exchange(e, TALLY_EXCHANGE_FIELDS) for e in r.items("exchanges", optional=True))
+    exchanges = tuple(_exchange(e.only("user", "assistant"), TALLY_EXCHANGE_FIELDS)
+                      for e in r.items("exchanges", optional=True))
     values = tuple(_tuples(r.array("values", [])))
-    return Tally(topic, values, tuple(r.texts("bands", [])), exchanges, _scenario(r, name))
+    templates = _scenario(r, name, "topic", "values", "bands", "exchanges")
+    return Tally(topic, values, tuple(r.texts("bands", [])), exchanges, templates)
 
 
 def _exchange(r: BankObject, names: set[str]) -> Exchange:
