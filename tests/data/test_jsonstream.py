@@ -164,3 +164,19 @@ def test_lone_surrogates_are_flaws_pairs_are_not(tmp_path, monkeypatch, chunk):
     assert got == [[], [], ["k"], [], ['["\\ud800"]'], ["[1]"]]  # a path that prints (escaped)
     values = [json.loads(i) for i in items[:2] + items[3:4]]
     assert values == ["\U0001f600", "\U0001f600", "\\ud800"]
+
+
+@pytest.mark.parametrize("chunk", [*range(1, 14), 1 << 20])
+def test_items_before_bad_bytes_still_come_out(tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    head = b'[{"a": "\xc3\xa9"}, 12, "x", {"b": "'
+    path = tmp_path / "x.json"
+    path.write_bytes(head + b"\x80" + b'"}]')
+    items = jsonstream.iter_json_items(path)
+    assert [next(items)[0] for _ in range(3)] == [{"a": "é"}, 12, "x"]
+    with pytest.raises(InputError, match=f"0x80 at byte offset {len(head)} is not valid UTF-8"):
+        next(items)
+    path.write_bytes(b"[12\xff]")  # a number right before the bad byte: read, then the byte is reported
+    items = jsonstream.iter_json_items(path)
+    with pytest.raises(InputError, match="0xff at byte offset 3"):
+        list(items)

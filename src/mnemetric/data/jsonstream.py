@@ -78,15 +78,22 @@ class _Reader:
         self.lines, self.line_start = 0, 0
         """Newlines in the dropped characters; file offset of the character after the last one."""
         self.bytes_read, self.byte_lines = 0, 0
+        self.broken: InputError | None = None
+        """Bytes that are not UTF-8 were read: the text before them is in ``buf``; this is raised
+        when the parser asks for more, so the items before the bad bytes are still checked."""
 
     def fill(self, min_more: int = CHUNK) -> bool:
         """Append at least ``min_more`` characters (fewer at EOF). Return False at EOF."""
+        if self.broken:
+            raise self.broken
         text = ""
         while not text and not self.eof:
             data = self.fh.read(max(min_more, CHUNK))
             self.eof = not data
             text = self._decode(data)
         if not text:
+            if self.broken:
+                raise self.broken
             return False
         last = self.buf.rfind("\n", 0, self.pos)
         if last >= 0:
@@ -105,10 +112,12 @@ class _Reader:
             at = self.bytes_read - pending + exc.start
             line = self.byte_lines + data.count(b"\n", 0, max(exc.start - pending, 0)) + 1
             bad = " ".join(f"0x{b:02x}" for b in exc.object[exc.start : exc.end])
-            raise InputError(self.path, f"line {line}", "<encoding>",
-                             f"{bad} at byte offset {at} is not valid UTF-8 ({exc.reason})",
-                             fix="save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8 FILE > FILE.utf8`, "
-                                 "choosing the encoding it was written in)") from None
+            self.broken = InputError(self.path, f"line {line}", "<encoding>",
+                                     f"{bad} at byte offset {at} is not valid UTF-8 ({exc.reason})",
+                                     fix="save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8 FILE > FILE.utf8`, "
+                                         "choosing the encoding it was written in)")
+            self.eof = True
+            return exc.object[: exc.start].decode("utf-8")  # the valid text before the bad bytes
         self.bytes_read += len(data)
         self.byte_lines += data.count(b"\n")
         return text
