@@ -48,24 +48,42 @@ from .intervals import check_level
 CHUNK_ELEMENTS = 1 << 20
 """At most this many resampled indices are held at once (8 MiB of int64)."""
 
-RowStatistic = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
-"""(values (rows, n), stratum codes (rows, n), K) -> one value per row, NaN where undefined."""
+@dataclass(frozen=True)
+class Groups:
+    """Which stratum each column of a (rows, n) matrix of resampled values belongs to."""
+
+    n_strata: int
+    codes: np.ndarray | None = None
+    """(rows, n) stratum code of every cell (any layout), or None."""
+    bounds: tuple[int, ...] | None = None
+    """Stratified layout: stratum j occupies columns bounds[j]:bounds[j+1] on every row."""
 
 
-def _micro(values: np.ndarray, codes: np.ndarray, n_strata: int) -> np.ndarray:
+RowStatistic = Callable[[np.ndarray, Groups], np.ndarray]
+"""(values (rows, n), groups) -> one value per row, NaN where undefined."""
+
+
+def _micro(values: np.ndarray, groups: Groups) -> np.ndarray:
     """Row means."""
     return values.mean(axis=1)
 
 
-def _macro(values: np.ndarray, codes: np.ndarray, n_strata: int) -> np.ndarray:
-    """Row-wise unweighted mean of the K stratum means; NaN where a stratum is empty."""
-    rows = values.shape[0]
-    cell = (np.arange(rows)[:, None] * n_strata + codes).ravel()
-    sums = np.bincount(cell, weights=values.ravel(), minlength=rows * n_strata).reshape(rows, n_strata)
-    counts = np.bincount(cell, minlength=rows * n_strata).reshape(rows, n_strata)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-    return np.ascontiguousarray(means.T).mean(axis=0)  # stratum by stratum, in label order
+def _macro(values: np.ndarray, groups: Groups) -> np.ndarray:
+    """Row-wise unweighted mean of the K stratum means (summed in label order); NaN where a
+    stratum is empty."""
+    rows, k = values.shape[0], groups.n_strata
+    if groups.bounds is not None:
+        edges = groups.bounds
+        if any(lo == hi for lo, hi in zip(edges[:-1], edges[1:])):
+            return np.full(rows, np.nan)
+        means = np.stack([values[:, lo:hi].sum(axis=1) / (hi - lo) for lo, hi in zip(edges[:-1], edges[1:])])
+    else:
+        cell = (np.arange(rows)[:, None] * k + groups.codes).ravel()
+        sums = np.bincount(cell, weights=values.ravel(), minlength=rows * k).reshape(rows, k)
+        counts = np.bincount(cell, minlength=rows * k).reshape(rows, k)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.ascontiguousarray(np.where(counts > 0, sums / np.maximum(counts, 1), np.nan).T)
+    return means.mean(axis=0)  # (K, rows): stratum by stratum, NaN if any stratum is NaN
 
 
 STATISTICS: dict[str, RowStatistic] = {"micro": _micro, "macro": _macro}
@@ -226,12 +244,14 @@ def _index_chunks(n: int, codes: np.ndarray | None, n_strata: int, resamples: in
 
 
 def _replicates(columns: Sequence[np.ndarray], codes: np.ndarray, n_strata: int, stratified: bool,
-                combine: Callable[..., np.ndarray], resamples: int, seed: int,
+                combine: Callable[[Sequence[np.ndarray], Groups], np.ndarray], resamples: int, seed: int,
                 chunk_elements: int) -> np.ndarray:
-    """``combine(*resampled columns, resampled codes)`` on every replicate, one value each."""
+    """``combine(resampled columns, groups)`` on every replicate, one value each."""
+    bounds = tuple(np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=n_strata)))).tolist())
     out = []
     for idx in _index_chunks(codes.size, codes if stratified else None, n_strata, resamples, seed, chunk_elements):
-        out.append(combine(*(c[idx] for c in columns), codes[idx]))
+        groups = Groups(n_strata, bounds=bounds) if stratified else Groups(n_strata, codes=codes[idx])
+        out.append(combine([c[idx] for c in columns], groups))
     return np.concatenate(out) if out else np.empty(0)
 
 
@@ -242,15 +262,14 @@ def _run(columns: Sequence[np.ndarray], codes: np.ndarray, n_strata: int, *, sta
     _check_run(statistic, resamples, seed)
     stat = STATISTICS[statistic]
 
-    def combine(*arrays: np.ndarray) -> np.ndarray:
-        *vals, code = arrays
-        return stat(vals[1], code, n_strata) - stat(vals[0], code, n_strata) if paired else stat(vals[0], code, n_strata)
+    def combine(vals: Sequence[np.ndarray], groups: Groups) -> np.ndarray:
+        return stat(vals[1], groups) - stat(vals[0], groups) if paired else stat(vals[0], groups)
 
     resampling = ("paired " if paired else "") + ("stratified" if stratified else "pooled")
     n = codes.size
     if n == 0:
         return BootstrapResult(statistic, resampling, 0, 0, None, None, None, level, resamples, seed, 0)
-    point = float(combine(*(c[None, :] for c in columns), codes[None, :])[0])
+    point = float(combine([c[None, :] for c in columns], Groups(n_strata, codes=codes[None, :]))[0])
     reps = _replicates(columns, codes, n_strata, stratified, combine, resamples, seed, chunk_elements)
     interval = percentile_interval(reps, level) if resamples > 0 else None
     low, high = interval if interval else (None, None)

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import InputError
-from .bootstrap import STATISTICS, _read_fields, as_values, paired_bootstrap_diff, strata_codes
+from .bootstrap import STATISTICS, Groups, _read_fields, as_values, paired_bootstrap_diff, strata_codes
 
 
 class Discordant(NamedTuple):
@@ -166,5 +166,5 @@ def _statistic_of(values: Sequence[float], strata: Sequence[Hashable] | None, st
     else:
         codes, order = strata_codes(strata, vals.size, source, labels)
         n_strata = len(order)
-    value = float(STATISTICS[statistic](vals[None, :], codes[None, :], n_strata)[0])
+    value = float(STATISTICS[statistic](vals[None, :], Groups(n_strata, codes=codes[None, :]))[0])
     return None if math.isnan(value) else value
