@@ -57,7 +57,7 @@ def obtain(variant: Variant, raw_dir: Path, downloads_dir: Path, progress: bool 
         src = Path(variant.path or "")
         if not src.exists():
             raise DownloadError(f"{src}: the bundled sample is missing\n  fix: regenerate it with "
-                                f"`python -m mnemetric.data.sample --out {src}` or restore it with git checkout")
+                                f"`mnemetric sample --out {src}` or restore it with git checkout")
         verify_file(src, variant.sha256, variant.size)
         origin = {"path": str(src)}
     else:
