@@ -12,7 +12,6 @@ import io
 import json
 import os
 import tarfile
-from pathlib import Path
 
 import pytest
 
