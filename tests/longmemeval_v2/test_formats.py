@@ -86,6 +86,8 @@ def test_abstention_is_decided_by_the_checker_not_the_type():
      "llm_gotchas_checker", (("evaluator_max_completion_tokens", 4096), ("evaluator_temperature", 0.5),
                              ("evaluator_model", None))),
     ("llm_abstention_checker|evaluator_model=gpt-x", "llm_abstention_checker", (("evaluator_model", "gpt-x"),)),
+    ("mc_choice_set_match|note=x", "mc_choice_set_match", (("note", "x"),)),  # accepted and ignored upstream
+    ("norm_phrase_set_match|lower=0", "norm_phrase_set_match", (("lower", 0),)),
 ])
 def test_eval_spec_worked_examples(text, name, options):
     spec = EvalSpec.parse(text)
@@ -97,7 +99,8 @@ def test_eval_spec_worked_examples(text, name, options):
     ("mc_choice_match|x", "not key=value"), ("mc_choice_match|=3", "not key=value"),
     ("mc_choice_match|strip_chars=a|strip_chars=b", "twice"),
     ("norm_phrase_set_match|separator=;", "no option 'separator'"),
-    ("norm_phrase_set_match|lower=yes", "true or false"),
+    ("norm_phrase_set_match|lower=yes", "true or false"),  # truthy text upstream: a silent misread
+    ("mc_choice_match|require_non_empty=no", "true or false"),
     ("norm_phrase_set_match|separators=[1]", "non-empty strings"),
     ('norm_phrase_set_match|separators=[""]', "non-empty strings"),
     ("norm_phrase_set_match|separators=[bad]", "JSON list"),

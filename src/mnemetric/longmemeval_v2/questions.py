@@ -17,8 +17,9 @@ Facts (xiaowu0162/LongMemEval-V2 at be15ea6e995462f3391c1a610892df3f67dfa7bd):
   raw string.
 
 Stricter than upstream (it parses the spec only when scoring, and resolves any callable of the
-module by name): the name must be one of the six checkers, and options the checker would crash on
-(or silently ignore) are problems here.
+module by name): the name must be one of the six checkers, and options the checker would crash on,
+or misread silently (a flag given as text), are problems here. Keywords that a checker accepts and
+ignores (the mc_* and llm_* checkers take ``**_``) are allowed, as upstream allows them.
 """
 
 from __future__ import annotations
@@ -40,18 +41,16 @@ QUESTION_TYPES = (
 """The seven question types (harness.py CATEGORY_MAP keys, in its order)."""
 ABSTENTION_CHECKER = "llm_abstention_checker"
 _NORM = frozenset({"separators", "require_non_empty", "lower", "normalize_hyphen", "strip_punct"})
-_LLM = frozenset({"require_non_empty", "evaluator_model", "evaluator_base_url", "evaluator_api_key",
-                  "evaluator_api_key_env", "evaluator_reasoning_effort", "evaluator_max_completion_tokens",
-                  "evaluator_temperature", "evaluator_top_p", "evaluator_timeout_seconds"})
-EVAL_FUNCTIONS: Mapping[str, frozenset[str]] = {
+EVAL_FUNCTIONS: Mapping[str, frozenset[str] | None] = {
     "norm_phrase_set_match": _NORM,
     "norm_phrase_set_match_ordered": _NORM,
-    "mc_choice_match": frozenset({"strip_chars", "require_non_empty"}),
-    "mc_choice_set_match": frozenset({"require_non_empty"}),
-    ABSTENTION_CHECKER: _LLM,
-    "llm_gotchas_checker": _LLM,
+    "mc_choice_match": None,
+    "mc_choice_set_match": None,
+    ABSTENTION_CHECKER: None,
+    "llm_gotchas_checker": None,
 }
-"""The six checkers of qa_eval_metrics.py and the spec options each one takes."""
+"""The six checkers of qa_eval_metrics.py → the only options they take (None: they take any keyword and
+ignore the ones they do not know, so any option is allowed)."""
 _BOOL_OPTIONS = frozenset({"require_non_empty", "lower", "normalize_hyphen", "strip_punct"})
 _FIELDS = ("id", "domain", "question_type", "question", "image", "answer", "eval_function")
 
@@ -119,16 +118,19 @@ class EvalSpec:
         return dict(self.options)
 
     def check_options(self) -> None:
-        """Options the checker would crash on or ignore raise SpecError."""
+        """Raise SpecError for an option the checker would crash on (an unknown keyword of the phrase
+        checkers, separators that are not a list of strings, strip_chars that is not text) or silently
+        misread (a flag given as text: ``lower=no`` is truthy upstream)."""
         allowed = EVAL_FUNCTIONS[self.name]
         for key, value in self.options:
-            if key not in allowed:
+            if allowed is not None and key not in allowed:
                 raise SpecError(f"{self.name} takes no option {key!r} (it takes: {', '.join(sorted(allowed))})")
-            if key in _BOOL_OPTIONS and not isinstance(value, bool):
+            if key in _BOOL_OPTIONS and not (isinstance(value, bool) or value in (0, 1)):
                 raise SpecError(f"option {key} must be true or false, got {value!r}")
-            if key == "separators" and not (isinstance(value, list) and all(isinstance(s, str) and s for s in value)):
+            if key == "separators" and allowed is not None and not (
+                    isinstance(value, list) and all(isinstance(s, str) and s for s in value)):
                 raise SpecError(f"option separators must be a list of non-empty strings, got {value!r}")
-            if key == "strip_chars" and not isinstance(value, str):
+            if key == "strip_chars" and self.name == "mc_choice_match" and not isinstance(value, str):
                 raise SpecError(f"option strip_chars must be text, got {value!r}")
 
 
