@@ -1,0 +1,1 @@
+"""Custody: the evidence behind every published number (run manifests, hashes, the task inventory)."""
