@@ -43,6 +43,12 @@ def test_question_round_trip_keeps_extra_keys():
     assert not q.is_abstention_problem
 
 
+def test_a_row_without_an_image_key_has_no_image():
+    raw = {k: v for k, v in QUESTION.items() if k != "image"}
+    q = Question.from_record(raw, file="questions.jsonl", line=1)
+    assert q.image is None and q.to_record() == raw | {"image": None}
+
+
 def test_question_error_names_file_record_and_field():
     with pytest.raises(InputError) as err:
         Question.from_record({k: v for k, v in QUESTION.items() if k != "answer"}, file="questions.jsonl", line=4)
