@@ -80,7 +80,8 @@ def test_fixed_seed_reproducible_other_seed_differs():
     assert bootstrap_mean(values, 400, 9) == bootstrap_mean(values, 400, 9)
     assert bootstrap_mean(values, 400, 9).interval != bootstrap_mean(values, 400, 10).interval
     strata = list("aabbbcc")
-    assert stratified_bootstrap(values, strata, resamples=400, seed=9) == stratified_bootstrap(values, strata, resamples=400, seed=9)
+    first = stratified_bootstrap(values, strata, resamples=400, seed=9)
+    assert stratified_bootstrap(values, strata, resamples=400, seed=9) == first
 
 
 def test_tiny_hand_worked_cases():

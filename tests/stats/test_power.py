@@ -91,7 +91,8 @@ def test_paired_power():
     assert paired_power(n, 0.0, psi) == 0.05
     z = norm.ppf(0.975)
     s = math.sqrt(psi - 0.1 ** 2)
-    expected = norm.cdf((0.1 * math.sqrt(n) - z * math.sqrt(psi)) / s) + norm.cdf((-0.1 * math.sqrt(n) - z * math.sqrt(psi)) / s)
+    root_n, root_psi = math.sqrt(n), math.sqrt(psi)
+    expected = norm.cdf((0.1 * root_n - z * root_psi) / s) + norm.cdf((-0.1 * root_n - z * root_psi) / s)
     assert paired_power(n, -0.1, psi) == pytest.approx(expected, abs=1e-12)
     with pytest.raises(ConfigError):
         paired_power(n, 0.5, psi)

@@ -30,8 +30,16 @@ Random numbers: pooled draws come from ``numpy.random.Generator(PCG64(seed))`` e
 stratified draw gives stratum number j (in label order) its own stream
 ``Generator(PCG64(SeedSequence(seed).spawn(K)[j]))``. Replicates are produced in chunks of at
 most ``CHUNK_ELEMENTS`` indices; numpy's bounded-integer draws do not depend on how a draw is
-split, so results depend only on (values, strata, statistic, resamples, seed, level), never on
-the chunk size. Memory is O(CHUNK_ELEMENTS + resamples).
+split, so results depend only on (values, strata, labels, statistic, resamples, seed, level),
+never on the chunk size. Memory is O(CHUNK_ELEMENTS + resamples).
+
+Caveat, measured (tests/stats/test_bootstrap.py design, 2,000 simulated pairs of runs, 200
+resamples): the paired percentile interval covers the true difference 0.909 of the time at n = 30,
+~0.94 at n = 100, 0.949 at n = 500 (micro), and 0.91 (six strata of 7 items) / 0.93 (strata of
+30, 60, 133) for the stratified macro difference, against a nominal 0.95. The percentile
+bootstrap is too narrow for small n (its variance has divisor n, not n - 1, and 0/1 data are
+discrete); for a single proportion use ``intervals.wilson`` / ``clopper_pearson``, and for a
+paired 0/1 comparison of few items let the exact McNemar p-value (``paired.py``) decide.
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ from .intervals import check_level
 
 CHUNK_ELEMENTS = 1 << 20
 """At most this many resampled indices are held at once (8 MiB of int64)."""
+
 
 @dataclass(frozen=True)
 class Groups:
@@ -340,7 +349,8 @@ def paired_bootstrap_diff(a: Sequence[float], b: Sequence[float], strata: Sequen
     """
     va, vb = as_values(a, "a", source), as_values(b, "b", source)
     if va.size != vb.size:
-        raise InputError(source, f"{va.size} vs {vb.size} values", "b", "a and b must hold one value per item, in the same order")
+        raise InputError(source, f"{va.size} vs {vb.size} values", "b",
+                         "a and b must hold one value per item, in the same order")
     if strata is None:
         if statistic != "micro":
             raise ConfigError("statistic", f"{statistic!r} needs strata labels; without strata only 'micro' is defined")

@@ -86,7 +86,8 @@ def discordant(a: Sequence[int | bool], b: Sequence[int | bool], *, source: str 
         arrays.append(arr.astype(bool))
     va, vb = arrays
     if va.size != vb.size:
-        raise InputError(source, f"{va.size} vs {vb.size} values", "b", "a and b must hold one value per item, in the same order")
+        raise InputError(source, f"{va.size} vs {vb.size} values", "b",
+                         "a and b must hold one value per item, in the same order")
     return Discordant(int(np.sum(va & ~vb)), int(np.sum(~va & vb)))
 
 

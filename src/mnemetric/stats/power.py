@@ -27,8 +27,9 @@ per-item outcomes are independent. Runs of related systems usually fail on the s
 conservative choice when the real discordance is unknown. Measure it from two real runs
 (psi = (a_only + b_only) / n) and pass it when you have them.
 
-The normal approximation is for the asymptotic McNemar z-test; the exact conditional test in
-``paired.py`` is conservative, so its power at this MDD is somewhat below 1 - beta for small n.
+The normal approximation is for the asymptotic McNemar z-test (simulated power at the MDD:
+0.80-0.82 for n = 30-500 at p = 0.6). The exact conditional test in ``paired.py`` is
+conservative: its simulated power at this MDD is 0.76-0.78 for n = 30, 133 and 500 (p = 0.6).
 """
 
 from __future__ import annotations
