@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from ..errors import MnemetricError
-from . import crosscheck, data, qa, retrieval, sample, v2, v2_data  # noqa: F401  (registers the commands)
+from . import crosscheck, data, inventory, qa, retrieval, sample, v2, v2_data  # noqa: F401  (registers the commands)
 from .registry import COMMANDS
 from .registry import option_path
 from .retrieval import load_memory, memory_options

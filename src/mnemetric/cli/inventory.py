@@ -1,0 +1,147 @@
+"""`mnemetric inventory verify|derive`: re-hash the reviewed upstream sources; derive the task inventory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .registry import Handler, command
+
+DEFAULT_INVENTORY = "data/inventory/upstream-task-inventory.json"
+DEFAULT_METRICS = ("metrics/qa.json", "metrics/v2_aggregated.json")
+V1, V2 = "LongMemEval", "LongMemEval-V2"
+
+
+@command("inventory", "verify the reviewed upstream sources of the task inventory (sha256), or derive the inventory",
+         "verify: re-hash every reviewed_sources file of the inventory in local upstream checkouts (--upstream-dir "
+         "for LongMemEval, --v2-dir for LongMemEval-V2) and print match / mismatch / missing per file; exit 1 on "
+         "any mismatch or missing file. derive: recompute the inventory from --seed (the structure and text), the "
+         "run manifest(s), the cross-check evidence, the metrics files and the @pytest.mark.task markers of the "
+         "tests (read with ast, never run), and write it to --out.")
+def _inventory(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("action", choices=("verify", "derive"), help="what to do")
+    p.add_argument("--inventory", type=Path, default=Path(DEFAULT_INVENTORY), help="verify: the inventory to check")
+    p.add_argument("--upstream-dir", type=Path, help="verify: a LongMemEval checkout at the inventory's revision")
+    p.add_argument("--v2-dir", type=Path, help="verify: a LongMemEval-V2 checkout at the inventory's revision")
+    p.add_argument("--seed", type=Path, help="derive: the inventory whose structure and text are kept")
+    p.add_argument("--out", type=Path, help="derive: where to write the derived inventory")
+    p.add_argument("--run-manifest", type=Path, action="append", default=None,
+                   help="derive: a run manifest (repeatable; default metrics/run.json when it exists)")
+    p.add_argument("--crosscheck", type=Path, help="derive: cross-check evidence (mnemetric crosscheck output)")
+    p.add_argument("--metrics", type=Path, action="append", default=None,
+                   help=f"derive: a metrics file (repeatable; default those of {', '.join(DEFAULT_METRICS)} that exist)")
+    p.add_argument("--tests-dir", type=Path, default=Path("tests"), help="derive: the tests whose task markers count")
+
+    def run(a: argparse.Namespace) -> int:
+        return _verify(a) if a.action == "verify" else _derive(a)
+    return run
+
+
+def _refuse(a: argparse.Namespace, names: tuple[str, ...]) -> None:
+    from ..errors import ConfigError
+    for name in names:
+        if getattr(a, name.lstrip("-").replace("-", "_")) is not None:
+            raise ConfigError(name, f"does not apply to `inventory {a.action}`", fix=f"drop {name}")
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file's content; missing, not UTF-8 or not JSON is an InputError naming it."""
+    from ..errors import InputError
+    from ..io import require_file
+    try:
+        return json.loads(require_file(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(str(path), "<file>", "<json>", "not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(str(path), f"line {exc.lineno}", "<json>", f"not valid JSON ({exc.msg})") from None
+
+
+def _verify(a: argparse.Namespace) -> int:
+    from ..custody.inventory import verify_reviewed_sources
+    from ..errors import ConfigError, InputError
+    _refuse(a, ("--seed", "--out", "--run-manifest", "--crosscheck", "--metrics"))
+    if a.upstream_dir is None:
+        raise ConfigError("--upstream-dir", "is required by `inventory verify`",
+                          fix="pass a LongMemEval checkout, e.g. --upstream-dir /tmp/upstream/LongMemEval")
+    inventory = read_json(a.inventory)
+    families = {f.get("benchmark"): f for f in inventory.get("families", []) if isinstance(f, dict)} \
+        if isinstance(inventory, dict) else {}
+    dirs: dict[str, Path] = {}
+    for bench, folder in ((V1, a.upstream_dir), (V2, a.v2_dir)):
+        if bench not in families or not isinstance(families[bench].get("repository"), str):
+            raise InputError(str(a.inventory), "<file>", "families", f"no {bench} family with a repository")
+        if folder is not None:
+            if not folder.is_dir():
+                raise ConfigError("--upstream-dir" if bench == V1 else "--v2-dir", f"{folder} is not a folder")
+            dirs[families[bench]["repository"]] = folder
+    results = verify_reviewed_sources(inventory, dirs, file=str(a.inventory))
+    for bench, folder in ((V1, a.upstream_dir), (V2, a.v2_dir)):
+        fam = families[bench]
+        if folder is None:
+            print(f"{bench}: not checked (no --v2-dir): {len(fam.get('reviewed_sources', []))} reviewed source(s)")
+            continue
+        print(f"{bench} {fam['repository']} @ {fam.get('revision')}: checkout {folder}{_head(folder)}")
+        for r in (r for r in results if r.repository == fam["repository"]):
+            detail = "" if r.status == "match" else (
+                f" (expected {r.expected_sha256}, got {r.actual_sha256})" if r.status == "mismatch" else " (no such file)")
+            print(f"  {r.status:8} {r.path}{detail}")
+    bad = [r for r in results if r.status != "match"]
+    print(f"{len(results) - len(bad)} match, {sum(r.status == 'mismatch' for r in results)} mismatch, "
+          f"{sum(r.status == 'missing' for r in results)} missing", file=sys.stderr if bad else sys.stdout)
+    return 1 if bad else 0
+
+
+def _head(folder: Path) -> str:
+    """`` (git HEAD <sha>)`` when the folder is a git checkout whose HEAD git can name; else empty."""
+    import subprocess
+    try:
+        out = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return f" (git HEAD {out.stdout.strip()})" if out.returncode == 0 and out.stdout.strip() else ""
+
+
+def _derive(a: argparse.Namespace) -> int:
+    from ..custody.inventory import DEFAULT_MANIFEST, collect_task_markers, derive_inventory
+    from ..errors import ConfigError
+    from ..io import write_json_atomic
+    _refuse(a, ("--upstream-dir", "--v2-dir"))
+    for name in ("seed", "out"):
+        if getattr(a, name) is None:
+            raise ConfigError(f"--{name}", "is required by `inventory derive`")
+    manifests = [Path(DEFAULT_MANIFEST)] if a.run_manifest is None else a.run_manifest
+    if a.run_manifest is None and not manifests[0].is_file():
+        print(f"note: {DEFAULT_MANIFEST} not found: no run manifest, so no task can be measured", file=sys.stderr)
+        manifests = []
+    metric_files = [Path(m) for m in DEFAULT_METRICS if Path(m).is_file()] if a.metrics is None else a.metrics
+    run_manifests = [{**_object(read_json(m), m), "path": _rel(m)} for m in manifests]
+    crosscheck = None if a.crosscheck is None else {**_object(read_json(a.crosscheck), a.crosscheck),
+                                                    "path": _rel(a.crosscheck)}
+    inventory = derive_inventory(_object(read_json(a.seed), a.seed), run_manifests=run_manifests, crosscheck=crosscheck,
+                                 markers=collect_task_markers(a.tests_dir),
+                                 metrics={_rel(m): _object(read_json(m), m) for m in metric_files})
+    write_json_atomic(a.out, inventory)
+    tasks = [t for f in inventory["families"] for t in f["tasks"]]
+    counts = {s: sum(t["coverage_status"] == s for t in tasks) for s in ("measured", "mapped", "unmapped")}
+    print(f"wrote {a.out}: {len(tasks)} tasks ({', '.join(f'{n} {s}' for s, n in counts.items())}); "
+          f"complete: {str(inventory['complete']).lower()}")
+    return 0
+
+
+def _object(raw: Any, path: Path) -> dict[str, Any]:
+    from ..errors import InputError
+    if not isinstance(raw, dict):
+        raise InputError(str(path), "<file>", "<json>", f"expected a JSON object, got {type(raw).__name__}")
+    return raw
+
+
+def _rel(path: Path) -> str:
+    """``path`` relative to the working folder when it is inside it (evidence refs are repo paths)."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
