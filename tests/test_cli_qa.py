@@ -17,9 +17,10 @@ from .conftest import ROOT
 SAMPLE = ROOT / "data" / "sample" / "longmemeval_sample.json"
 
 
-def cli(*args, env=None, cwd=ROOT) -> subprocess.CompletedProcess:
+def cli(*args, env=None, cwd=ROOT, drop=()) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in {**os.environ, **(env or {})}.items() if k not in drop}
     return subprocess.run([sys.executable, "-m", "mnemetric.cli", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, **(env or {})}, timeout=300)
+                          cwd=cwd, env=full, timeout=300)
 
 
 @pytest.fixture()
@@ -108,7 +109,163 @@ def test_bad_hypothesis_line_names_file_line_and_field(files):
     assert out.returncode != 0 and "bad.jsonl" in out.stderr and "line 2" in out.stderr and "hypothesis" in out.stderr
 
 
-def test_cache_command(tmp_path):
-    out = cli("cache", "path", env={"MNEMETRIC_CACHE_DIR": str(tmp_path)})
-    assert out.returncode == 0 and out.stdout.strip() == str(tmp_path)
-    assert cli("cache", "stats", env={"MNEMETRIC_CACHE_DIR": str(tmp_path)}).returncode == 0
+def test_upstream_judge_dry_run_needs_no_api_key(files):
+    """Before: the client built the SDK eagerly and a --dry-run without OPENAI_API_KEY failed."""
+    tmp, ref = files
+    sha = write_standin(tmp / "LongMemEval")
+    args = ["judge", tmp / "hyp.jsonl", tmp / "ref.json", "--longmemeval-dir", tmp / "LongMemEval",
+            "--evaluate-qa-sha256", sha]
+    with FakeOpenAIServer(reply=reply) as server:
+        dry = cli(*args, "--dry-run", env={"OPENAI_BASE_URL": server.base_url}, drop=("OPENAI_API_KEY",))
+        assert dry.returncode == 0, dry.stderr
+        assert json.loads(dry.stdout)["to_send"] == len(ref) and server.count == 0
+        assert cli(*args, env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}).returncode == 0
+        warm = cli(*args, "--dry-run", env={"OPENAI_BASE_URL": server.base_url}, drop=("OPENAI_API_KEY",))
+        assert json.loads(warm.stdout) | {"estimated_usd": 0} == {"requests_total": len(ref), "cached": len(ref),
+                                                                  "to_send": 0, "estimated_usd": 0}
+        real = cli(*args, env={"OPENAI_BASE_URL": server.base_url}, drop=("OPENAI_API_KEY",))
+        assert real.returncode == 0, real.stderr  # a fully cached run needs no key either
+        assert server.count == len(ref) and "requests sent 0" in real.stderr
+
+
+def test_judge_cli_writes_failed_questions_to_a_sidecar(files):
+    tmp, ref = files
+    sha = write_standin(tmp / "LongMemEval")
+    bad = ref[3]["question"]
+    with FakeOpenAIServer(reply=reply, non_answer_for=lambda b: "refusal" if bad in b["messages"][-1]["content"]
+                          else None) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+        out = cli("judge", tmp / "hyp.jsonl", tmp / "ref.json", "--longmemeval-dir", tmp / "LongMemEval",
+                  "--evaluate-qa-sha256", sha, env=env)
+    assert out.returncode == 0, out.stderr
+    assert f"{ref[3]['question_id']} (judge, gpt-4o-2024-08-06): refusal" in out.stderr
+    judged = tmp / "hyp.jsonl.eval-results-gpt-4o"
+    assert ref[3]["question_id"] not in {json.loads(x)["question_id"] for x in judged.read_text().splitlines()}
+    failed = [json.loads(x) for x in (tmp / "hyp.jsonl.eval-results-gpt-4o.failures.jsonl").read_text().splitlines()]
+    assert [f["question_id"] for f in failed] == [ref[3]["question_id"]]
+    scored = cli("score-qa", judged, tmp / "ref.json", "--out", tmp / "qa.json", "--resamples", "0")
+    assert scored.returncode == 0, scored.stderr
+    m = json.loads((tmp / "qa.json").read_text())
+    assert m["coverage"]["n_failed"] == 1 and m["n"] == len(ref) - 1 and m["official_equivalence"] is False
+    assert ref[3]["question_id"] in scored.stderr
+
+
+# ------------------------------------------------------------------ mnemetric cache
+
+
+OLD_SCHEMA = """CREATE TABLE responses (key TEXT PRIMARY KEY, kind TEXT NOT NULL, model TEXT NOT NULL,
+request_json TEXT NOT NULL, response_json TEXT NOT NULL, created_at REAL NOT NULL)"""
+
+
+@pytest.fixture()
+def filled_cache(tmp_path, monkeypatch):
+    """A real cache file: one row from before the stage column, then 3 judge, 2 reader and 2
+    embedding rows written by real clients against the local server. Returns (dir, server, keys)."""
+    import sqlite3
+
+    from mnemetric.llm import ChatRequest, LLMClient
+
+    root = tmp_path / "cache"
+    root.mkdir()
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(root))
+    with sqlite3.connect(root / "llm-cache.sqlite3") as db:
+        db.execute(OLD_SCHEMA)
+        db.execute("INSERT INTO responses VALUES ('00ff' || hex(randomblob(30)), 'chat', 'old-model', '{}', "
+                   "'{\"model\": \"old-model\"}', 1.0)")
+    server = FakeOpenAIServer().start()
+    keys = {}
+    for role, model, n in (("judge", "gpt-4o-2024-08-06", 3), ("reader", "gpt-4o-mini", 2)):
+        client = LLMClient(base_url=server.base_url, api_key="sk-test", role=role)
+        reqs = [ChatRequest(model, [{"role": "user", "content": f"{role} {i}"}]) for i in range(n)]
+        keys[role] = [r.request_sha256 for r in client.run_chat_batch(reqs, progress=False)]
+        client.close()
+    client = LLMClient(base_url=server.base_url, api_key="sk-test", role="embeddings")
+    client.run_embed("emb-test", ["alpha", "beta"])
+    client.close()
+    yield root, server, keys
+    server.stop()
+
+
+def rows(root) -> list[tuple]:
+    import sqlite3
+
+    with sqlite3.connect(root / "llm-cache.sqlite3") as db:
+        return sorted(db.execute("SELECT key, kind, model, stage FROM responses").fetchall())
+
+
+def run_cli(capsys, *args) -> tuple[int, str]:
+    from mnemetric.cli import main
+
+    code = main(list(args))
+    return code, capsys.readouterr().out
+
+
+def test_cache_path_and_stats_count_per_kind_stage_and_model(filled_cache, capsys):
+    root, _, _ = filled_cache
+    assert run_cli(capsys, "cache", "path") == (0, f"{root}\n")
+    code, out = run_cli(capsys, "cache", "stats")
+    assert code == 0
+    lines = [" ".join(line.split()) for line in out.splitlines()]
+    assert "responses: 8" in lines
+    for expected in ("kind chat 6", "kind embeddings 2", "stage judge 3", "stage reader 2", "stage embeddings 2",
+                     "stage unknown 1", "model gpt-4o-2024-08-06 3", "model old-model 1",
+                     "chat judge gpt-4o-2024-08-06 3", "embeddings embeddings emb-test 2",
+                     "claims: 0 (0 in flight, 0 abandoned)"):
+        assert expected in lines, (expected, lines)
+    assert [r[3] for r in rows(root)].count(None) == 1  # the migrated row keeps NULL, shown as unknown
+
+
+def test_cache_list_filters_by_stage_model_and_key(filled_cache, capsys):
+    root, _, keys = filled_cache
+    code, out = run_cli(capsys, "cache", "list", "--stage", "judge")
+    listed = [line.split()[0] for line in out.splitlines()[1:-1]]
+    assert code == 0 and sorted(listed) == sorted(keys["judge"]) and out.splitlines()[-1] == "3 entries"
+    code, out = run_cli(capsys, "cache", "list", "--key", keys["reader"][1][:10])
+    assert [line.split()[0] for line in out.splitlines()[1:-1]] == [keys["reader"][1]]
+    code, out = run_cli(capsys, "cache", "list", "--model", "gpt-4o-mini", "--stage", "judge")
+    assert out.splitlines()[-1] == "0 entries"
+    code, out = run_cli(capsys, "cache", "list", "--stage", "unknown")
+    assert out.splitlines()[1].split()[:3] == [out.splitlines()[1].split()[0], "chat", "unknown"]
+
+
+def test_cache_evict_is_a_dry_listing_without_yes(filled_cache, capsys):
+    root, server, keys = filled_cache
+    before = rows(root)
+    code, out = run_cli(capsys, "cache", "evict", "--model", "gpt-4o-mini")
+    assert code == 0 and "dry run: 2 entries would be evicted" in out
+    assert rows(root) == before
+    code, out = run_cli(capsys, "cache", "evict", "--model", "gpt-4o-mini", "--yes")
+    assert code == 0 and "evicted 2 entries" in out
+    assert rows(root) == [r for r in before if r[2] != "gpt-4o-mini"]
+    code, out = run_cli(capsys, "cache", "evict", "--stage", "unknown", "--yes")
+    assert "evicted 1 entry" in out and all(r[3] is not None for r in rows(root))
+    code, out = run_cli(capsys, "cache", "evict", "--key", keys["judge"][0], "--yes")
+    assert "evicted 1 entry" in out
+    assert {r[0] for r in rows(root)} == {*keys["judge"][1:]} | {r[0] for r in before if r[1] == "embeddings"}
+
+
+def test_an_evicted_response_is_asked_again(filled_cache, capsys):
+    from mnemetric.llm import ChatRequest, LLMClient
+
+    root, server, keys = filled_cache
+    run_cli(capsys, "cache", "evict", "--key", keys["judge"][0][:12], "--yes")
+    sent = server.count
+    client = LLMClient(base_url=server.base_url, api_key="sk-test", role="judge")
+    reqs = [ChatRequest("gpt-4o-2024-08-06", [{"role": "user", "content": f"judge {i}"}]) for i in range(3)]
+    assert [r.cached for r in client.run_chat_batch(reqs, progress=False)] == [False, True, True]
+    assert server.count == sent + 1
+
+
+def test_cache_evict_needs_exactly_one_selector_and_a_real_key(filled_cache, capsys):
+    root, _, _ = filled_cache
+    before = rows(root)
+    with pytest.raises(SystemExit) as info:
+        run_cli(capsys, "cache", "evict", "--yes")
+    assert info.value.code == 2
+    with pytest.raises(SystemExit):
+        run_cli(capsys, "cache", "evict", "--stage", "judge", "--model", "m")
+    from mnemetric.cli import main
+
+    assert main(["cache", "evict", "--key", "ab", "--yes"]) == 2  # too short a prefix: a clear error
+    assert "at least 4 hex digits" in capsys.readouterr().err
+    assert rows(root) == before

@@ -1,8 +1,14 @@
-"""Question answering end to end: offline on the sample, and the real LLM path against a local server."""
+"""Question answering end to end: offline on the sample, and the real LLM path against a local server.
+
+Tracked files (DVC outputs, metrics) hold the cost of the work only, so a cold and a warm run
+write the same bytes; what a run sent, reused and how long it took goes to the untracked run log
+``.mnemetric/run-log.jsonl`` (to be gitignored: ``/.mnemetric/``).
+"""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +28,10 @@ def test_repro_answers_and_judges_offline(dvc_repo):
     for block in m["per_type"].values():
         assert set(block) == {"accuracy", "n", "ci95"}
     assert 0 <= m["overall"] <= 1 and m["abstention"]["n"] == 7
-    assert m["cost"]["total"]["requests_sent"] == 0
+    assert m["cost"]["total"]["responses"] == 0 and m["cost"]["total"]["usd"] == 0
+    assert "requests_sent" not in m["cost"]["total"] and "seconds" not in m["cost"]["total"]
+    assert m["failures"]["n"] == 0 and m["coverage"]["n_failed"] == 0
+    assert [e["stage"] for e in run_log(dvc_repo.path)] == ["retrieve", "answer", "judge"]
     judged = (dvc_repo.path / "data/runs/hypotheses.jsonl.eval-results-lexical").read_text().splitlines()
     first = json.loads(judged[0])
     assert set(first["autoeval_label"]) == {"model", "label"} and first["autoeval_label"]["model"] == "mnemetric-lexical-v1"
@@ -35,10 +44,22 @@ def reply(messages):
     return "Based on the sessions, the answer is Miso."
 
 
+def run_log(repo: Path) -> list[dict]:
+    return [json.loads(x) for x in (repo / ".mnemetric" / "run-log.jsonl").read_text().splitlines()]
+
+
+def tracked_bytes(repo: Path) -> dict[str, bytes]:
+    """dvc.lock, the metrics and every file the stages wrote under data/runs/, byte for byte."""
+    files = [repo / "dvc.lock", *sorted((repo / "metrics").rglob("*.json")), *sorted((repo / "data/runs").iterdir())]
+    return {str(f.relative_to(repo)): f.read_bytes() for f in files if f.is_file()}
+
+
 def test_llm_path_runs_for_real_and_a_second_run_sends_nothing(dvc_repo, tmp_path):
     sha = write_standin(tmp_path / "LongMemEval")
     args = ["exp", "run", "-S", "reader=openai", "-S", "judge=upstream-gpt-4o", "-S", "suite=development",
             "-S", f"judge.longmemeval_dir={tmp_path / 'LongMemEval'}", "-S", f"judge.evaluate_qa_sha256={sha}"]
+    with (dvc_repo.path / ".gitignore").open("a") as fh:
+        fh.write("/.mnemetric/\n")  # the run log is untracked (the project's .gitignore needs this line too)
     with FakeOpenAIServer(reply=reply, model_map={"gpt-4o-2024-08-06": "gpt-4o-2024-08-06"}) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-SECRET-e2e"}
         dvc_repo.dvc(*args, env=env)
@@ -46,15 +67,27 @@ def test_llm_path_runs_for_real_and_a_second_run_sends_nothing(dvc_repo, tmp_pat
         n = m["n"]
         assert server.count == 2 * n  # one reader and one judge request per question
         assert m["judge"]["models"] == ["gpt-4o-2024-08-06"]
-        assert m["cost"]["total"]["requests_sent"] == 2 * n and m["cost"]["total"]["usd"] > 0
+        assert m["cost"]["total"]["responses"] == 2 * n and m["cost"]["total"]["usd"] > 0
+        assert m["cost"]["total"]["per_model"]["gpt-4o-2024-08-06"]["responses"] == 2 * n
         assert m["official_equivalence"] is False  # the stand-in is not the pinned upstream file
         judged = [json.loads(x) for x in (dvc_repo.path / "data/runs/hypotheses.jsonl.eval-results-gpt-4o").read_text().splitlines()]
         assert all(j["mnemetric_judge"]["prompt_set_sha256"] == judged[0]["mnemetric_judge"]["prompt_set_sha256"] for j in judged)
-        dvc_repo.dvc(*args, "--force", env=env)  # rerun every stage: answers come from the LLM cache
+        cold = run_log(dvc_repo.path)
+        assert {e["stage"]: (e["sent"], e["hits"]) for e in cold if e["stage"] != "retrieve"} == \
+            {"answer": (n, 0), "judge": (n, 0)}
+        dvc_repo.run("git", "add", "-A")
+        dvc_repo.run("git", "commit", "-qm", "cold run")
+        before = tracked_bytes(dvc_repo.path)
+
+        # rerun every LLM stage: answers come from the cache, and every tracked byte stays the same
+        dvc_repo.dvc("repro", "--force", "--single-item", "retrieve", "answer", "judge", "qa_metrics", env=env)
         assert server.count == 2 * n
-        again = dvc_repo.json("metrics/qa.json")
-        assert again["cost"]["total"]["requests_sent"] == 0 and again["cost"]["total"]["cache_hits"] == 2 * n
-        assert again["overall"] == m["overall"]
+        assert tracked_bytes(dvc_repo.path) == before
+        assert dvc_repo.run("git", "status", "--porcelain").stdout == ""
+        warm = run_log(dvc_repo.path)[len(cold):]
+        assert {e["stage"]: (e["sent"], e["hits"]) for e in warm if e["stage"] != "retrieve"} == \
+            {"answer": (0, n), "judge": (0, n)}
+        assert all(e["time"].endswith("Z") and e["seconds"] >= 0 for e in warm)
     for path in dvc_repo.path.rglob("*"):
         if path.is_file() and ".git" not in path.parts:
             assert b"sk-test-SECRET-e2e" not in path.read_bytes(), path
