@@ -203,7 +203,7 @@ def test_question_missing_from_reference_is_refused(logs, tmp_path):
 
 def test_unknown_memory_lists_the_available_ones(tmp_path):
     proc = cli("retrieve", SAMPLE, "--memory", "bm52", "--granularity", "turn", "--out", tmp_path / "l.jsonl")
-    fails(proc, "unknown memory 'bm52'", "bm25-upstream", "dense", "oracle", "full-context")
+    fails(proc, "Could not find 'memory/bm52'", "bm25-upstream", "dense", "oracle", "full-context")
     assert not (tmp_path / "l.jsonl").exists()
 
 
@@ -239,3 +239,22 @@ def test_help_exits_zero(args):
     assert "usage: mnemetric" in proc.stdout
     if args[0] in ("retrieve", "score-retrieval"):
         assert "--granularity" in proc.stdout and "Example:" in proc.stdout.replace("\n", " ")
+
+
+def test_named_options_work_from_any_directory_and_a_project_conf_adds_its_own(tmp_path):
+    """Measured before: outside the repository root, "unknown judge 'upstream-gpt-4o'; available: none
+    found in conf/judge". The options ship inside the package and compose through Hydra."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ok(cli("retrieve", SAMPLE, "--memory", "bm25-upstream", "--granularity", "session", "--out", "a.jsonl",
+           cwd=elsewhere))
+    assert len(read_jsonl(elsewhere / "a.jsonl")) == 43
+    project = tmp_path / "project"
+    (project / "conf" / "memory").mkdir(parents=True)
+    (project / "conf" / "memory" / "mine.yaml").write_text(
+        "_target_: mnemetric.memory.simple.FullContext\nname: mine\n")
+    ok(cli("retrieve", SAMPLE, "--memory", "mine", "--granularity", "session", "--out", "b.jsonl", cwd=project))
+    ok(cli("retrieve", SAMPLE, "--memory", "bm25", "--conf", project / "conf", "--granularity", "session",
+           "--out", "c.jsonl", cwd=elsewhere))
+    fails(cli("retrieve", SAMPLE, "--memory", "mine", "--granularity", "session", "--out", "d.jsonl",
+              cwd=elsewhere), "Could not find 'memory/mine'")

@@ -41,7 +41,9 @@ def dvc_repo(tmp_path) -> DvcRepo:
     for rel in COPY:
         src, dst = ROOT / rel, repo / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_dir():
+        if src.is_symlink():  # conf -> src/mnemetric/conf: keep the link, as a clone has it
+            os.symlink(os.readlink(src), dst)
+        elif src.is_dir():
             shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(src, dst)

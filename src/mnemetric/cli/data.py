@@ -76,7 +76,8 @@ ADAPTERS = {"session-v3": "mnemetric.longmemeval-session/v3", "legacy-v2": "mnem
          "sha256 (and size when pinned). The verified file stays in the --downloads folder, where the pipeline's prepare stage finds it (also offline).")
 def _fetch(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("variant", help="variant name (oracle, s, m) or a path to a variant YAML")
-    p.add_argument("--conf", type=Path, default=Path("conf"), help="conf folder (default: %(default)s)")
+    p.add_argument("--conf", type=Path, default=Path("conf"),
+                   help="a project's conf folder adding its own variants to Mnemetric's (used when it exists)")
     p.add_argument("--downloads", type=Path, default=Path("data/downloads"), help="download folder (default: %(default)s)")
 
     def run(a: argparse.Namespace) -> int:

@@ -20,31 +20,35 @@ def command(name: str, summary: str, description: str):
     return wrap
 
 
-def option_path(group: str, name: str, conf: Path) -> Path:
-    """conf/<group>/<name>.yaml, or ``name`` itself when it is a path to a YAML file."""
+def option_path(group: str, name: str, conf: Path) -> Path | None:
+    """``name`` itself when it is a path to a YAML file, else None (a named option, composed by Hydra)."""
     from ..errors import ConfigError
     path = Path(name)
     if name.endswith((".yaml", ".yml")) or path.is_file():
         if not path.is_file():
             raise ConfigError(f"{path}: no such {group} config file")
         return path
-    path = conf / group / f"{name}.yaml"
-    if not path.is_file():
-        known = ", ".join(sorted(f.stem for f in (conf / group).glob("*.yaml"))) or f"none found in {conf / group}"
-        raise ConfigError(f"unknown {group} {name!r}; available: {known} "
-                          f"(from {conf / group}; or pass a path to a YAML file)")
-    return path
+    return None
 
 
 def load_option(group: str, name: str, conf: Path) -> dict[str, Any]:
-    """A conf option (conf/<group>/<name>.yaml, or a YAML path) as a plain dict."""
+    """A conf option as a plain dict: a YAML file given by path, or ``<group>=<name>`` composed through
+    Hydra exactly as `dvc exp run` composes it — from the options shipped with the package plus the
+    project's ``conf`` folder (``--conf``, default ./conf when it exists), so the command works from
+    any directory."""
     import yaml
 
+    from ..config import compose
     from ..errors import ConfigError
 
     path = option_path(group, name, conf)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
-    return data if isinstance(data, dict) else {}
+    if path is not None:
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+        return data if isinstance(data, dict) else {}
+    project = Path(conf)
+    primary = project if (project / "config.yaml").is_file() else None
+    extra = [project] if project.is_dir() and primary is None else []
+    return compose([f"{group}={name}"], conf_dir=primary, extra_dirs=extra)[group]

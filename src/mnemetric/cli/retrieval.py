@@ -40,7 +40,9 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
                    help="output retrieval log (JSONL)")
     p.add_argument("--adapter", default="session-v3", choices=sorted(ADAPTERS),
                    help="session-v3: dated sessions and question; legacy-v2: the undated replay")
-    p.add_argument("--conf", type=Path, default=Path("conf"), help="conf folder holding memory/<NAME>.yaml")
+    p.add_argument("--conf", type=Path, default=Path("conf"),
+                   help="a project's conf folder, adding its own options (memory/<NAME>.yaml) to those shipped "
+                        "with Mnemetric; used when it exists")
     p.add_argument("--context-k", type=int, default=10,
                    help="at most this many retrieved items per reader context")
     p.add_argument("--context-tokens", type=int, default=6000,
@@ -65,8 +67,9 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
 
 
 def memory_options(conf: Path) -> list[str]:
-    """The memory option names in <conf>/memory/."""
-    return sorted(f.stem for f in (conf / "memory").glob("*.yaml"))
+    """The memory option names shipped with the package plus those in <conf>/memory/."""
+    from ..config import package_conf_dir
+    return sorted({f.stem for d in (package_conf_dir(), conf) for f in (d / "memory").glob("*.yaml")})
 
 
 def load_memory(name: str, conf: Path = Path("conf")):
@@ -74,8 +77,8 @@ def load_memory(name: str, conf: Path = Path("conf")):
     from ..config import build
     from ..errors import ConfigError
     from ..memory import MemorySystem
-    path = option_path("memory", name, conf)
     cfg = load_option("memory", name, conf)
+    path = option_path("memory", name, conf) or f"memory={name}"
     memory = build(cfg, str(path))
     if not isinstance(memory, MemorySystem):
         raise ConfigError(f"{path}: {cfg['_target_']} is not a memory system: it needs a `name` and the "

@@ -55,6 +55,7 @@ def fetch(pin: Pin, downloads_dir: Path, *, endpoint: str | None = None, timeout
     """Return a verified local copy of ``pin`` in ``downloads_dir``, downloading (or resuming) if needed."""
     downloads_dir.mkdir(parents=True, exist_ok=True)
     final = downloads_dir / pin.file
+    final.parent.mkdir(parents=True, exist_ok=True)  # a pinned file may live in a subfolder
     if final.exists():
         verify_file(final, pin.sha256, pin.size)
         return final

@@ -1,0 +1,66 @@
+"""Many experiments at once, safely: DVC's queue runs each in its own temporary workspace.
+
+Measured before: two `dvc exp run` in one workspace at once — the second rewrote params.yaml while the
+first was running; the first's judge stage then ran the other judge. The README now says to run many
+experiments with `dvc exp run --queue` + `dvc queue start -j N`; this test runs two queued experiments
+with 2 workers against the same LLM cache and a local OpenAI-compatible server, and checks both results
+and that no request was sent twice (the two experiments share most reader and judge requests).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import time
+
+import pytest
+
+from tests.support.openai_server import FakeOpenAIServer
+from tests.support.standin_evaluate_qa import write_standin
+
+pytestmark = pytest.mark.e2e
+
+
+def reply(messages):
+    text = messages[-1]["content"]
+    if text.startswith("Grading job"):
+        return "Yes." if "Miso" in text else "no"
+    return "Based on the sessions, the answer is Miso."
+
+
+def _wait_for_queue(repo, env, timeout=900) -> str:
+    """Poll `dvc queue status` until nothing is queued or running."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = repo.dvc("queue", "status", env=env).stdout
+        if "Running" not in status and "Queued" not in status:
+            return status
+        time.sleep(2)
+    raise AssertionError(f"queue did not finish in {timeout}s:\n{repo.dvc('queue', 'status', env=env).stdout}")
+
+
+def _exp_file(repo, name: str, path: str) -> dict:
+    refs = repo.run("git", "for-each-ref", "--format=%(refname)", "refs/exps").stdout.split()
+    match = [r for r in refs if r.endswith(f"/{name}")]
+    assert len(match) == 1, refs
+    return json.loads(repo.run("git", "show", f"{match[0]}:{path}").stdout)
+
+
+def test_two_queued_experiments_with_two_workers_share_the_cache_and_send_each_request_once(dvc_repo, tmp_path):
+    sha = write_standin(tmp_path / "LongMemEval")
+    common = ["-S", "reader=openai", "-S", "judge=upstream-gpt-4o", "-S", "suite=development",
+              "-S", f"judge.longmemeval_dir={tmp_path / 'LongMemEval'}", "-S", f"judge.evaluate_qa_sha256={sha}"]
+    with FakeOpenAIServer(reply=reply, model_map={"gpt-4o-2024-08-06": "gpt-4o-2024-08-06"}, latency=0.05) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test",
+               "MNEMETRIC_CACHE_DIR": str(tmp_path / "shared-cache")}
+        dvc_repo.dvc("exp", "run", "--queue", "-n", "bm25", *common, env=env)
+        dvc_repo.dvc("exp", "run", "--queue", "-n", "bm25up", *common, "-S", "memory=bm25-upstream", env=env)
+        dvc_repo.dvc("queue", "start", "-j", "2", env=env)
+        status = _wait_for_queue(dvc_repo, env)
+        assert status.count("Success") == 2, status
+        bodies = collections.Counter(server.keys())
+    assert bodies and max(bodies.values()) == 1, [b for b, n in bodies.items() if n > 1][:3]
+    for name, memory in (("bm25", "bm25"), ("bm25up", "bm25-upstream")):
+        qa = _exp_file(dvc_repo, name, "metrics/qa.json")
+        assert qa["reader"] == "openai" and qa["memory"] == memory
+        assert qa["judge"]["models"] == ["gpt-4o-2024-08-06"] and qa["n"] > 0
