@@ -121,7 +121,7 @@ def test_hand_retrieval_log_agrees_and_evidence_is_complete(tmp_path, capsys):
     env = ev["environment"]
     assert env["python"] == platform.python_version() and env["built_from_lock"] is False
     assert env["lock_sha256"] == sha(LOCK) and set(env["packages"]) == set(read_lock(LOCK))
-    assert ev["not_run"][0]["script"] == "evaluate_qa.py"
+    assert ev["not_run"][0]["script"] == "evaluate_qa.py" and ev["notes"] == []
     assert "4 numbers compared, 0 differ" in capsys.readouterr().out
 
 
@@ -296,11 +296,13 @@ def test_real_upstream_scripts_agree_with_us(real_env, tmp_path):
     lines = [json.loads(x) for x in lexical.read_text().splitlines()]
     judged.write_text("".join(json.dumps(x | {"autoeval_label": x["autoeval_label"] | {"model": JUDGE}}) + "\n"
                               for x in lines))
+    note = "judged file: lexical-judge labels with autoeval_label.model rewritten to gpt-4o-2024-08-06"
     for granularity, n in (("session", 4), ("turn", 10)):
         out = tmp_path / f"ev_{granularity}.json"
         assert main(["crosscheck", "--upstream-dir", str(checkout), *env_args, "--retrieval-log",
                      str(logs[granularity]), "--judged", str(judged), "--reference", str(SAMPLE),
-                     "--out", str(out)]) == 0
+                     "--note", note, "--out", str(out)]) == 0
         ev = json.loads(out.read_text())
         assert ev["agree"] and ev["upstream"]["pinned"] and len(ev["checks"]) == n + 16
+        assert ev["notes"] == [note]
         assert ev["environment"]["matches_lock"] is (env_args[0] == "--env-dir")

@@ -38,6 +38,8 @@ def _crosscheck(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--lock", type=Path, default=DEFAULT_LOCK, help="the lock file of the environment")
     p.add_argument("--expected-sha256", type=_override, action="append", default=[], metavar="PATH=SHA256",
                    help="expect another sha256 for an upstream file (the evidence then says pinned: false)")
+    p.add_argument("--note", action="append", default=[], metavar="TEXT",
+                   help="a sentence recorded in the evidence (e.g. how an input was prepared); repeatable")
     p.add_argument("--out", type=Path, required=True, default=argparse.SUPPRESS, metavar="EVIDENCE.json",
                    help="evidence file to write")
 
@@ -46,7 +48,8 @@ def _crosscheck(p: argparse.ArgumentParser) -> Handler:
 
         evidence = crosscheck(a.upstream_dir, retrieval_log=a.retrieval_log, granularity=a.granularity,
                               judged=a.judged, reference=a.reference, python=a.python, env_dir=a.env_dir,
-                              lock=a.lock, expected_sha256=dict(a.expected_sha256))
+                              lock=a.lock, expected_sha256=dict(a.expected_sha256),
+                              notes=a.note)
         write_evidence(a.out, evidence)
         for c in evidence["checks"]:
             mark = "agree" if c["agree"] else "DISAGREE"

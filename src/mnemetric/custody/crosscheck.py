@@ -364,11 +364,12 @@ def _not_run_evaluate_qa() -> dict[str, str]:
 def crosscheck(upstream_dir: str | Path, *, retrieval_log: Path | None = None, granularity: str = "auto",
                judged: Path | None = None, reference: Path | None = None, python: str | Path | None = None,
                env_dir: str | Path | None = None, lock: str | Path = DEFAULT_LOCK,
-               expected_sha256: Mapping[str, str] | None = None) -> dict[str, Any]:
+               expected_sha256: Mapping[str, str] | None = None, notes: Sequence[str] = ()) -> dict[str, Any]:
     """Verify the checkout, run the upstream scripts, compare; return the evidence record.
 
     ``python`` uses that interpreter instead of the locked venv (tests, offline use); the evidence
     then says ``built_from_lock: false``. ``expected_sha256`` overrides pins (``pinned`` false).
+    ``notes`` are recorded as given (e.g. how an input file was prepared).
     """
     if retrieval_log is None and judged is None:
         raise ConfigError("crosscheck", "nothing to check", fix="pass --retrieval-log and/or --judged with --reference")
@@ -394,6 +395,7 @@ def crosscheck(upstream_dir: str | Path, *, retrieval_log: Path | None = None, g
         "inputs": {str(p): sha256_file(p) for p in inputs},
         "checks": [c.to_record() for c in checks],
         "not_run": [_not_run_evaluate_qa()],
+        "notes": list(notes),
         "agree": bool(checks) and all(c.agree for c in checks),
     }
 
