@@ -96,3 +96,40 @@ def test_an_all_zero_sha256_written_unquoted_is_refused(workspace):
     (workspace / "params.yaml").write_text(text.replace(sha, "0" * 64))
     assert yaml.safe_load((workspace / "params.yaml").read_text())["variant"]["sha256"] == 0  # what YAML makes of it
     assert_clean_error(stage(workspace, "prepare"), "variant.sha256: expected a string, got int 0")
+
+
+def test_a_stage_whose_params_change_while_it_runs_writes_nothing(tmp_path):
+    """Measured before: two `dvc exp run` in one workspace — the second rewrote params.yaml while the
+    first ran, and the first's reader requests went out at temperature 0 while dvc.lock recorded 0.7.
+    Now a stage checks, before it writes each output, that params.yaml still holds what it read."""
+    import shutil
+
+    from tests.support.openai_server import FakeOpenAIServer
+
+    ws = tmp_path
+    shutil.copytree(ROOT / "data" / "sample", ws / "data" / "sample")
+    compose_to(ws / "params.yaml", ROOT / "conf", ["reader=openai", "suite=development"])
+    for name in ("prepare", "adapt", "suite", "retrieve"):
+        assert stage(ws, name).returncode == 0, name
+    params = ws / "params.yaml"
+
+    import threading
+
+    lock, original = threading.Lock(), params.read_text()
+
+    def reply(messages):  # another experiment rewrites params.yaml while this stage waits for answers
+        with lock:
+            tmp = ws / "params.yaml.new"
+            tmp.write_text(original.replace("  temperature: 0\n", "  temperature: 0.7\n", 1))
+            os.replace(tmp, params)
+        return "Miso."
+
+    with FakeOpenAIServer(reply=reply) as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+        proc = subprocess.run([sys.executable, "-m", "mnemetric.stages.answer"], cwd=ws, capture_output=True,
+                              text=True, env=env, timeout=300)
+        assert server.count > 0
+    assert "temperature: 0.7" in params.read_text()
+    assert_clean_error(proc, "reader: params.yaml changed while this stage ran", "nothing was written",
+                       "dvc exp run --queue")
+    assert not (ws / "data" / "runs" / "hypotheses.jsonl").exists()

@@ -12,13 +12,22 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 CHUNK = 1 << 20
 _UMASK = os.umask(0)
 os.umask(_UMASK)
+
+
+_commit_guard: Callable[[], None] | None = None
+
+
+def set_commit_guard(guard: Callable[[], None] | None) -> None:
+    """Run ``guard`` before every atomic rename of this process (a stage sets one; None removes it)."""
+    global _commit_guard
+    _commit_guard = guard
 
 
 @contextlib.contextmanager
@@ -34,6 +43,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+        if _commit_guard is not None:
+            _commit_guard()  # e.g. "params.yaml still says what this stage read"; raising writes nothing
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

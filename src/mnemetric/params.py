@@ -49,4 +49,35 @@ def stage_params(keys: list[str], path: str | Path = PARAMS_FILE) -> dict[str, A
     for section in dict.fromkeys(k.split(".")[0] for k in keys):
         if section in params:
             check_section(section, params[section])
-    return {k: lookup(params, k) for k in keys}
+    values = {k: lookup(params, k) for k in keys}
+    if _guard_writes:
+        from .io import set_commit_guard
+
+        set_commit_guard(lambda: check_unchanged(path, values))
+    return values
+
+
+_guard_writes = False
+
+
+def guard_writes(on: bool = True) -> None:
+    """From now on, every output this process writes first checks that params.yaml still holds the
+    values the stage read (stages.run turns this on)."""
+    global _guard_writes
+    _guard_writes = on
+
+
+def check_unchanged(path: str | Path, values: dict[str, Any]) -> None:
+    """Raise ConfigError if params.yaml no longer holds ``values`` (another `dvc exp run` rewrote it)."""
+    now = load_params(path)
+    for key, before in values.items():
+        try:
+            after = lookup(now, key)
+        except ConfigError:
+            after = "<missing>"
+        if after != before:
+            raise ConfigError(key, f"params.yaml changed while this stage ran (it read {before!r:.80}, "
+                              f"params.yaml now says {after!r:.80}); nothing was written",
+                              fix="another `dvc exp run` in this workspace? Run many experiments with "
+                                  "`dvc exp run --queue ...` then `dvc queue start -j N` (or `dvc exp run --temp`), "
+                                  "which give each its own workspace")

@@ -9,7 +9,14 @@ from ..errors import MnemetricError
 
 
 def run(main: Callable[[], None]) -> None:
-    """Run a stage's main(); user errors print one clean message and exit non-zero."""
+    """Run a stage's main(); user errors print one clean message and exit non-zero.
+
+    Outputs are written only while params.yaml still holds what the stage read (see
+    :func:`mnemetric.params.guard_writes`): two `dvc exp run` in one workspace cannot mix settings.
+    """
+    from ..params import guard_writes
+
+    guard_writes()
     try:
         main()
     except MnemetricError as exc:
