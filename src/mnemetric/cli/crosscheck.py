@@ -22,7 +22,8 @@ def _override(text: str) -> tuple[str, str]:
          "crosscheck/upstream-v1.lock under the Mnemetric cache, or --python), parse what they print, and "
          "compare every number with Mnemetric's own (rounded to 4 decimals as upstream rounds). Writes the "
          "evidence JSON (schema mnemetric.crosscheck/v1, no clock time) atomically to --out. Exit 0 when all "
-         "agree, 1 when any differs, 2 for bad input (missing files, wrong hashes). evaluate_qa.py is not run.")
+         "agree, 1 when any differs, 2 for bad input (missing files, wrong hashes). src/evaluation/evaluate_qa.py "
+         "(the judge) runs only with --hypotheses and an endpoint in OPENAI_BASE_URL + OPENAI_API_KEY.")
 def _crosscheck(p: argparse.ArgumentParser) -> Handler:
     from ..custody.crosscheck import DEFAULT_LOCK
 
@@ -32,6 +33,10 @@ def _crosscheck(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--granularity", default="auto", choices=("auto", "session", "turn"), help="of the retrieval log")
     p.add_argument("--judged", type=Path, metavar="FILE", help="a judged file (JSONL with autoeval_label)")
     p.add_argument("--reference", type=Path, metavar="REF", help="the LongMemEval reference file (a JSON list)")
+    p.add_argument("--hypotheses", type=Path, metavar="HYP", help="the hypotheses behind --judged: with an "
+                   "endpoint (OPENAI_BASE_URL + OPENAI_API_KEY) upstream evaluate_qa.py judges them and its labels "
+                   "are compared with --judged's, question by question")
+    p.add_argument("--judge-timeout", type=float, default=3600.0, help="seconds evaluate_qa.py may run")
     p.add_argument("--python", metavar="PY", help="use this interpreter instead of the locked venv")
     p.add_argument("--env-dir", type=Path, metavar="D", help="where to build/reuse the venv "
                    "(default: <cache>/crosscheck-env-<sha256 of the lock>)")
@@ -47,7 +52,8 @@ def _crosscheck(p: argparse.ArgumentParser) -> Handler:
         from ..custody.crosscheck import crosscheck, write_evidence
 
         evidence = crosscheck(a.upstream_dir, retrieval_log=a.retrieval_log, granularity=a.granularity,
-                              judged=a.judged, reference=a.reference, python=a.python, env_dir=a.env_dir,
+                              judged=a.judged, reference=a.reference, hypotheses=a.hypotheses,
+                              python=a.python, judge_timeout=a.judge_timeout, env_dir=a.env_dir,
                               lock=a.lock, expected_sha256=dict(a.expected_sha256),
                               notes=a.note)
         write_evidence(a.out, evidence)

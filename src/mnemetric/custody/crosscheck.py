@@ -18,7 +18,10 @@ number by number, with what Mnemetric computes itself:
 
 "Agree" means ``float(printed) == round(np.float64(ours), 4)`` (numpy's rounding, as upstream
 rounds numpy floats), counts equal, or both undefined (upstream ``nan``, ours ``None``).
-``evaluate_qa.py`` (the paid judge) is not run; the evidence says so, with the reason.
+* ``evaluate_qa.py gpt-4o HYP REF`` (the judge; only when an endpoint is configured, see
+  :func:`crosscheck`) labels each hypothesis; compared label by label with our judged file, and
+  its printed micro accuracy with ours. Against one endpoint, equal labels on every question are
+  evidence that both judges sent the same prompts and parsed the replies alike.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,10 +241,14 @@ def _interpreter(python: str | Path) -> Path:
     return Path(found).absolute()
 
 
-def run_script(python: str | Path, script: Path, args: Sequence[str | Path]) -> str:
+def run_script(python: str | Path, script: Path, args: Sequence[str | Path], timeout: float | None = None) -> str:
     """stdout of ``python -I script args`` (isolated: no PYTHONPATH, no user site); a crash is a PluginError."""
     cmd = [str(python), "-I", str(script.absolute()), *map(str, args)]
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=script.parent)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=script.parent, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise PluginError(f"upstream {script.name}", " ".join(cmd), f"did not finish within {timeout} s",
+                          fix="check the endpoint (upstream retries failed requests forever)") from None
     if done.returncode != 0:
         tail = "\n    ".join(done.stderr.strip().splitlines()[-5:])
         raise PluginError(f"upstream {script.name}", " ".join(cmd), f"exited with status {done.returncode}:\n    {tail}")
@@ -354,28 +362,61 @@ def qa_checks(python: str | Path, script: Path, judged: Path, reference: Path) -
 # ------------------------------------------------------------------ the whole cross-check
 
 
-def _not_run_evaluate_qa() -> dict[str, str]:
-    configured = bool(os.environ.get("OPENAI_BASE_URL") and os.environ.get("OPENAI_API_KEY"))
-    reason = ("an endpoint is configured, but running the paid judge is not implemented in this version"
-              if configured else "no endpoint configured (OPENAI_BASE_URL and OPENAI_API_KEY)")
-    return {"script": Path(EVALUATE_QA).name, "reason": reason}
+def judge_checks(python: str | Path, script: Path, hypotheses: Path, judged: Path, reference: Path,
+                 timeout: float) -> list[Check]:
+    """``evaluate_qa.py gpt-4o HYP REF`` against the configured endpoint vs the labels of ``judged``.
+
+    Upstream writes HYP.eval-results-gpt-4o next to HYP, so HYP is copied into a temporary folder
+    first. One check per question (label 1/0; None on the side that lacks it) plus the printed
+    "Accuracy:" (micro mean, 4 decimals). Upstream retries failed requests forever: ``timeout``.
+    """
+    from ..data.hypotheses import read_judged
+
+    ours = {j.question_id: int(j.label) for j in read_judged(judged)}
+    with tempfile.TemporaryDirectory(prefix="mnemetric-crosscheck-") as tmp:
+        copy = Path(tmp) / hypotheses.name
+        shutil.copyfile(hypotheses, copy)
+        out = run_script(python, script, ["gpt-4o", copy, reference.resolve()], timeout=timeout)
+        theirs = {j.question_id: int(j.label) for j in read_judged(Path(f"{copy}.eval-results-gpt-4o"))}
+    printed = re.search(r"^Accuracy: (\S+)$", out, re.M)
+    if printed is None:
+        raise PluginError(f"upstream {script.name}", "output", f"no 'Accuracy:' line: {out[-200:]!r}")
+    checks = [Check(script.name, f"label.{q}", ours.get(q), theirs.get(q)) for q in sorted(set(ours) | set(theirs))]
+    mine = sum(ours.values()) / len(ours) if ours else None
+    return [*checks, Check(script.name, "accuracy", upstream_round(mine), _number(printed[1]))]
+
+
+def _endpoint() -> str | None:
+    return os.environ.get("OPENAI_BASE_URL") if os.environ.get("OPENAI_API_KEY") else None
+
+
+def _judge_not_run(hypotheses: Path | None, judged: Path | None) -> list[dict[str, str]]:
+    if hypotheses is not None and judged is not None and _endpoint():
+        return []
+    reason = ("no endpoint configured (OPENAI_BASE_URL and OPENAI_API_KEY)" if not _endpoint()
+              else "needs --hypotheses with --judged and --reference")
+    return [{"script": Path(EVALUATE_QA).name, "reason": reason}]
 
 
 def crosscheck(upstream_dir: str | Path, *, retrieval_log: Path | None = None, granularity: str = "auto",
-               judged: Path | None = None, reference: Path | None = None, python: str | Path | None = None,
-               env_dir: str | Path | None = None, lock: str | Path = DEFAULT_LOCK,
-               expected_sha256: Mapping[str, str] | None = None, notes: Sequence[str] = ()) -> dict[str, Any]:
+               judged: Path | None = None, reference: Path | None = None, hypotheses: Path | None = None,
+               python: str | Path | None = None, env_dir: str | Path | None = None, lock: str | Path = DEFAULT_LOCK,
+               expected_sha256: Mapping[str, str] | None = None, notes: Sequence[str] = (),
+               judge_timeout: float = 3600.0) -> dict[str, Any]:
     """Verify the checkout, run the upstream scripts, compare; return the evidence record.
 
     ``python`` uses that interpreter instead of the locked venv (tests, offline use); the evidence
     then says ``built_from_lock: false``. ``expected_sha256`` overrides pins (``pinned`` false).
-    ``notes`` are recorded as given (e.g. how an input file was prepared).
+    evaluate_qa.py runs only with ``hypotheses`` (and judged + reference) and an endpoint
+    (OPENAI_BASE_URL + OPENAI_API_KEY), recorded as ``judge_endpoint``; otherwise ``not_run`` says
+    why. ``notes`` are recorded as given (e.g. how an input file was prepared).
     """
     if retrieval_log is None and judged is None:
         raise ConfigError("crosscheck", "nothing to check", fix="pass --retrieval-log and/or --judged with --reference")
-    if (judged is None) != (reference is None):
-        raise ConfigError("crosscheck", "--judged and --reference go together", fix="pass both")
-    inputs = [p for p in (retrieval_log, judged, reference) if p is not None]
+    if (judged is None) != (reference is None) or (hypotheses is not None and judged is None):
+        raise ConfigError("crosscheck", "--judged and --reference go together (and --hypotheses needs both)",
+                          fix="pass both")
+    inputs = [p for p in (retrieval_log, judged, reference, hypotheses) if p is not None]
     for p in inputs:
         require_file(p)
     expected = expected_hashes(expected_sha256)
@@ -387,14 +428,18 @@ def crosscheck(upstream_dir: str | Path, *, retrieval_log: Path | None = None, g
         checks += retrieval_checks(interpreter, root / RETRIEVAL_SCRIPT, Path(retrieval_log), granularity)
     if judged is not None:
         checks += qa_checks(interpreter, root / QA_SCRIPT, Path(judged), Path(reference))
-    environment = describe_env(interpreter, lock) | {"built_from_lock": python is None}
+    not_run = _judge_not_run(hypotheses, judged)
+    if not not_run:
+        checks += judge_checks(interpreter, root / EVALUATE_QA, Path(hypotheses), Path(judged), Path(reference),
+                               judge_timeout)
     return {
         "schema": SCHEMA,
         "upstream": {"repo": REPO, "revision": REVISION, "pinned": expected == PINNED_SHA256, "files": files},
-        "environment": environment,
+        "environment": describe_env(interpreter, lock) | {"built_from_lock": python is None},
         "inputs": {str(p): sha256_file(p) for p in inputs},
         "checks": [c.to_record() for c in checks],
-        "not_run": [_not_run_evaluate_qa()],
+        "judge_endpoint": None if not_run else _endpoint(),
+        "not_run": not_run,
         "notes": list(notes),
         "agree": bool(checks) and all(c.agree for c in checks),
     }
