@@ -7,6 +7,8 @@ import json
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mnemetric.cli import main
 from mnemetric.custody.inventory import derive_inventory
@@ -254,3 +256,37 @@ def test_cli_derive_errors_are_one_message(tmp_path, monkeypatch, capsys):
     assert "--seed" in capsys.readouterr().err
     assert main(["inventory", "derive", "--seed", "seed.json", "--out", "o.json", "--upstream-dir", "."]) == 2
     assert not (tmp_path / "o.json").exists()
+
+
+def test_structure_and_text_of_the_seed_are_kept():
+    seed = helpers.seed()
+    inv = derive([manifest()], metrics={"metrics/qa.json": qa_metrics(ALL_V1)},
+                 markers={("longmemeval-v2", "Workflow knowledge"): ["tests/v/test_w.py::test_w"]})
+    assert list(inv) == list(seed)
+    for s, i in zip(seed["families"], inv["families"], strict=True):
+        assert {k: v for k, v in i.items() if k not in ("tasks", "implementation")} == \
+               {k: v for k, v in s.items() if k not in ("tasks", "implementation")}
+        assert [(t["task"], t["selector"], t.get("classification")) for t in i["tasks"]] == \
+               [(t["task"], t["selector"], t.get("classification")) for t in s["tasks"]]
+        assert all(set(a) == set(b) for a, b in zip(i["tasks"], s["tasks"], strict=True))
+    assert inv["families"][0]["implementation"]["adapter"] == "x"
+
+
+V1_TASKS = [*V1_TYPES, "abstention"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.fixed_dictionaries({t: st.integers(0, 3) for t in V1_TASKS}),
+       marked=st.sets(st.sampled_from(V1_TASKS + V2_TASKS)), with_manifest=st.booleans())
+def test_statuses_equal_a_naive_rule(n, marked, with_manifest):
+    qa = qa_metrics({t: n[t] for t in V1_TYPES}, abstention_n=n["abstention"])
+    fam = {t: "longmemeval" for t in V1_TASKS} | {t: "longmemeval-v2" for t in V2_TASKS}
+    markers = {(fam[t], t): [f"tests/test_{i}.py::test_{i}"] for i, t in enumerate(sorted(marked))}
+    inv = derive([manifest()] if with_manifest else [], metrics={"metrics/qa.json": qa}, markers=markers)
+    for name, task in tasks(inv).items():
+        measured = with_manifest and n.get(name, 0) > 0
+        want = "measured" if measured else ("mapped" if name in marked else "unmapped")
+        assert task["coverage_status"] == want, name
+        assert bool(task["evidence_refs"]) is measured
+        assert task["test_refs"] == markers.get((fam[name], name), [])
+    assert inv["complete"] is False   # no V2 run: never complete
