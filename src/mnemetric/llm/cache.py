@@ -174,11 +174,25 @@ class ResponseCache(ClaimStore):
             self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
         )
         self._conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")
-        self._conn.execute(_SCHEMA)
-        self._migrate()
-        self._conn.execute(CLAIMS_SCHEMA)
+        self._setup()
+
+    def _setup(self) -> None:
+        """WAL mode, schema, migration. Switching a new file to WAL takes an exclusive lock that
+        SQLite does not wait for, so several processes creating the file at once retry (bounded)."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=FULL")
+                self._conn.execute(_SCHEMA)
+                self._migrate()
+                self._conn.execute(CLAIMS_SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def _migrate(self) -> None:
         """Add the ``stage`` column to a cache file written before it existed (rows keep NULL)."""
