@@ -21,11 +21,19 @@ from mnemetric.custody.crosscheck import PINNED_SHA256, describe_env, ensure_env
 from mnemetric.errors import InputError
 
 from ..conftest import ROOT
-from ..support.standin_v1_scripts import PATHS, expected_args, write_standins
+from ..support.openai_server import FakeOpenAIServer
+from ..support.standin_v1_scripts import EVALUATE_QA_RUNNABLE, PATHS, expected_args, write_standins
 
 SAMPLE = ROOT / "data/sample/longmemeval_sample.json"
 LOCK = ROOT / "crosscheck/upstream-v1.lock"
 JUDGE = "gpt-4o-2024-08-06"
+
+
+@pytest.fixture(autouse=True)
+def _no_endpoint(monkeypatch):
+    """No judge endpoint unless a test configures one (the developer's environment must not leak in)."""
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
 
 
 def sha(path: Path) -> str:
@@ -232,6 +240,64 @@ def test_evidence_is_byte_identical_across_runs_and_reads_back_typed(tmp_path):
     (tmp_path / "c.json").write_text(json.dumps(raw))
     with pytest.raises(InputError, match="agree"):
         read_evidence(tmp_path / "c.json")
+
+
+def graded_reply(messages: list[dict]) -> str:
+    """The local endpoint says yes to a prompt holding the word "right"."""
+    return "Yes." if "right" in messages[-1]["content"] else "No"
+
+
+def write_hypotheses(tmp_path: Path, items) -> Path:
+    hyp = tmp_path / "hyp.jsonl"
+    hyp.write_text("".join(json.dumps({"question_id": q, "hypothesis": "right" if lab else "wrong"}) + "\n"
+                           for q, _, lab in items))
+    return hyp
+
+
+def test_judge_labels_are_compared_question_by_question(tmp_path, monkeypatch):
+    hashes = write_standins(tmp_path / "up", evaluate_qa=EVALUATE_QA_RUNNABLE)
+    judged, ref = qa_files(tmp_path, WORKED)
+    hyp = write_hypotheses(tmp_path, WORKED)
+    with FakeOpenAIServer(reply=graded_reply) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        assert run(tmp_path / "up", tmp_path / "ev.json", "--judged", str(judged), "--reference", str(ref),
+                   "--hypotheses", str(hyp), hashes=hashes) == 0
+        assert server.count == len(WORKED)
+    ev = json.loads((tmp_path / "ev.json").read_text())
+    judge = {c["metric"]: c for c in ev["checks"] if c["script"] == "evaluate_qa.py"}
+    assert set(judge) == {f"label.{q}" for q, _, _ in WORKED} | {"accuracy"}
+    assert judge["label.u1"]["ours"] == judge["label.u1"]["upstream"] == 1 and judge["label.u3"]["upstream"] == 0
+    assert judge["accuracy"]["upstream"] == 0.6 and ev["agree"] is True  # 6 of 10 labels are yes
+    assert ev["not_run"] == [] and ev["judge_endpoint"] == server.base_url and str(hyp) in ev["inputs"]
+    assert not list(tmp_path.glob("hyp.jsonl.eval-results-*"))  # upstream wrote its file in a temporary copy
+
+
+def test_a_judge_label_that_differs_is_named(tmp_path, monkeypatch, capsys):
+    hashes = write_standins(tmp_path / "up", evaluate_qa=EVALUATE_QA_RUNNABLE)
+    hyp = write_hypotheses(tmp_path, WORKED)
+    flipped = [(q, t, (not lab) if q == "u1" else lab) for q, t, lab in WORKED]  # our label for u1: no
+    judged, ref = qa_files(tmp_path, flipped)
+    with FakeOpenAIServer(reply=graded_reply) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        assert run(tmp_path / "up", tmp_path / "ev.json", "--judged", str(judged), "--reference", str(ref),
+                   "--hypotheses", str(hyp), hashes=hashes) == 1
+    bad = {c["metric"]: (c["ours"], c["upstream"]) for c in json.loads((tmp_path / "ev.json").read_text())["checks"]
+           if not c["agree"]}
+    assert bad == {"label.u1": (0, 1), "accuracy": (0.5, 0.6)}
+    assert "label.u1" in capsys.readouterr().out
+
+
+def test_without_an_endpoint_the_judge_is_not_run_and_says_why(tmp_path):
+    hashes = write_standins(tmp_path / "up", evaluate_qa=EVALUATE_QA_RUNNABLE)
+    judged, ref = qa_files(tmp_path, WORKED)
+    assert run(tmp_path / "up", tmp_path / "ev.json", "--judged", str(judged), "--reference", str(ref),
+               "--hypotheses", str(write_hypotheses(tmp_path, WORKED)), hashes=hashes) == 0
+    ev = json.loads((tmp_path / "ev.json").read_text())
+    assert ev["not_run"] == [{"script": "evaluate_qa.py", "reason": "no endpoint configured (OPENAI_BASE_URL and "
+                                                                    "OPENAI_API_KEY)"}]
+    assert ev["judge_endpoint"] is None and not any(c["script"] == "evaluate_qa.py" for c in ev["checks"])
 
 
 def test_lock_pins_upstream_requirements_lite_and_httpx_below_028():

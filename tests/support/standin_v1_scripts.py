@@ -93,6 +93,37 @@ print("Overall Accuracy:", show(share([m for kind in TYPES for m in buckets[kind
 print("Abstention Accuracy:", show(share(declined, "abstention.accuracy")), "(" + str(len(declined)) + ")")
 '''
 
+EVALUATE_QA_RUNNABLE = '''\
+"""Stand-in judge (Mnemetric test code): upstream's command line and result file, our own prompt."""
+import json
+import os
+import sys
+import urllib.request
+
+alias, hyp_file, ref_file = sys.argv[1:4]
+with open(ref_file, encoding="utf-8") as fh:
+    refs = {item["question_id"]: item for item in json.load(fh)}
+with open(hyp_file, encoding="utf-8") as fh:
+    hyps = [json.loads(text) for text in fh if text.strip()]
+url = os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions"
+headers = {"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]}
+marks = []
+with open(hyp_file + ".eval-results-" + alias, "w", encoding="utf-8") as out:
+    for entry in hyps:
+        ref = refs[entry["question_id"]]
+        prompt = "Grade it. Q: " + ref["question"] + " Gold: " + str(ref["answer"]) + " Reply: " + entry["hypothesis"]
+        body = {"model": "gpt-4o-2024-08-06", "messages": [{"role": "user", "content": prompt}],
+                "n": 1, "temperature": 0, "max_tokens": 10}
+        request = urllib.request.Request(url, json.dumps(body).encode(), headers)
+        with urllib.request.urlopen(request, timeout=30) as response:
+            reply = json.load(response)["choices"][0]["message"]["content"]
+        entry["autoeval_label"] = {"model": "gpt-4o-2024-08-06", "label": "yes" in reply.strip().lower()}
+        marks.append(1 if entry["autoeval_label"]["label"] else 0)
+        out.write(json.dumps(entry) + "\\n")
+print("Accuracy:", round(sum(marks) / len(marks), 4))
+'''
+"""A runnable judge stand-in (the default evaluate_qa.py stand-in refuses to run)."""
+
 EVAL_UTILS = '"""Stand-in placeholder for src/retrieval/eval_utils.py (hashed, never run)."""\n'
 
 PATHS = {
@@ -104,16 +135,18 @@ PATHS = {
 
 
 def write_standins(checkout: Path, shift: Mapping[str, float] | None = None, *,
-                   retrieval: str | None = None, qa: str | None = None) -> dict[str, str]:
+                   retrieval: str | None = None, qa: str | None = None,
+                   evaluate_qa: str | None = None) -> dict[str, str]:
     """Write the four stand-in files into ``checkout``; return {relative path: sha256}.
 
-    ``retrieval`` / ``qa`` replace a script's text entirely (e.g. one that crashes).
+    ``retrieval`` / ``qa`` / ``evaluate_qa`` replace a script's text entirely (e.g. one that crashes,
+    or :data:`EVALUATE_QA_RUNNABLE`).
     """
     texts = {
         PATHS["retrieval"]: retrieval if retrieval is not None else RETRIEVAL.format(shift=dict(shift or {})),
         PATHS["qa"]: qa if qa is not None else QA.format(shift=dict(shift or {})),
         PATHS["eval_utils"]: EVAL_UTILS,
-        PATHS["evaluate_qa"]: EVALUATE_QA_STAND_IN,
+        PATHS["evaluate_qa"]: evaluate_qa if evaluate_qa is not None else EVALUATE_QA_STAND_IN,
     }
     hashes = {}
     for rel, text in texts.items():
