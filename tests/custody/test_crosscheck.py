@@ -372,3 +372,33 @@ def test_real_upstream_scripts_agree_with_us(real_env, tmp_path):
         assert ev["agree"] and ev["upstream"]["pinned"] and len(ev["checks"]) == n + 16
         assert ev["notes"] == [note]
         assert ev["environment"]["matches_lock"] is (env_args[0] == "--env-dir")
+
+
+def hashed_reply(messages: list[dict]) -> str:
+    """yes or no by the prompt's sha256: two judges get equal labels only for byte-equal prompts."""
+    digest = hashlib.sha256(messages[-1]["content"].encode("utf-8")).digest()
+    return "Yes" if digest[0] % 2 else "No."
+
+
+def test_real_evaluate_qa_labels_equal_our_upstream_judge(real_env, tmp_path, monkeypatch):
+    checkout, env_args = real_env
+    instances = json.loads(SAMPLE.read_text())
+    hyp = tmp_path / "hyp.jsonl"
+    hyp.write_text("".join(json.dumps({"question_id": x["question_id"], "hypothesis": f"maybe {x['answer']}"})
+                           + "\n" for x in instances))
+    ours = tmp_path / "ours.eval-results-gpt-4o"
+    with FakeOpenAIServer(reply=hashed_reply) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")
+        assert main(["judge", str(hyp), str(SAMPLE), "--judge", "upstream-gpt-4o", "--conf", str(ROOT / "conf"),
+                     "--longmemeval-dir", str(checkout), "--base-url", server.base_url, "--out", str(ours)]) == 0
+        out = tmp_path / "ev_judge.json"
+        assert main(["crosscheck", "--upstream-dir", str(checkout), *env_args, "--judged", str(ours),
+                     "--reference", str(SAMPLE), "--hypotheses", str(hyp), "--judge-timeout", "600",
+                     "--note", "evaluate_qa.py and our judge ran against a local test server (replies by prompt "
+                     "sha256), not the OpenAI API", "--out", str(out)]) == 0
+        assert server.count == 2 * len(instances)
+    ev = json.loads(out.read_text())
+    labels = [c for c in ev["checks"] if c["metric"].startswith("label.")]
+    assert len(labels) == len(instances) and all(c["agree"] for c in labels)
+    assert 0 < sum(c["ours"] for c in labels) < len(instances)  # both labels occur: the test can fail
