@@ -18,7 +18,7 @@ import pytest
 
 from mnemetric.cli import main
 from mnemetric.custody.crosscheck import PINNED_SHA256, describe_env, ensure_env, read_evidence, read_lock
-from mnemetric.errors import InputError
+from mnemetric.errors import ConfigError, InputError
 
 from ..conftest import ROOT
 from ..support.openai_server import FakeOpenAIServer
@@ -324,6 +324,14 @@ def test_a_built_environment_is_reused_without_building(tmp_path):
     assert ensure_env(LOCK, env_dir) == env_dir / "bin" / "python"
     info = describe_env(env_dir / "bin" / "python", LOCK)
     assert info["python"] == platform.python_version() and info["lock_sha256"] == sha(LOCK)
+
+
+def test_an_existing_folder_that_is_not_a_venv_is_never_removed(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "precious.txt").write_text("keep")
+    with pytest.raises(ConfigError, match="not a virtual environment"):
+        ensure_env(LOCK, tmp_path / "mine")
+    assert (tmp_path / "mine" / "precious.txt").read_text() == "keep"
 
 
 # ------------------------------------------------------------------ opt-in: the real scripts

@@ -16,12 +16,13 @@ number by number, with what Mnemetric computes itself:
   abstention accuracy (count), 4 decimals, ``nan`` for an empty bucket; it asserts every label's
   model is gpt-4o-2024-08-06. Ours: :func:`mnemetric.scoring.qa.point_estimates`.
 
-"Agree" means ``float(printed) == round(np.float64(ours), 4)`` (numpy's rounding, as upstream
-rounds numpy floats), counts equal, or both undefined (upstream ``nan``, ours ``None``).
 * ``evaluate_qa.py gpt-4o HYP REF`` (the judge; only when an endpoint is configured, see
   :func:`crosscheck`) labels each hypothesis; compared label by label with our judged file, and
   its printed micro accuracy with ours. Against one endpoint, equal labels on every question are
   evidence that both judges sent the same prompts and parsed the replies alike.
+
+"Agree" means ``float(printed) == round(np.float64(ours), 4)`` (numpy's rounding, as upstream
+rounds numpy floats), counts and labels equal, or both undefined (upstream ``nan``, ours ``None``).
 """
 
 from __future__ import annotations
@@ -180,8 +181,9 @@ def default_env_dir(lock: str | Path) -> Path:
 def ensure_env(lock: str | Path, env_dir: str | Path | None = None) -> Path:
     """The interpreter of a venv built from ``lock`` (``python -m venv`` + ``pip install -r``).
 
-    Reused when its marker file holds the lock's sha256; a folder without it (an interrupted
-    build) is removed and built again. Needs the package index only while building.
+    Reused when its marker file holds the lock's sha256; a venv without it (an interrupted build)
+    is removed and built again; any other existing folder is refused. Needs the package index
+    only while building.
     """
     read_lock(lock)
     digest = sha256_file(lock)
@@ -190,7 +192,10 @@ def ensure_env(lock: str | Path, env_dir: str | Path | None = None) -> Path:
     if marker.is_file() and marker.read_text().strip() == digest and python.exists():
         return python
     if folder.exists():
-        shutil.rmtree(folder)
+        if not (folder / "pyvenv.cfg").is_file():
+            raise ConfigError("--env-dir", f"{folder} exists and is not a virtual environment; not touching it",
+                              fix="pass a new folder (or remove this one yourself)")
+        shutil.rmtree(folder)  # an interrupted or outdated build of ours
     _build_step([sys.executable, "-m", "venv", str(folder)], "python -m venv")
     _build_step([str(python), "-m", "pip", "install", "--no-input", "--disable-pip-version-check",
                  "-r", str(lock)], "pip install -r")
