@@ -2,7 +2,7 @@
 
 Tracked files (DVC outputs, metrics) hold the cost of the work only, so a cold and a warm run
 write the same bytes; what a run sent, reused and how long it took goes to the untracked run log
-``.mnemetric/run-log.jsonl`` (to be gitignored: ``/.mnemetric/``).
+``.mnemetric/run-log.jsonl`` (the folder ignores itself: it holds a ``.gitignore`` of ``*``).
 """
 
 from __future__ import annotations
@@ -58,8 +58,6 @@ def test_llm_path_runs_for_real_and_a_second_run_sends_nothing(dvc_repo, tmp_pat
     sha = write_standin(tmp_path / "LongMemEval")
     args = ["exp", "run", "-S", "reader=openai", "-S", "judge=upstream-gpt-4o", "-S", "suite=development",
             "-S", f"judge.longmemeval_dir={tmp_path / 'LongMemEval'}", "-S", f"judge.evaluate_qa_sha256={sha}"]
-    with (dvc_repo.path / ".gitignore").open("a") as fh:
-        fh.write("/.mnemetric/\n")  # the run log is untracked (the project's .gitignore needs this line too)
     with FakeOpenAIServer(reply=reply, model_map={"gpt-4o-2024-08-06": "gpt-4o-2024-08-06"}) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-SECRET-e2e"}
         dvc_repo.dvc(*args, env=env)
@@ -77,6 +75,7 @@ def test_llm_path_runs_for_real_and_a_second_run_sends_nothing(dvc_repo, tmp_pat
             {"answer": (n, 0), "judge": (n, 0)}
         dvc_repo.run("git", "add", "-A")
         dvc_repo.run("git", "commit", "-qm", "cold run")
+        assert ".mnemetric" not in dvc_repo.run("git", "ls-files").stdout  # the run log is never tracked
         before = tracked_bytes(dvc_repo.path)
 
         # rerun every LLM stage: answers come from the cache, and every tracked byte stays the same

@@ -9,7 +9,9 @@ non-answers, dollars paid -- is printed and appended here, one JSON line per sta
      "non_answers": 0, "waited": 0, "taken_over": 0, "failed": 0, "usd_paid": 0.05, "seconds": 4.2}
 
 Location: ``$MNEMETRIC_RUN_LOG`` if set, else ``.mnemetric/run-log.jsonl`` under the working
-directory (a stage runs in the repository root; keep ``/.mnemetric/`` in .gitignore). Each line is
+directory (a stage runs in the repository root). That folder ignores itself: it holds a
+``.gitignore`` of ``*`` (as .pytest_cache does), so the log is never tracked even without a line
+in the project's .gitignore. Each line is
 written with one ``write`` on a file opened for appending and then fsynced, so concurrent stages
 never interleave within a line and a crash loses at most the line being written.
 """
@@ -48,6 +50,9 @@ def append_run_log(entry: dict[str, Any], path: Path | None = None) -> Path:
     """Append ``entry`` as one JSON line (one write + fsync); returns the log path."""
     target = path or run_log_path()
     target.parent.mkdir(parents=True, exist_ok=True)
+    ignore = target.parent / ".gitignore"
+    if target.parent.name == DEFAULT_RUN_LOG.parent.name and not ignore.exists():
+        ignore.write_text("# written by mnemetric: the run log is never tracked\n*\n", encoding="utf-8")
     data = (json.dumps(entry, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
     try:
