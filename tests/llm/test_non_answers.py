@@ -162,3 +162,20 @@ def test_usable_answers_keep_their_prices(server):
     assert failed.cost_usd == pytest.approx(3e-6)  # the non-answer's 3 prompt tokens (paid, see run counters)
     assert client.stats.usd == pytest.approx(10e-6)
     assert client.stats.work.to_dict()["usd"] == pytest.approx(7e-6)
+
+
+def test_the_server_script_can_answer_with_non_answers(tmp_path):
+    import signal
+    import subprocess
+
+    script = ROOT / "tests" / "support" / "openai_server.py"
+    cmd = [sys.executable, str(script), "--port", "0", "--non-answer", "content_filter"]
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
+        try:
+            base_url = proc.stdout.readline().split()[-1]
+            client = LLMClient(base_url=base_url, api_key=SECRET, use_cache=False, non_answer_attempts=1)
+            result = client.run_chat_batch([ask(0)], progress=False)[0]
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=10)
+    assert result.failure == "finish_reason 'content_filter'"
