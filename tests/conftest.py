@@ -10,6 +10,8 @@ UPSTREAM_SAMPLE = ROOT.parent / "shared" / "data" / "upstream" / "longmemeval_or
 
 os.environ.setdefault("DVC_NO_ANALYTICS", "1")
 
+pytest_plugins = ["tests.inventory_markers"]  # registers @pytest.mark.task(family, task)
+
 
 @pytest.fixture()
 def upstream_sample() -> Path:
