@@ -218,3 +218,25 @@ def test_pid_alive_tells_running_dead_and_zombie_processes_apart():
             time.sleep(0.01)
         assert not pid_alive(zombie.pid)  # exited, not yet reaped by us
         zombie.wait()
+
+
+def test_an_embedding_whose_claimant_gives_up_is_sent_by_the_waiter(cache_dir):
+    """Another process holds the claim on "beta", then fails and drops it: we send "beta" ourselves."""
+    with FakeOpenAIServer() as srv:
+        key = request_key(key_payload("embeddings", srv.base_url, "emb-test", "beta", {}))
+        put_claim(cache_dir, key, host="another-host", started_at=time.time())
+
+        def other_process_fails() -> None:
+            time.sleep(0.3)
+            with ResponseCache(cache_dir / CACHE_FILENAME) as cache:
+                cache.release([key], "their-token")
+
+        helper = threading.Thread(target=other_process_fails)
+        helper.start()
+        client = LLMClient(base_url=srv.base_url, api_key=SECRET)
+        vectors = client.run_embed("emb-test", ["alpha", "beta", "gamma"])
+        helper.join()
+        inputs = [r.body["input"] for r in srv.requests]
+    assert vectors == [fake_embedding(t) for t in ("alpha", "beta", "gamma")]
+    assert inputs == [["alpha", "gamma"], ["beta"]]  # ours first; "beta" only once its claim was dropped
+    assert claims_rows(cache_dir) == []

@@ -106,7 +106,6 @@ class LLMClient(EmbedMixin):
         self.embed_batch_size = embed_batch_size
         self.role = role
         self.claim_timeout = claim_timeout if claim_timeout is not None else self.retry.longest_request(timeout)
-        self._token = new_token()
         self._spare_sdk, resolved_url = self._resolve_sdk()
         self.base_url = normalize_base_url(resolved_url)  # no credentials: safe to show
         self._url_secrets = [*url_secrets(base_url), *url_secrets(resolved_url)]
@@ -188,15 +187,16 @@ class LLMClient(EmbedMixin):
         return cost
 
     # -- claims (single flight across processes) -----------------------------------------------
-    async def _claim_or_wait(self, key: str, model: str, get=None) -> dict[str, Any] | None:
-        """Claim ``key`` for sending (→ None), or wait for another process's response (→ it).
+    async def _claim_or_wait(self, key: str, model: str, token: str, get=None) -> dict[str, Any] | None:
+        """Claim ``key`` under ``token`` for sending (→ None), or wait for the response of whoever
+        holds the claim (another process, or another call in this one) (→ it).
 
         Bounded: a claim older than ``claim_timeout`` (or of a dead process) is taken over.
         ``get`` reads the stored response (default: a usable chat response)."""
         get = get or (lambda k: self._usable_hit(k, model))
         delay, waited = POLL_START, False
         while True:
-            state = self.cache.claim(key, self._token, self.claim_timeout)
+            state = self.cache.claim(key, token, self.claim_timeout)
             if state in ("mine", "taken"):
                 self.stats.taken_over += state == "taken"
                 return None
@@ -245,19 +245,20 @@ class LLMClient(EmbedMixin):
         messages = [dict(m) for m in messages]
         payload = key_payload("chat", self.base_url, model, messages, params)
         key = request_key(payload)
+        token = new_token()  # one claim per call: concurrent calls for one key send it once too
         hit = self._usable_hit(key, model)
         if hit is None and self.cache is not None:
-            hit = await self._claim_or_wait(key, model)
+            hit = await self._claim_or_wait(key, model, token)
         if hit is not None:
             return self._hit_result(hit, key, model)
         try:
-            return await self._send_chat(model, messages, params, payload, key)
+            return await self._send_chat(model, messages, params, payload, key, token)
         finally:
             if self.cache is not None:
-                self.cache.release([key], self._token)  # no-op once the response is stored
+                self.cache.release([key], token)  # no-op once the response is stored
 
     async def _send_chat(self, model: str, messages: list[dict], params: Mapping[str, Any], payload: dict,
-                         key: str) -> ChatResult:
+                         key: str, token: str) -> ChatResult:
         """Send until a usable answer or ``non_answer_attempts`` non-answers; commit a usable one."""
         prompt, out = estimate_chat_tokens(messages, params)
         estimate = self._price([model], prompt, out)
@@ -267,7 +268,7 @@ class LLMClient(EmbedMixin):
             resolved = str(data.get("model") or model)
             if non_answer_reason(data) is None:
                 if self.cache is not None:  # commit before anything else can fail
-                    self.cache.put(key, payload, data, stage=self.role, release=self._token)
+                    self.cache.put(key, payload, data, stage=self.role, release=token)
                 self._account(model, resolved, estimate, usage_of(data))
                 cost = self._use(model, resolved, usage_of(data))
                 return chat_result(data, key, cached=False, cost_usd=cost, attempts=attempt)

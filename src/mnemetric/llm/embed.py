@@ -15,6 +15,7 @@ from typing import Any
 
 from .budget import estimate_prompt_tokens
 from .cache import key_payload, output_params, request_key
+from .claims import new_token
 from .gather import gather_until_error
 from .replies import apportion, parse_embeddings_response, usage_of
 from .types import Usage
@@ -34,7 +35,7 @@ class EmbedMixin:
         )
         return parse_embeddings_response(raw.http_response.content, len(texts))
 
-    async def _embed_chunk(self, model: str, texts: list[str], params: Mapping[str, Any]) -> dict[str, list]:
+    async def _embed_chunk(self, model: str, texts: list[str], params: Mapping[str, Any], token: str) -> dict[str, list]:
         estimate = self._price([model], estimate_prompt_tokens(texts), 0)
         data = await self._paid(model, estimate, lambda: self._post_embed(model, texts, params))
         resolved = str(data.get("model") or model)
@@ -47,7 +48,7 @@ class EmbedMixin:
             row = {"model": resolved, "embedding": vectors[text], "usage": {"prompt_tokens": share}}
             if self.cache is not None:
                 payload, key = self._embed_key(model, text, params)
-                self.cache.put(key, payload, row, stage=self.role or "embeddings", release=self._token)
+                self.cache.put(key, payload, row, stage=self.role or "embeddings", release=token)
             self._use(model, resolved, Usage(share, 0))
         self._account(model, resolved, estimate, usage_of(data))
         return vectors
@@ -74,32 +75,33 @@ class EmbedMixin:
                 found[text] = self._embedding_hit(model, hit)
             else:
                 pending.append(text)
+        token = new_token()  # one claim token per call (kept across rounds: a claim won while waiting is ours)
         while pending:
-            pending = await self._embed_round(model, pending, params, found)
+            pending = await self._embed_round(model, pending, params, found, token)
         return [found[t] for t in texts]
 
     async def _embed_round(self, model: str, pending: list[str], params: Mapping[str, Any],
-                           found: dict[str, list[float]]) -> list[str]:
+                           found: dict[str, list[float]], token: str) -> list[str]:
         """Claim ``pending`` texts, send ours, wait for the others'; returns texts still to send."""
         mine, theirs = [], []
         for text in pending:
-            state = self.cache.claim(self._embed_key(model, text, params)[1], self._token, self.claim_timeout) \
+            state = self.cache.claim(self._embed_key(model, text, params)[1], token, self.claim_timeout) \
                 if self.cache is not None else "mine"
             self.stats.taken_over += state == "taken"
             (mine if state in ("mine", "taken") else theirs).append(text)  # "done": stored meanwhile, read below
         size = max(1, self.embed_batch_size)
         chunks = [mine[i : i + size] for i in range(0, len(mine), size)]
         try:
-            for vectors in await gather_until_error(chunks, lambda c: self._embed_chunk(model, c, params),
+            for vectors in await gather_until_error(chunks, lambda c: self._embed_chunk(model, c, params, token),
                                                     self.max_concurrency):
                 found.update(vectors or {})
         finally:
             if self.cache is not None and mine:
-                self.cache.release([self._embed_key(model, t, params)[1] for t in mine], self._token)
+                self.cache.release([self._embed_key(model, t, params)[1] for t in mine], token)
         left = []
         for text in theirs:
             key = self._embed_key(model, text, params)[1]
-            hit = await self._claim_or_wait(key, model, get=self.cache.get)
+            hit = await self._claim_or_wait(key, model, token, get=self.cache.get)
             if hit is None:
                 left.append(text)  # the other process gave up: ours now
             else:
