@@ -1,8 +1,8 @@
 """Cross-process single flight through the response cache's SQLite file.
 
 Before a process sends a request it *claims* the request key in the ``claims`` table; the claim
-names the process (pid, host), the time it was taken and a random token (one per claim, so two
-clients in one process are told apart). Rule, decided inside one ``BEGIN IMMEDIATE`` transaction:
+names the process (pid, host), the time it was taken and a random token (one per call, so two
+calls in one process are told apart too). Rule, decided inside one ``BEGIN IMMEDIATE`` transaction:
 
 * a response row for the key exists → "done": use it, send nothing;
 * no claim, or our own token → "mine": send;
