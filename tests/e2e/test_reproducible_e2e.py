@@ -23,7 +23,7 @@ def _clone(origin: DvcRepo, dest) -> DvcRepo:
 
 def _tracked(repo: DvcRepo) -> dict[str, bytes]:
     names = repo.run("git", "ls-files").stdout.split()
-    return {n: (repo.path / n).read_bytes() for n in names}
+    return {n: (repo.path / n).read_bytes() for n in names if not (repo.path / n).is_symlink()}
 
 
 def _commit_all(repo: DvcRepo, message: str) -> None:
