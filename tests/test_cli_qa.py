@@ -12,7 +12,7 @@ import pytest
 from tests.support.openai_server import FakeOpenAIServer
 from tests.support.standin_evaluate_qa import write_standin
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 SAMPLE = ROOT / "data" / "sample" / "longmemeval_sample.json"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 SAMPLE = ROOT / "data" / "sample" / "longmemeval_sample.json"
 PROFILE = "longmemeval-session-upstream-v1"
@@ -128,7 +128,7 @@ def test_oracle_finds_every_target(tmp_path, granularity):
 
 def test_memory_from_a_yaml_path_plugs_in_an_outside_package(tmp_path):
     (tmp_path / "mymemory.py").write_text(
-        "from mnemetric.memory.simple import FullContext\n"
+        "from mnemetric.longmemeval.memory.simple import FullContext\n"
         "class OldestFirst(FullContext):\n"
         "    def retrieve(self, query, granularity):\n"
         "        return super().retrieve(query, granularity)[::-1]\n")
@@ -209,7 +209,7 @@ def test_unknown_memory_lists_the_available_ones(tmp_path):
 
 def test_memory_config_errors_are_user_errors(tmp_path):
     cfg = tmp_path / "dense-openai.yaml"
-    cfg.write_text("_target_: mnemetric.memory.dense.Dense\nname: dense\nbackend: openai\n")
+    cfg.write_text("_target_: mnemetric.longmemeval.memory.dense.Dense\nname: dense\nbackend: openai\n")
     proc = cli("retrieve", SAMPLE, "--memory", cfg, "--granularity", "turn", "--out", tmp_path / "l.jsonl")
     fails(proc, "memory.model")
     (tmp_path / "nt.yaml").write_text("name: x\n")
@@ -252,7 +252,7 @@ def test_named_options_work_from_any_directory_and_a_project_conf_adds_its_own(t
     project = tmp_path / "project"
     (project / "conf" / "memory").mkdir(parents=True)
     (project / "conf" / "memory" / "mine.yaml").write_text(
-        "_target_: mnemetric.memory.simple.FullContext\nname: mine\n")
+        "_target_: mnemetric.longmemeval.memory.simple.FullContext\nname: mine\n")
     ok(cli("retrieve", SAMPLE, "--memory", "mine", "--granularity", "session", "--out", "b.jsonl", cwd=project))
     ok(cli("retrieve", SAMPLE, "--memory", "bm25", "--conf", project / "conf", "--granularity", "session",
            "--out", "c.jsonl", cwd=elsewhere))

@@ -8,7 +8,7 @@ from hydra.utils import instantiate
 
 from mnemetric.config import compose_to, conf_options
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 CONF = ROOT / "conf"
 GROUPS = ("variant", "adapter", "scoring", "suite")
@@ -66,7 +66,7 @@ def test_official_variants_are_pinned(tmp_path, name):
 
 @pytest.mark.parametrize(("target", "needle"), [
     ("no_such_package.memory.Keyword", "no module named 'no_such_package'"),
-    ("mnemetric.memory.bm25.NoSuchClass", "has no attribute 'NoSuchClass'"),
+    ("mnemetric.longmemeval.memory.bm25.NoSuchClass", "has no attribute 'NoSuchClass'"),
 ])
 def test_a_target_that_cannot_be_imported_asks_whether_it_is_installed(target, needle):
     from mnemetric.config import build

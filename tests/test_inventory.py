@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 INVENTORY = ROOT / "data" / "inventory" / "upstream-task-inventory.json"
 SEED = ROOT.parent / "shared" / "seed" / "upstream-task-inventory.json"

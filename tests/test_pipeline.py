@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 DVC_YAML = yaml.safe_load((ROOT / "dvc.yaml").read_text())
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 PLOTS = ROOT / ".dvc" / "plots"
 PAGE = PLOTS / "mnemetric_page.html"

@@ -12,7 +12,7 @@ import yaml
 
 from mnemetric.config import compose_to
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 
 @pytest.fixture()

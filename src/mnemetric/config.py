@@ -43,8 +43,8 @@ def compose_text(overrides: Iterable[str] = (), conf_dir: str | Path | None = No
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from .errors import ConfigError
-    from .schema import register_schema
+    from mnemetric.errors import ConfigError
+    from mnemetric.schema import register_schema
 
     register_schema()  # the Hydra plugin does this too; composing must not depend on plugin discovery
     conf = Path(conf_dir).resolve() if conf_dir else package_conf_dir()
@@ -68,7 +68,7 @@ def compose(overrides: Iterable[str] = (), conf_dir: str | Path | None = None,
     """The composed run config as a dict, checked (types and ranges, key named)."""
     import yaml
 
-    from .schema import check_params
+    from mnemetric.schema import check_params
 
     params = yaml.safe_load(compose_text(overrides, conf_dir, extra_dirs)) or {}
     check_params(params)
@@ -81,8 +81,8 @@ def compose_to(output_file: str | Path, conf_dir: str | Path | None = "conf",
     after checking it: a composition with a bad value writes nothing."""
     import yaml
 
-    from .io import atomic_open
-    from .schema import check_params
+    from mnemetric.io import atomic_open
+    from mnemetric.schema import check_params
 
     text = compose_text(overrides or [], conf_dir)
     check_params(yaml.safe_load(text) or {})
@@ -105,7 +105,7 @@ def build(cfg: dict[str, Any], where: str) -> Any:
     from hydra.errors import InstantiationException
     from hydra.utils import instantiate
 
-    from .errors import ConfigError, MnemetricError
+    from mnemetric.errors import ConfigError, MnemetricError
 
     if not isinstance(cfg, dict) or "_target_" not in cfg:
         raise ConfigError(f"{where}._target_", "missing; name the class to build",

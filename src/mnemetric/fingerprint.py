@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
-from .io import dumps_canonical, sha256_bytes, sha256_text
+from mnemetric.errors import ConfigError
+from mnemetric.io import dumps_canonical, sha256_bytes, sha256_text
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ def read_fingerprint(folder: str | Path, component: str) -> str:
     """The sha256 recorded by the fingerprint stage for ``component`` (``<folder>/<component>.json``)."""
     import json
 
-    from .io import require_file
+    from mnemetric.io import require_file
 
     path = require_file(Path(folder) / f"{component}.json", fix="run `dvc repro fingerprint` first")
     return str(json.loads(path.read_text(encoding="utf-8"))["sha256"])

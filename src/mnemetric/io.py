@@ -106,7 +106,7 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
 
 def require_file(path: str | os.PathLike[str], fix: str | None = None) -> Path:
     """``path`` as a Path if it names an existing file, else InputError (file, "<file>", "<file>")."""
-    from .errors import InputError
+    from mnemetric.errors import InputError
 
     p = Path(path)
     if not p.exists():
@@ -123,7 +123,7 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     InputError naming the file and line."""
     import math
 
-    from .errors import InputError
+    from mnemetric.errors import InputError
 
     class NotFinite(ValueError):
         pass

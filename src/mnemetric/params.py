@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .errors import ConfigError
+from mnemetric.errors import ConfigError
 
 PARAMS_FILE = Path("params.yaml")
 
@@ -43,7 +43,7 @@ def stage_params(keys: list[str], path: str | Path = PARAMS_FILE) -> dict[str, A
     Every top-level section a key belongs to is checked first (types and ranges, see
     :mod:`mnemetric.schema`), so a bad value stops the stage before any work, naming its key.
     """
-    from .schema import check_section
+    from mnemetric.schema import check_section
 
     params = load_params(path)
     for section in dict.fromkeys(k.split(".")[0] for k in keys):
@@ -51,7 +51,7 @@ def stage_params(keys: list[str], path: str | Path = PARAMS_FILE) -> dict[str, A
             check_section(section, params[section])
     values = {k: lookup(params, k) for k in keys}
     if _guard_writes:
-        from .io import set_commit_guard
+        from mnemetric.io import set_commit_guard
 
         set_commit_guard(lambda: check_unchanged(path, values))
     return values

@@ -23,7 +23,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .errors import ConfigError
+from mnemetric.errors import ConfigError
 
 MISSING = "???"
 

@@ -37,7 +37,7 @@ API_KEY = "sk-bench-judge"
 
 def synthetic(questions: int) -> tuple[list[dict], dict]:
     """``questions`` hypotheses and their References (every 10th is an abstention question)."""
-    from mnemetric.judge.run import Reference
+    from mnemetric.longmemeval.judge.run import Reference
 
     hyps, refs = [], {}
     for i in range(questions):
@@ -54,7 +54,7 @@ def reply(messages: list[dict]) -> str:
 
 def judge_once(server, prompts, hyps, refs, cache_dir: Path, concurrency: int) -> dict[str, Any]:
     """One judge_upstream pass through a fresh LLMClient on ``cache_dir``; wall time and counters."""
-    from mnemetric.judge.run import judge_upstream
+    from mnemetric.longmemeval.judge.run import judge_upstream
     from mnemetric.llm import LLMClient, ResponseCache
 
     sent_before = server.count
@@ -72,7 +72,7 @@ def judge_once(server, prompts, hyps, refs, cache_dir: Path, concurrency: int) -
 
 def bench_judge(questions: int = 500, latency_ms: int = 100) -> dict[str, Any]:
     """Sequential vs concurrent judge throughput, and a warm-cache rerun (see the module doc)."""
-    from mnemetric.judge.upstream_prompts import load_prompt_set
+    from mnemetric.longmemeval.judge.upstream_prompts import load_prompt_set
     from tests.support.openai_server import FakeOpenAIServer, _Handler
     from tests.support.standin_evaluate_qa import write_standin
 

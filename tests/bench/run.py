@@ -3,7 +3,7 @@
     python tests/bench/run.py                        # every section, full scale
     python tests/bench/run.py --only retrieval --questions 50
 
-Section ``retrieval``: a synthetic S-scale set (mnemetric.sample.generate_synthetic: 500
+Section ``retrieval``: a synthetic S-scale set (mnemetric.longmemeval.sample.generate_synthetic: 500
 questions, 48 sessions of ~10 turns each by default) is written to a temporary folder and adapted
 (session-v3); then bm25-upstream, bm25 and dense (all-MiniLM-L6-v2 in process) each run retrieval
 over every question and score the log (score_retrieval_log, upstream profile), at session and turn
@@ -74,8 +74,8 @@ def merge_results(path: Path, section: str, result: dict[str, Any]) -> None:
 
 def make_dataset(folder: Path, questions: int, sessions: int, seed: int) -> tuple[Path, dict[str, Any]]:
     """Write the synthetic set and its adapted records; return (adapted path, dataset facts)."""
-    from mnemetric.adapters import SessionAdapter
-    from mnemetric.sample import generate_synthetic, write_instances
+    from mnemetric.longmemeval.adapted import SessionAdapter
+    from mnemetric.longmemeval.sample import generate_synthetic, write_instances
     from mnemetric.stages.adapt import adapt_file
     raw, adapted = folder / "synthetic.json", folder / "synthetic.adapted.jsonl"
     t0 = time.perf_counter()
@@ -83,7 +83,7 @@ def make_dataset(folder: Path, questions: int, sessions: int, seed: int) -> tupl
     t1 = time.perf_counter()
     adapt_file(SessionAdapter("session-v3", "mnemetric.longmemeval-session/v3"), raw, adapted)
     t2 = time.perf_counter()
-    facts = {"generator": "mnemetric.sample.generate_synthetic", "questions": questions,
+    facts = {"generator": "mnemetric.longmemeval.sample.generate_synthetic", "questions": questions,
              "sessions_per_question": sessions, "seed": seed, "adapter": "session-v3",
              "file_mb": round(raw.stat().st_size / 2**20, 1), "generate_s": round(t1 - t0, 2),
              "adapt_s": round(t2 - t1, 2), **corpus_size(adapted)}
@@ -91,7 +91,7 @@ def make_dataset(folder: Path, questions: int, sessions: int, seed: int) -> tupl
 
 
 def corpus_size(adapted: Path) -> dict[str, Any]:
-    from mnemetric.adapters import read_adapted
+    from mnemetric.longmemeval.adapted import read_adapted
     sessions = turns = user_turns = 0
     for rec in read_adapted(adapted):
         sessions += len(rec.memory.sessions)
@@ -165,12 +165,12 @@ def bench_retrieval(args: argparse.Namespace) -> dict[str, Any]:
 
 def worker(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
-    from mnemetric.adapters import read_adapted
+    from mnemetric.longmemeval.adapted import read_adapted
     from mnemetric.cli import load_memory
-    from mnemetric.data.retrieval_log import score_retrieval_log
+    from mnemetric.longmemeval.retrieval_log import score_retrieval_log
     from mnemetric.io import atomic_open
-    from mnemetric.memory.embeddings import MiniLMBackend
-    from mnemetric.retrieval import retrieve_all
+    from mnemetric.embeddings import MiniLMBackend
+    from mnemetric.longmemeval.harness import retrieve_all
     memory = load_memory(args.worker, ROOT / "conf")
     if isinstance(getattr(memory, "embedder", None), MiniLMBackend):
         memory.embedder.embed(["load the model"])  # outside the cache: not counted as seen/embedded

@@ -20,9 +20,9 @@ from mnemetric.cli import main
 from mnemetric.custody.crosscheck import PINNED_SHA256, describe_env, ensure_env, read_evidence, read_lock
 from mnemetric.errors import ConfigError, InputError
 
-from ..conftest import ROOT
-from ..support.openai_server import FakeOpenAIServer
-from ..support.standin_v1_scripts import EVALUATE_QA_RUNNABLE, PATHS, expected_args, write_standins
+from tests.conftest import ROOT
+from tests.support.openai_server import FakeOpenAIServer
+from tests.support.standin_v1_scripts import EVALUATE_QA_RUNNABLE, PATHS, expected_args, write_standins
 
 SAMPLE = ROOT / "data/sample/longmemeval_sample.json"
 LOCK = ROOT / "crosscheck/upstream-v1.lock"

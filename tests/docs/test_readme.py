@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from mnemetric.adapters import SessionAdapter
-from mnemetric.data.longmemeval import load_instances
-from mnemetric.memory import MemorySystem
-from mnemetric.retrieval import retrieve_all
+from mnemetric.longmemeval.adapted import SessionAdapter
+from mnemetric.longmemeval.instance import load_instances
+from mnemetric.longmemeval.memory import MemorySystem
+from mnemetric.longmemeval.harness import retrieve_all
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 
 def readme_example() -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 COPY = ["conf", "dvc.yaml", "params.yaml", ".dvc/config", ".dvcignore", ".gitignore", "data/sample", "src"]
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from ..docs.test_readme import readme_example
+from tests.docs.test_readme import readme_example
 
 pytestmark = pytest.mark.e2e
 

@@ -21,7 +21,7 @@ import yaml
 from tests.support.openai_server import FakeOpenAIServer
 from tests.support.standin_evaluate_qa import write_standin
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.e2e
 STAGE = [sys.executable, "-m", "mnemetric.stages.judge"]
@@ -35,7 +35,7 @@ def workspace(root: Path, checkout: Path, sha: str) -> tuple[Path, dict, int]:
     """params.yaml (upstream judge on the stand-in, 4 in flight), the adapted sample, 43 hypotheses."""
     from hydra.utils import instantiate
 
-    from mnemetric.adapters import read_adapted
+    from mnemetric.longmemeval.adapted import read_adapted
     from mnemetric.config import compose_to
     from mnemetric.io import write_jsonl_atomic
     from mnemetric.stages.adapt import adapt_file

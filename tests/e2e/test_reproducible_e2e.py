@@ -11,7 +11,7 @@ import pytest
 from tests.support.openai_server import FakeOpenAIServer
 from tests.support.standin_evaluate_qa import write_standin
 
-from .conftest import DvcRepo
+from tests.e2e.conftest import DvcRepo
 
 pytestmark = pytest.mark.e2e
 

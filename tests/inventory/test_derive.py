@@ -14,8 +14,8 @@ from mnemetric.cli import main
 from mnemetric.custody.inventory import derive_inventory
 from mnemetric.errors import InputError
 
-from . import helpers
-from .helpers import DELETE, PINNED_EVALUATE_QA, PINNED_PROMPT_SET, V1_TYPES, V2_TASKS, manifest, qa_metrics, v2_metrics
+from tests.inventory import helpers
+from tests.inventory.helpers import DELETE, PINNED_EVALUATE_QA, PINNED_PROMPT_SET, V1_TYPES, V2_TASKS, manifest, qa_metrics, v2_metrics
 
 ALL_V1 = {t: 4 for t in V1_TYPES}
 

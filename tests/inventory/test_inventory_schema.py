@@ -10,8 +10,8 @@ import pytest
 
 from mnemetric.custody.inventory import derive_inventory
 
-from ..conftest import ROOT
-from . import helpers
+from tests.conftest import ROOT
+from tests.inventory import helpers
 
 SCHEMA_FILE = ROOT / "schemas" / "upstream-task-inventory.schema.json"
 SEED = ROOT.parent / "shared" / "seed" / "upstream-task-inventory.json"

@@ -17,9 +17,9 @@ from mnemetric.cli import main
 from mnemetric.custody.inventory import verify_reviewed_sources
 from mnemetric.errors import ConfigError, InputError
 
-from ..conftest import ROOT
-from . import helpers
-from .helpers import SHA_ABC, SHA_EMPTY, V1_REPO, V1_REV, V2_REPO
+from tests.conftest import ROOT
+from tests.inventory import helpers
+from tests.inventory.helpers import SHA_ABC, SHA_EMPTY, V1_REPO, V1_REV, V2_REPO
 
 SEED = ROOT.parent / "shared" / "seed" / "upstream-task-inventory.json"
 

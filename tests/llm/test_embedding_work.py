@@ -14,9 +14,9 @@ if str(ROOT) not in sys.path:
 
 from tests.support.openai_server import FakeOpenAIServer, approx_tokens  # noqa: E402
 
-from mnemetric.adapters import MemorySession, Message, Query  # noqa: E402
+from mnemetric.longmemeval.adapted import MemorySession, Message, Query  # noqa: E402
 from mnemetric.llm import UsageStats  # noqa: E402
-from mnemetric.memory.dense import Dense  # noqa: E402
+from mnemetric.longmemeval.memory.dense import Dense  # noqa: E402
 
 SESSIONS = tuple(MemorySession(f"s{i:03d}", None, "", (Message("user", text), Message("assistant", "Noted.")))
                  for i, text in enumerate(["I baked sourdough bread on Sunday.", "My car had a flat tire.",

@@ -12,11 +12,14 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "mnemetric" / "llm"
 
 
 def sibling_imports(path: Path) -> set[str]:
-    """Modules of mnemetric.llm that ``path`` imports at module level (relative ``from .x import``)."""
+    """Modules of mnemetric.llm that ``path`` imports at module level (``from mnemetric.llm.x import``
+    or the relative ``from .x import``)."""
     found = set()
     for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
             found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("mnemetric.llm."):
+            found.add(node.module.split(".")[2])
     return found
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from mnemetric.errors import InputError
 from mnemetric.longmemeval.errata import DEFAULT_PATH, read_errata, sensitivity
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 SSU, SSP, SSA = "single-session-user", "single-session-preference", "single-session-assistant"
 MS, TR, KU = "multi-session", "temporal-reasoning", "knowledge-update"

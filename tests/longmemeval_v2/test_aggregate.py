@@ -14,7 +14,7 @@ from mnemetric.errors import InputError
 from mnemetric.longmemeval_v2.aggregate import aggregate, aggregate_file, upstream_json, write_upstream_json
 from mnemetric.longmemeval_v2.per_question import PerQuestionRow
 
-from .rows import TYPE_CATEGORY, row, write_rows
+from tests.longmemeval_v2.rows import TYPE_CATEGORY, row, write_rows
 
 LAYOUT = ["overall", "non_abstention_by_category", "abstention_by_category", "combined_abstention_by_category",
           "abstention_overall", "tokens", "memory_context", "memory_query", "memory_post_query", "shared_haystack",

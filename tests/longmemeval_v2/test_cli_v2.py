@@ -10,8 +10,8 @@ import pytest
 
 from mnemetric.cli import main
 
-from ..conftest import ROOT
-from .rows import row, write_rows
+from tests.conftest import ROOT
+from tests.longmemeval_v2.rows import row, write_rows
 
 
 def run(capsys, *args) -> tuple[int, str, str]:

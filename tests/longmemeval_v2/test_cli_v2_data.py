@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 SAMPLE = ROOT / "data" / "sample-v2"
 

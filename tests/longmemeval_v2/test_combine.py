@@ -16,7 +16,7 @@ from mnemetric.longmemeval_v2.aggregate import aggregate
 from mnemetric.longmemeval_v2.combine import combine_aggregates
 from mnemetric.longmemeval_v2.per_question import PerQuestionRow
 
-from .rows import TYPE_CATEGORY, row
+from tests.longmemeval_v2.rows import TYPE_CATEGORY, row
 
 
 def bd(count, correct, wrong, unknown):

@@ -21,7 +21,7 @@ from mnemetric.longmemeval_v2.pins import DATA_PINS, FilePin
 from mnemetric.longmemeval_v2.screenshots import safe_extract
 from tests.support.file_server import FileServer
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 SAMPLE = ROOT / "data" / "sample-v2"
 REV = DATA_PINS.revision

@@ -11,7 +11,7 @@ from mnemetric.errors import InputError
 from mnemetric.longmemeval_v2.per_question import (UPSTREAM_KEYS, PerQuestionRow, read_per_question,
                                                    write_per_question)
 
-from .rows import row, write_rows
+from tests.longmemeval_v2.rows import row, write_rows
 
 HARNESS_ORDER = [  # harness.py, the per-question record of the scoring pass, written out by hand
     "index", "stream_index", "question_id", "question_type", "category", "is_abstention_problem", "eval_function",

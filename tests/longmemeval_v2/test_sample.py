@@ -18,7 +18,7 @@ import pytest
 from mnemetric.longmemeval_v2.sample import SEED, generate_sample, main
 from mnemetric.longmemeval_v2.validate import validate_root
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 SAMPLE = ROOT / "data" / "sample-v2"
 TYPES = {"static-environment", "dynamic-environment", "procedure", "errors-gotchas",

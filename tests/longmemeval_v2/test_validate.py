@@ -15,7 +15,7 @@ import pytest
 from mnemetric.errors import ValidationFailed
 from mnemetric.longmemeval_v2.validate import require_valid_root, validate_root
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 SAMPLE = ROOT / "data" / "sample-v2"
 STATES, QUESTION_IMAGES = 38, 2

@@ -23,12 +23,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mnemetric.judge.upstream_prompts import SHA256 as EVALUATE_QA_SHA256
-from mnemetric.judge.upstream_prompts import load_prompt_set
-from mnemetric.scoring.qa import QUESTION_TYPES, check_items, point_estimates
-from mnemetric.scoring.retrieval import evaluate_question
+from mnemetric.longmemeval.judge.upstream_prompts import SHA256 as EVALUATE_QA_SHA256
+from mnemetric.longmemeval.judge.upstream_prompts import load_prompt_set
+from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES, check_items, point_estimates
+from mnemetric.longmemeval.scoring.retrieval import evaluate_question
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 KS = (1, 3, 5, 10, 30, 50)
 
@@ -122,11 +122,11 @@ def test_qa_aggregation_equals_print_qa_metrics(checkout, tmp_path):
 
 @pytest.mark.parametrize("granularity", ["session", "turn"])
 def test_our_retrieval_logs_read_by_print_retrieval_metrics(checkout, tmp_path, granularity):
-    from mnemetric.adapters import SessionAdapter
-    from mnemetric.data.longmemeval import load_instances
-    from mnemetric.data.retrieval_log import score_retrieval_log
-    from mnemetric.memory.bm25 import UpstreamBM25
-    from mnemetric.retrieval import retrieve_all
+    from mnemetric.longmemeval.adapted import SessionAdapter
+    from mnemetric.longmemeval.instance import load_instances
+    from mnemetric.longmemeval.retrieval_log import score_retrieval_log
+    from mnemetric.longmemeval.memory.bm25 import UpstreamBM25
+    from mnemetric.longmemeval.harness import retrieve_all
 
     script = checkout / "src/evaluation/print_retrieval_metrics.py"
     upstream_file(checkout, "src/evaluation/print_retrieval_metrics.py")

@@ -37,7 +37,7 @@ from mnemetric.longmemeval_v2 import lafs as our_lafs
 from mnemetric.longmemeval_v2.judge_label import UnparseableJudgeReply, parse_judge_label
 from mnemetric.longmemeval_v2.per_question import PerQuestionRow
 
-from ..longmemeval_v2.rows import TYPE_CATEGORY, row
+from tests.longmemeval_v2.rows import TYPE_CATEGORY, row
 
 PINS = {  # upstream-v2-protocol.md §0, at be15ea6e995462f3391c1a610892df3f67dfa7bd
     "evaluation/qa_eval_metrics.py": "f8ba659e237c4282a07a92538090ea500ce8483820b390b1d19af187c01417ac",

@@ -27,7 +27,7 @@ import pytest
 
 from mnemetric.longmemeval_v2.validate import validate_root
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 SAMPLE = ROOT / "data" / "sample-v2"
 UPSTREAM_SHA256 = {

@@ -26,7 +26,7 @@ from mnemetric.report import (
     render_report,
 )
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCRIPT = ROOT / "scripts" / "screenshot.py"

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from mnemetric.errors import ConfigError, InputError
-from mnemetric.scoring import qa
-from mnemetric.scoring.retrieval import bootstrap_ci
+from mnemetric.longmemeval.scoring import qa
+from mnemetric.longmemeval.scoring.retrieval import bootstrap_ci
 from mnemetric.stats import (
     BootstrapResult,
     bootstrap_mean,

@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from .standin_evaluate_qa import STAND_IN as EVALUATE_QA_STAND_IN
+from tests.support.standin_evaluate_qa import STAND_IN as EVALUATE_QA_STAND_IN
 
 RETRIEVAL = '''\
 """Stand-in retrieval summary (Mnemetric test code, upstream's output format)."""

@@ -9,11 +9,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import MnemetricError
-from . import crosscheck, data, inventory, qa, retrieval, sample, v2, v2_data  # noqa: F401  (registers the commands)
-from .registry import COMMANDS
-from .registry import option_path
-from .retrieval import load_memory, memory_options
+from mnemetric.errors import MnemetricError
+from mnemetric.cli import crosscheck, data, inventory, qa, retrieval, sample, v2, v2_data  # noqa: F401  (registers the commands)
+from mnemetric.cli.registry import COMMANDS
+from mnemetric.cli.registry import option_path
+from mnemetric.cli.retrieval import load_memory, memory_options
 
 __all__ = ["build_parser", "load_memory", "main", "memory_options", "option_path"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .registry import Handler, command
+from mnemetric.cli.registry import Handler, command
 
 
 def _override(text: str) -> tuple[str, str]:
@@ -25,7 +25,7 @@ def _override(text: str) -> tuple[str, str]:
          "agree, 1 when any differs, 2 for bad input (missing files, wrong hashes). src/evaluation/evaluate_qa.py "
          "(the judge) runs only with --hypotheses and an endpoint in OPENAI_BASE_URL + OPENAI_API_KEY.")
 def _crosscheck(p: argparse.ArgumentParser) -> Handler:
-    from ..custody.crosscheck import DEFAULT_LOCK
+    from mnemetric.custody.crosscheck import DEFAULT_LOCK
 
     p.add_argument("--upstream-dir", type=Path, required=True, default=argparse.SUPPRESS, metavar="DIR",
                    help="a LongMemEval checkout at the pinned revision")
@@ -49,7 +49,7 @@ def _crosscheck(p: argparse.ArgumentParser) -> Handler:
                    help="evidence file to write")
 
     def run(a: argparse.Namespace) -> int:
-        from ..custody.crosscheck import crosscheck, write_evidence
+        from mnemetric.custody.crosscheck import crosscheck, write_evidence
 
         evidence = crosscheck(a.upstream_dir, retrieval_log=a.retrieval_log, granularity=a.granularity,
                               judged=a.judged, reference=a.reference, hypotheses=a.hypotheses,

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import MnemetricError
-from .registry import Handler, command, load_option
+from mnemetric.errors import MnemetricError
+from mnemetric.cli.registry import Handler, command, load_option
 
 
 # ------------------------------------------------------------------ data
@@ -27,7 +27,7 @@ def _validate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("file", type=Path, help="a LongMemEval JSON file (e.g. longmemeval_oracle.json)")
 
     def run(a: argparse.Namespace) -> int:
-        from ..data.longmemeval import DataWarning, scan_file
+        from mnemetric.longmemeval.instance import DataWarning, scan_file
         tally = {"problems": 0, "warnings": 0}
 
         def show(finding) -> None:
@@ -55,8 +55,8 @@ def _adapt(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--out", type=Path, required=True, help="output JSONL file")
 
     def run(a: argparse.Namespace) -> int:
-        from ..adapters import SessionAdapter
-        from ..stages.adapt import WarningTally, adapt_file
+        from mnemetric.longmemeval.adapted import SessionAdapter
+        from mnemetric.stages.adapt import WarningTally, adapt_file
         warnings = WarningTally()
         n = adapt_file(SessionAdapter(a.adapter, ADAPTERS[a.adapter]), a.file, a.out, on_warning=warnings)
         print(f"{n} questions → {a.out}")
@@ -81,8 +81,8 @@ def _fetch(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--downloads", type=Path, default=Path("data/downloads"), help="download folder (default: %(default)s)")
 
     def run(a: argparse.Namespace) -> int:
-        from ..data.custody import Variant
-        from ..data.download import fetch
+        from mnemetric.custody.dataset import Variant
+        from mnemetric.download import fetch
         variant = Variant.from_params(load_option("variant", a.variant, a.conf))
         if variant.source != "huggingface":
             raise MnemetricError(f"variant {variant.name} is bundled ({variant.path}); nothing to download")
@@ -102,7 +102,7 @@ def _compose(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--out", type=Path, default=Path("params.yaml"))
 
     def run(a: argparse.Namespace) -> int:
-        from ..config import compose_to
+        from mnemetric.config import compose_to
         compose_to(a.out, a.conf, a.overrides)
         print(f"composed {a.conf} → {a.out}")
         return 0

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .registry import Handler, command
+from mnemetric.cli.registry import Handler, command
 
 DEFAULT_INVENTORY = "data/inventory/upstream-task-inventory.json"
 DEFAULT_METRICS = ("metrics/qa.json", "metrics/v2_aggregated.json")
@@ -41,7 +41,7 @@ def _inventory(p: argparse.ArgumentParser) -> Handler:
 
 
 def _refuse(a: argparse.Namespace, names: tuple[str, ...]) -> None:
-    from ..errors import ConfigError
+    from mnemetric.errors import ConfigError
     for name in names:
         if getattr(a, name.lstrip("-").replace("-", "_")) is not None:
             raise ConfigError(name, f"does not apply to `inventory {a.action}`", fix=f"drop {name}")
@@ -49,8 +49,8 @@ def _refuse(a: argparse.Namespace, names: tuple[str, ...]) -> None:
 
 def read_json(path: Path) -> Any:
     """A JSON file's content; missing, not UTF-8 or not JSON is an InputError naming it."""
-    from ..errors import InputError
-    from ..io import require_file
+    from mnemetric.errors import InputError
+    from mnemetric.io import require_file
     try:
         return json.loads(require_file(path).read_text(encoding="utf-8"))
     except UnicodeDecodeError:
@@ -60,8 +60,8 @@ def read_json(path: Path) -> Any:
 
 
 def _verify(a: argparse.Namespace) -> int:
-    from ..custody.inventory import verify_reviewed_sources
-    from ..errors import ConfigError, InputError
+    from mnemetric.custody.inventory import verify_reviewed_sources
+    from mnemetric.errors import ConfigError, InputError
     _refuse(a, ("--seed", "--out", "--run-manifest", "--crosscheck", "--metrics"))
     if a.upstream_dir is None:
         raise ConfigError("--upstream-dir", "is required by `inventory verify`",
@@ -106,9 +106,9 @@ def _head(folder: Path) -> str:
 
 
 def _derive(a: argparse.Namespace) -> int:
-    from ..custody.inventory import DEFAULT_MANIFEST, collect_task_markers, derive_inventory
-    from ..errors import ConfigError
-    from ..io import write_json_atomic
+    from mnemetric.custody.inventory import DEFAULT_MANIFEST, collect_task_markers, derive_inventory
+    from mnemetric.errors import ConfigError
+    from mnemetric.io import write_json_atomic
     _refuse(a, ("--upstream-dir", "--v2-dir"))
     for name in ("seed", "out"):
         if getattr(a, name) is None:
@@ -133,7 +133,7 @@ def _derive(a: argparse.Namespace) -> int:
 
 
 def _object(raw: Any, path: Path) -> dict[str, Any]:
-    from ..errors import InputError
+    from mnemetric.errors import InputError
     if not isinstance(raw, dict):
         raise InputError(str(path), "<file>", "<json>", f"expected a JSON object, got {type(raw).__name__}")
     return raw

@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from .registry import Handler, command
-from .registry import load_option
-from .retrieval import fmt
+from mnemetric.cli.registry import Handler, command
+from mnemetric.cli.registry import load_option
+from mnemetric.cli.retrieval import fmt
 
 
 # ------------------------------------------------------------------ question answering
@@ -54,9 +54,9 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--max-usd", type=float, help="stop before spending more than this many dollars")
 
     def run(a: argparse.Namespace) -> int:
-        from ..data.hypotheses import read_hypotheses, read_reference_minimal
-        from ..judge.run import Judged, Reference, carry_failures, check_kind, check_not_all_failed, judge_lexical
-        from ..llm.failures import describe, failures_path, read_failures, write_failures
+        from mnemetric.longmemeval.hypotheses import read_hypotheses, read_reference_minimal
+        from mnemetric.longmemeval.judge.run import Judged, Reference, carry_failures, check_kind, check_not_all_failed, judge_lexical
+        from mnemetric.llm.failures import describe, failures_path, read_failures, write_failures
 
         spec = load_option("judge", a.judge, a.conf)
         kind = check_kind(spec)
@@ -72,7 +72,7 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
                 return 0
         judged = check_not_all_failed(carry_failures(read_failures(failures_path(a.hyp)), judged, hyps, refs,
                                                      str(a.hyp)))
-        from ..io import write_jsonl_atomic
+        from mnemetric.io import write_jsonl_atomic
 
         write_jsonl_atomic(out, judged.lines)
         write_failures(failures_path(out), judged.failures)
@@ -92,11 +92,11 @@ def _judge_upstream(a: argparse.Namespace, spec: dict, hyps: list, refs: dict):
     import json
     import os
 
-    from ..judge.run import judge_upstream_outcome, upstream_requests
-    from ..judge.upstream_prompts import ENV_CHECKOUT, load_prompt_set
-    from ..llm.budget import UsageStats
-    from ..llm.cache import default_cache_dir
-    from ..llm.settings import client_from_params
+    from mnemetric.longmemeval.judge.run import judge_upstream_outcome, upstream_requests
+    from mnemetric.longmemeval.judge.upstream_prompts import ENV_CHECKOUT, load_prompt_set
+    from mnemetric.llm.budget import UsageStats
+    from mnemetric.llm.cache import default_cache_dir
+    from mnemetric.llm.settings import client_from_params
 
     prompts = load_prompt_set(a.longmemeval_dir or spec.get("longmemeval_dir") or os.environ.get(ENV_CHECKOUT),
                               default_cache_dir(), expected_sha256=a.evaluate_qa_sha256 or spec["evaluate_qa_sha256"])
@@ -132,10 +132,10 @@ def _score_qa(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
 
     def run(a: argparse.Namespace) -> int:
-        from ..data.hypotheses import read_judged, read_reference_minimal
-        from ..io import write_json_atomic
-        from ..llm.failures import describe, failures_path, read_failures
-        from ..scoring.qa_report import judge_traces, qa_report
+        from mnemetric.longmemeval.hypotheses import read_judged, read_reference_minimal
+        from mnemetric.io import write_json_atomic
+        from mnemetric.llm.failures import describe, failures_path, read_failures
+        from mnemetric.longmemeval.scoring.qa_report import judge_traces, qa_report
 
         judged = read_judged(a.judged)
         failures = read_failures(failures_path(a.judged))  # none if the judged file was made elsewhere
@@ -165,7 +165,7 @@ def _score_qa(p: argparse.ArgumentParser) -> Handler:
          "--yes). Evicted responses are asked again on the next run. Vectors of the dense memory's own "
          "embeddings.sqlite3 are not touched by evict.")
 def _cache(p: argparse.ArgumentParser) -> Handler:
-    from ..llm.cache import ROLES, UNKNOWN_ROLE
+    from mnemetric.llm.cache import ROLES, UNKNOWN_ROLE
 
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     sub.add_parser("path", help="print the cache folder")
@@ -183,7 +183,7 @@ def _cache(p: argparse.ArgumentParser) -> Handler:
     ev.add_argument("--yes", action="store_true", help="really remove them (default: only list what would go)")
 
     def run(a: argparse.Namespace) -> int:
-        from ..llm.cache import CACHE_FILENAME, default_cache_dir
+        from mnemetric.llm.cache import CACHE_FILENAME, default_cache_dir
 
         root = default_cache_dir()
         if a.action == "path":
@@ -202,9 +202,9 @@ def _cache(p: argparse.ArgumentParser) -> Handler:
 def _print_stats(root: Path) -> None:
     import sqlite3
 
-    from ..llm.cache import CACHE_FILENAME, ResponseCache
-    from ..llm.cache_admin import stats_lines
-    from ..llm.retry import RetryPolicy
+    from mnemetric.llm.cache import CACHE_FILENAME, ResponseCache
+    from mnemetric.llm.cache_admin import stats_lines
+    from mnemetric.llm.retry import RetryPolicy
 
     if (root / CACHE_FILENAME).exists():
         with ResponseCache(root / CACHE_FILENAME) as cache:
@@ -217,9 +217,9 @@ def _print_stats(root: Path) -> None:
 
 
 def _list_or_evict(path: Path, a: argparse.Namespace) -> int:
-    from ..errors import ConfigError
-    from ..llm.cache import ResponseCache
-    from ..llm.cache_admin import list_lines
+    from mnemetric.errors import ConfigError
+    from mnemetric.llm.cache import ResponseCache
+    from mnemetric.llm.cache_admin import list_lines
 
     key = a.key.lower() if a.key else None
     if key is not None and (len(key) < (4 if a.action == "evict" else 1) or any(c not in "0123456789abcdef" for c in key)):

@@ -22,7 +22,7 @@ def command(name: str, summary: str, description: str):
 
 def option_path(group: str, name: str, conf: Path) -> Path | None:
     """``name`` itself when it is a path to a YAML file, else None (a named option, composed by Hydra)."""
-    from ..errors import ConfigError
+    from mnemetric.errors import ConfigError
     path = Path(name)
     if name.endswith((".yaml", ".yml")) or path.is_file():
         if not path.is_file():
@@ -38,8 +38,8 @@ def load_option(group: str, name: str, conf: Path) -> dict[str, Any]:
     any directory."""
     import yaml
 
-    from ..config import compose
-    from ..errors import ConfigError
+    from mnemetric.config import compose
+    from mnemetric.errors import ConfigError
 
     path = option_path(group, name, conf)
     if path is not None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import MnemetricError
-from .data import ADAPTERS
-from .registry import Handler, command, load_option, option_path
+from mnemetric.errors import MnemetricError
+from mnemetric.cli.data import ADAPTERS
+from mnemetric.cli.registry import Handler, command, load_option, option_path
 
 
 # ------------------------------------------------------------------ retrieval
@@ -51,7 +51,7 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
                    help="also write the reader contexts (JSONL, one per question)")
 
     def run(a: argparse.Namespace) -> int:
-        from ..memory.base import GRANULARITIES
+        from mnemetric.longmemeval.memory.base import GRANULARITIES
         if a.granularity not in GRANULARITIES:
             raise MnemetricError(f"--granularity: unknown granularity {a.granularity!r}; "
                                  "expected turn or session")
@@ -68,15 +68,15 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
 
 def memory_options(conf: Path) -> list[str]:
     """The memory option names shipped with the package plus those in <conf>/memory/."""
-    from ..config import package_conf_dir
+    from mnemetric.config import package_conf_dir
     return sorted({f.stem for d in (package_conf_dir(), conf) for f in (d / "memory").glob("*.yaml")})
 
 
 def load_memory(name: str, conf: Path = Path("conf")):
     """Build a memory system from conf/memory/<name>.yaml, or from a YAML path with a _target_."""
-    from ..config import build
-    from ..errors import ConfigError
-    from ..memory import MemorySystem
+    from mnemetric.config import build
+    from mnemetric.errors import ConfigError
+    from mnemetric.longmemeval.memory import MemorySystem
     cfg = load_option("memory", name, conf)
     path = option_path("memory", name, conf) or f"memory={name}"
     memory = build(cfg, str(path))
@@ -88,8 +88,8 @@ def load_memory(name: str, conf: Path = Path("conf")):
 
 def _validated_count(dataset: Path) -> int:
     """Check the whole file first (every problem listed at once); return its instance count."""
-    from ..data.longmemeval import validate_file
-    from ..errors import ValidationFailed
+    from mnemetric.longmemeval.instance import validate_file
+    from mnemetric.errors import ValidationFailed
     n, problems = validate_file(dataset)
     if problems:
         raise ValidationFailed(str(dataset), problems)
@@ -97,8 +97,8 @@ def _validated_count(dataset: Path) -> int:
 
 
 def _adapted(dataset: Path, adapter: str):
-    from ..adapters import SessionAdapter
-    from ..data.longmemeval import iter_instances
+    from mnemetric.longmemeval.adapted import SessionAdapter
+    from mnemetric.longmemeval.instance import iter_instances
     adapt = SessionAdapter(adapter, ADAPTERS[adapter])
     return (adapt.adapt(inst, i) for i, inst in enumerate(iter_instances(dataset)))
 
@@ -109,8 +109,8 @@ def _write_retrieval(memory, records, total: int, a: argparse.Namespace) -> None
 
     from tqdm import tqdm
 
-    from ..io import atomic_open
-    from ..retrieval import retrieve_all
+    from mnemetric.io import atomic_open
+    from mnemetric.longmemeval.harness import retrieve_all
     bar = tqdm(records, total=total, desc=f"retrieve ({memory.name}, {a.granularity})", unit="q")
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(atomic_open(a.out))
@@ -157,8 +157,8 @@ def _score_retrieval(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--ks", type=_parse_ks, default="1,3,5,10,30,50", help="comma-separated cutoffs k")
 
     def run(a: argparse.Namespace) -> int:
-        from ..data.retrieval_log import score_retrieval_log
-        from ..io import write_json_atomic
+        from mnemetric.longmemeval.retrieval_log import score_retrieval_log
+        from mnemetric.io import write_json_atomic
         scored = score_retrieval_log(a.log, a.granularity, a.profile, a.reference, ks=a.ks)
         result = {"log": str(a.log), "profile": scored["profile"],
                   "official_equivalence": scored["official_equivalence"], "granularity": scored["granularity"],

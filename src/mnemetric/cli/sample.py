@@ -7,8 +7,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..sample import DEFAULT_OUT, DEFAULT_SEED
-from .registry import Handler, command
+from mnemetric.longmemeval.sample import DEFAULT_OUT, DEFAULT_SEED
+from mnemetric.cli.registry import Handler, command
 
 DEFAULT_SESSIONS = 48
 
@@ -20,7 +20,7 @@ DEFAULT_SESSIONS = 48
          "the committed data/sample/longmemeval_sample.json. With --synthetic N: N large questions of "
          f"--sessions S sessions each (default {DEFAULT_SESSIONS}; 500 x 48 is S-scale, for benchmarks), "
          "streamed to the file. --check writes nothing: it regenerates in memory and compares the sha256 "
-         "with the file at --out, exiting 1 on drift. `python -m mnemetric.sample` is the same command.")
+         "with the file at --out, exiting 1 on drift. `python -m mnemetric.longmemeval.sample` is the same command.")
 def _sample(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), help="output JSON file (with --check: the file to compare)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed")
@@ -31,7 +31,7 @@ def _sample(p: argparse.ArgumentParser) -> Handler:
                    help="regenerate in memory and compare its sha256 with --out's; exit 1 on drift; write nothing")
 
     def run(a: argparse.Namespace) -> int:
-        from ..sample import instances_sha256, write_instances
+        from mnemetric.longmemeval.sample import instances_sha256, write_instances
         instances = _instances(a)
         if a.check:
             return _check(a, instances_sha256(instances))
@@ -42,8 +42,8 @@ def _sample(p: argparse.ArgumentParser) -> Handler:
 
 
 def _instances(a: argparse.Namespace):
-    from ..errors import ConfigError
-    from ..sample import generate_sample, generate_synthetic
+    from mnemetric.errors import ConfigError
+    from mnemetric.longmemeval.sample import generate_sample, generate_synthetic
     if a.synthetic is None:
         if a.sessions is not None:
             raise ConfigError("--sessions", "applies only to synthetic sets", fix="add --synthetic N, or drop --sessions")
@@ -52,7 +52,7 @@ def _instances(a: argparse.Namespace):
 
 
 def _check(a: argparse.Namespace, fresh: tuple[int, str]) -> int:
-    from ..io import require_file, sha256_file
+    from mnemetric.io import require_file, sha256_file
     n, sha = fresh
     rebuild = _rebuild_command(a)
     on_disk = sha256_file(require_file(a.out, fix=f"write it with `{rebuild}`"))

@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from ..errors import ConfigError, InputError
-from .registry import Handler, command
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.cli.registry import Handler, command
 
 _UPSTREAM = "xiaowu0162/LongMemEval-V2 at be15ea6"
 
@@ -27,7 +27,7 @@ def _aggregate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--completed-at-utc", help="value of completed_at_utc (default: the key is left out)")
 
     def run(a: argparse.Namespace) -> int:
-        from ..longmemeval_v2.aggregate import aggregate_file, write_upstream_json
+        from mnemetric.longmemeval_v2.aggregate import aggregate_file, write_upstream_json
 
         agg = aggregate_file(a.per_question, completed_at_utc=a.completed_at_utc)
         write_upstream_json(a.out, agg)
@@ -40,7 +40,7 @@ def _aggregate(p: argparse.ArgumentParser) -> Handler:
 
 
 def _load_object(path: Path) -> dict:
-    from ..io import require_file
+    from mnemetric.io import require_file
 
     text = require_file(path).read_text(encoding="utf-8")
     try:
@@ -66,8 +66,8 @@ def _combine(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--combined-at-utc", help="value of combined_at_utc (default: the key is left out)")
 
     def run(a: argparse.Namespace) -> int:
-        from ..longmemeval_v2.aggregate import write_upstream_json
-        from ..longmemeval_v2.combine import combine_aggregates
+        from mnemetric.longmemeval_v2.aggregate import write_upstream_json
+        from mnemetric.longmemeval_v2.combine import combine_aggregates
 
         combined = combine_aggregates(_load_object(a.web), _load_object(a.enterprise),
                                       sources=(str(a.web), str(a.enterprise)), combined_at_utc=a.combined_at_utc)
@@ -116,7 +116,7 @@ def _lafs(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
     def run(a: argparse.Namespace) -> int:
-        from ..longmemeval_v2.lafs import lafs, lafs_summary
+        from mnemetric.longmemeval_v2.lafs import lafs, lafs_summary
 
         points = [parse_point(t) for t in a.points]
         summary = lafs_summary(a.tier, points)

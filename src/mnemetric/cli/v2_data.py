@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import InputError
-from .registry import Handler, command
+from mnemetric.errors import InputError
+from mnemetric.cli.registry import Handler, command
 
 
 @command("v2-validate", "check a LongMemEval-V2 data root and list every problem",
@@ -28,7 +28,7 @@ def _v2_validate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--no-images", action="store_true", help="do not require question images and screenshots to exist")
 
     def run(a: argparse.Namespace) -> int:
-        from ..longmemeval_v2.validate import validate_root
+        from mnemetric.longmemeval_v2.validate import validate_root
         if not a.data_root.is_dir():
             raise InputError(str(a.data_root), "<root>", "<root>", "is not a folder",
                              fix="pass the folder that holds questions.jsonl and trajectories.jsonl")

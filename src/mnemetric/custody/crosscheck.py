@@ -14,7 +14,7 @@ number by number, with what Mnemetric computes itself:
   the haystack, averaged by :func:`average_exclude_abs`.
 * ``print_qa_metrics.py JUDGED REF`` prints per-type accuracy (count), task-averaged, overall and
   abstention accuracy (count), 4 decimals, ``nan`` for an empty bucket; it asserts every label's
-  model is gpt-4o-2024-08-06. Ours: :func:`mnemetric.scoring.qa.point_estimates`.
+  model is gpt-4o-2024-08-06. Ours: :func:`mnemetric.longmemeval.scoring.qa.point_estimates`.
 
 * ``evaluate_qa.py gpt-4o HYP REF`` (the judge; only when an endpoint is configured, see
   :func:`crosscheck`) labels each hypothesis; compared label by label with our judged file, and
@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, InputError, IntegrityError, PluginError
-from ..io import require_file, sha256_file, write_json_atomic
-from ..judge.upstream_prompts import SHA256 as EVALUATE_QA_SHA256
+from mnemetric.errors import ConfigError, InputError, IntegrityError, PluginError
+from mnemetric.io import require_file, sha256_file, write_json_atomic
+from mnemetric.longmemeval.judge.upstream_prompts import SHA256 as EVALUATE_QA_SHA256
 
 SCHEMA = "mnemetric.crosscheck/v1"
 REPO = "xiaowu0162/LongMemEval"
@@ -174,7 +174,7 @@ def env_python(env_dir: Path) -> Path:
 
 def default_env_dir(lock: str | Path) -> Path:
     """<Mnemetric cache>/crosscheck-env-<sha256 of the lock file>."""
-    from ..llm.cache import default_cache_dir
+    from mnemetric.llm.cache import default_cache_dir
     return default_cache_dir() / f"crosscheck-env-{sha256_file(require_file(lock))}"
 
 
@@ -305,7 +305,7 @@ def upstream_round(value: float | None) -> float | None:
 
 def retrieval_checks(python: str | Path, script: Path, log: Path, granularity: str) -> list[Check]:
     """print_retrieval_metrics.py on ``log`` vs our exclude-"_abs" averages of the recomputed metrics."""
-    from ..data.retrieval_log import score_retrieval_log
+    from mnemetric.longmemeval.retrieval_log import score_retrieval_log
 
     scored = score_retrieval_log(log, granularity, RETRIEVAL_PROFILE)
     ours = scored["aggregate"]["exclude_abs"]
@@ -322,8 +322,8 @@ def retrieval_checks(python: str | Path, script: Path, log: Path, granularity: s
 
 def _check_judged_for_upstream(judged: Path, reference: Path) -> list[tuple[str, bool]]:
     """Inputs print_qa_metrics.py can read: JSONL judged lines by the official model, a JSON-list reference."""
-    from ..data.hypotheses import read_judged
-    from ..scoring.qa import OFFICIAL_JUDGE_MODEL
+    from mnemetric.longmemeval.hypotheses import read_judged
+    from mnemetric.longmemeval.scoring.qa import OFFICIAL_JUDGE_MODEL
 
     for path, first, form in ((judged, "{", "JSONL (one object per line)"), (reference, "[", "one JSON list")):
         with open(require_file(path), encoding="utf-8") as fh:
@@ -342,8 +342,8 @@ def _check_judged_for_upstream(judged: Path, reference: Path) -> list[tuple[str,
 
 def qa_checks(python: str | Path, script: Path, judged: Path, reference: Path) -> list[Check]:
     """print_qa_metrics.py on (judged, reference) vs :func:`point_estimates` on the same labels."""
-    from ..data.hypotheses import read_reference_minimal
-    from ..scoring.qa import QUESTION_TYPES, check_items, join_with_reference, point_estimates
+    from mnemetric.longmemeval.hypotheses import read_reference_minimal
+    from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES, check_items, join_with_reference, point_estimates
 
     pairs = _check_judged_for_upstream(judged, reference)
     types = {r.question_id: r.question_type for r in read_reference_minimal(reference)}
@@ -375,7 +375,7 @@ def judge_checks(python: str | Path, script: Path, hypotheses: Path, judged: Pat
     first. One check per question (label 1/0; None on the side that lacks it) plus the printed
     "Accuracy:" (micro mean, 4 decimals). Upstream retries failed requests forever: ``timeout``.
     """
-    from ..data.hypotheses import read_judged
+    from mnemetric.longmemeval.hypotheses import read_judged
 
     ours = {j.question_id: int(j.label) for j in read_judged(judged)}
     with tempfile.TemporaryDirectory(prefix="mnemetric-crosscheck-") as tmp:

@@ -48,7 +48,7 @@ Review rules (V1 manifests only): official_equivalence = some manifest's gate is
 full_held_out_run_completed = some manifest has variant s/m/oracle with sha256_verified, suite full,
 questions > 0 and failed == 0; judge_executed = some manifest has judge.kind upstream and judged > 0;
 judge_prompt_parity_verified = the cross-check agrees on the pinned evaluate_qa.py, or some manifest's
-judge.prompt_set_sha256 equals :data:`mnemetric.judge.upstream_prompts.PROMPT_SET_SHA256`.
+judge.prompt_set_sha256 equals :data:`mnemetric.longmemeval.judge.upstream_prompts.PROMPT_SET_SHA256`.
 
 Task facts: the six V1 question types and the ``_abs`` overlay (upstream-protocol.md §1.2;
 LongMemEval src/evaluation/print_qa_metrics.py @ 9e0b455f); the five V2 abilities map to harness.py
@@ -64,9 +64,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InputError
-from .reviewed_sources import SourceCheck, verify_reviewed_sources
-from .task_markers import collect_task_markers
+from mnemetric.errors import InputError
+from mnemetric.custody.reviewed_sources import SourceCheck, verify_reviewed_sources
+from mnemetric.custody.task_markers import collect_task_markers
 
 __all__ = ["SourceCheck", "collect_task_markers", "derive_inventory", "verify_reviewed_sources"]
 
@@ -241,7 +241,7 @@ class Crosscheck:
     @property
     def judge_prompts_verified(self) -> bool:
         """Upstream evaluate_qa.py (pinned sha256) ran, and every number it gave agrees with ours."""
-        from ..judge.upstream_prompts import SHA256
+        from mnemetric.longmemeval.judge.upstream_prompts import SHA256
         return self.pinned and self.evaluate_qa_sha256 == SHA256 and self.judge_checks_agree
 
 
@@ -310,7 +310,7 @@ def task_entry(task: Mapping[str, Any], fam: str, manifests: Sequence[RunManifes
 
 def review_facts(manifests: Sequence[RunManifest], crosscheck: Crosscheck | None) -> dict[str, bool]:
     """The derived review fields from the V1 manifests and the cross-check (module docstring rules)."""
-    from ..judge import upstream_prompts
+    from mnemetric.longmemeval.judge import upstream_prompts
 
     v1 = [m for m in manifests if family_id(m.benchmark) == "longmemeval"]
     by_crosscheck = crosscheck is not None and crosscheck.judge_prompts_verified

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..errors import ConfigError, InputError
-from ..io import sha256_file
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.io import sha256_file
 
 
 

@@ -12,7 +12,7 @@ import ast
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import ConfigError, InputError
+from mnemetric.errors import ConfigError, InputError
 
 
 

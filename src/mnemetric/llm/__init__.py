@@ -8,7 +8,7 @@ cache) and ``claims`` (cross-process single flight), ``budget`` (prices, limits,
 (the untracked per-run log).
 """
 
-from .budget import (
+from mnemetric.llm.budget import (
     DEFAULT_OUTPUT_TOKENS_ESTIMATE,
     Budget,
     BudgetExceeded,
@@ -20,7 +20,7 @@ from .budget import (
     estimate_chat_tokens,
     estimate_prompt_tokens,
 )
-from .cache import (
+from mnemetric.llm.cache import (
     CACHE_FILENAME,
     CacheRow,
     ResponseCache,
@@ -30,12 +30,12 @@ from .cache import (
     normalize_base_url,
     request_key,
 )
-from .client import LLMClient
-from .dry_run import plan
-from .failures import AllQuestionsFailed, QuestionFailure, failures_path, read_failures, write_failures
-from .replies import non_answer_reason
-from .retry import RetryPolicy, parse_retry_after
-from .types import ChatRequest, ChatResult, LLMRequestError, MalformedResponse, Usage
+from mnemetric.llm.client import LLMClient
+from mnemetric.llm.dry_run import plan
+from mnemetric.llm.failures import AllQuestionsFailed, QuestionFailure, failures_path, read_failures, write_failures
+from mnemetric.llm.replies import non_answer_reason
+from mnemetric.llm.retry import RetryPolicy, parse_retry_after
+from mnemetric.llm.types import ChatRequest, ChatResult, LLMRequestError, MalformedResponse, Usage
 
 __all__ = [
     "CACHE_FILENAME",

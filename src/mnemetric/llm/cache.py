@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .claims import CLAIMS_SCHEMA, ClaimStore
+from mnemetric.llm.claims import CLAIMS_SCHEMA, ClaimStore
 
 CACHE_FILENAME = "llm-cache.sqlite3"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

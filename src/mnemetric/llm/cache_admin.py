@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from .cache import CacheRow, ResponseCache
-from .claims import abandoned
+from mnemetric.llm.cache import CacheRow, ResponseCache
+from mnemetric.llm.claims import abandoned
 
 HEADER = f"{'key':64s}  {'kind':10s}  {'stage':10s}  {'model':28s}  {'resolved':28s}  {'created (UTC)':19s}  bytes"
 

@@ -24,15 +24,15 @@ from typing import Any
 import openai
 from tqdm.auto import tqdm
 
-from .budget import Budget, PriceTable, UsageStats, estimate_chat_tokens
-from .cache import ResponseCache, key_payload, normalize_base_url, output_params, request_key, url_secrets
-from .claims import new_token
-from .dry_run import plan as plan_requests
-from .embed import EmbedMixin
-from .gather import gather_until_error
-from .replies import chat_result, non_answer_reason, parse_chat_response, usage_of
-from .retry import RetryPolicy, parse_retry_after, send_with_retries
-from .types import ChatRequest, ChatResult, LLMRequestError, MalformedResponse, Usage
+from mnemetric.llm.budget import Budget, PriceTable, UsageStats, estimate_chat_tokens
+from mnemetric.llm.cache import ResponseCache, key_payload, normalize_base_url, output_params, request_key, url_secrets
+from mnemetric.llm.claims import new_token
+from mnemetric.llm.dry_run import plan as plan_requests
+from mnemetric.llm.embed import EmbedMixin
+from mnemetric.llm.gather import gather_until_error
+from mnemetric.llm.replies import chat_result, non_answer_reason, parse_chat_response, usage_of
+from mnemetric.llm.retry import RetryPolicy, parse_retry_after, send_with_retries
+from mnemetric.llm.types import ChatRequest, ChatResult, LLMRequestError, MalformedResponse, Usage
 
 __all__ = ["ChatRequest", "ChatResult", "LLMClient", "LLMRequestError", "MalformedResponse", "Usage",
            "parse_retry_after"]

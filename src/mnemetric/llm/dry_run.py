@@ -12,10 +12,10 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .budget import PriceTable, estimate_chat_tokens
-from .cache import ResponseCache, key_payload, request_key
-from .replies import non_answer_reason
-from .types import ChatRequest
+from mnemetric.llm.budget import PriceTable, estimate_chat_tokens
+from mnemetric.llm.cache import ResponseCache, key_payload, request_key
+from mnemetric.llm.replies import non_answer_reason
+from mnemetric.llm.types import ChatRequest
 
 log = logging.getLogger(__name__)
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .budget import estimate_prompt_tokens
-from .cache import key_payload, output_params, request_key
-from .claims import new_token
-from .gather import gather_until_error
-from .replies import apportion, parse_embeddings_response, usage_of
-from .types import Usage
+from mnemetric.llm.budget import estimate_prompt_tokens
+from mnemetric.llm.cache import key_payload, output_params, request_key
+from mnemetric.llm.claims import new_token
+from mnemetric.llm.gather import gather_until_error
+from mnemetric.llm.replies import apportion, parse_embeddings_response, usage_of
+from mnemetric.llm.types import Usage
 
 
 class EmbedMixin:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, MnemetricError
-from ..io import write_jsonl_atomic
+from mnemetric.errors import InputError, MnemetricError
+from mnemetric.io import write_jsonl_atomic
 
 STAGES = ("answer", "judge")
 SUFFIX = ".failures.jsonl"

@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .types import ChatResult, MalformedResponse, Usage
+from mnemetric.llm.types import ChatResult, MalformedResponse, Usage
 
 OK_FINISH_REASONS = frozenset({"stop", "length"})
 

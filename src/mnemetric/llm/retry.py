@@ -26,7 +26,7 @@ from typing import Any
 
 import openai
 
-from .types import LLMRequestError, MalformedResponse
+from mnemetric.llm.types import LLMRequestError, MalformedResponse
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 

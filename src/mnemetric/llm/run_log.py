@@ -24,8 +24,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .budget import UsageStats
-from .failures import AllQuestionsFailed, QuestionFailure, describe
+from mnemetric.llm.budget import UsageStats
+from mnemetric.llm.failures import AllQuestionsFailed, QuestionFailure, describe
 
 ENV_RUN_LOG = "MNEMETRIC_RUN_LOG"
 DEFAULT_RUN_LOG = Path(".mnemetric") / "run-log.jsonl"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .budget import Budget, PriceTable, UsageStats
-from .client import LLMClient
+from mnemetric.llm.budget import Budget, PriceTable, UsageStats
+from mnemetric.llm.client import LLMClient
 
 
 def budget_from_params(llm: Mapping[str, Any]) -> Budget:

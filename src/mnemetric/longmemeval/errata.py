@@ -5,7 +5,7 @@ summary of the data errors reported in the upstream tracker, github.com/xiaowu01
 issues #11, #12, #19, #21, #26, #37, #40, #50 (shared/docs/upstream-protocol.md section 6).
 
 :func:`sensitivity` never replaces the official number: it returns the headline QA numbers of
-:func:`mnemetric.scoring.qa.point_estimates` (print_qa_metrics.py @ 9e0b455f semantics: per-type
+:func:`mnemetric.longmemeval.scoring.qa.point_estimates` (print_qa_metrics.py @ 9e0b455f semantics: per-type
 accuracy, task-averaged = unweighted mean of the six types, overall = micro mean, abstention =
 mean over "_abs" questions) twice — on every judged question (``official``) and on the judged
 questions whose id is not an erratum (``excluding_errata``) — with the ids excluded and the
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..io import require_file
-from ..scoring.qa import check_items, point_estimates
+from mnemetric.errors import InputError
+from mnemetric.io import require_file
+from mnemetric.longmemeval.scoring.qa import check_items, point_estimates
 
 SCHEMA = "mnemetric.longmemeval-errata/v1"
 VARIANTS = ("s", "m", "oracle")

@@ -38,10 +38,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import InputError
-from ..io import atomic_open
-from .categories import ABSTENTION_CATEGORIES, COMBINED_ABSTENTION_CATEGORY_PAIRS, NON_ABSTENTION_CATEGORIES
-from .per_question import PerQuestionRow, read_per_question
+from mnemetric.errors import InputError
+from mnemetric.io import atomic_open
+from mnemetric.longmemeval_v2.categories import ABSTENTION_CATEGORIES, COMBINED_ABSTENTION_CATEGORY_PAIRS, NON_ABSTENTION_CATEGORIES
+from mnemetric.longmemeval_v2.per_question import PerQuestionRow, read_per_question
 
 UPSTREAM_FILE = "evaluation/harness.py"
 UPSTREAM_SHA256 = "8c6d1bd124ce2caf8a4bdc8516ef1b54ffca98ea4c49b4e50355ee4207b55eb1"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ..errors import InputError
+from mnemetric.errors import InputError
 
 CATEGORY_MAP = MappingProxyType({
     "static-environment": "static",

@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import ConfigError, InputError, PluginError
-from .judge_label import UnparseableJudgeReply, parse_judge_label
+from mnemetric.errors import ConfigError, InputError, PluginError
+from mnemetric.longmemeval_v2.judge_label import UnparseableJudgeReply, parse_judge_label
 
 __all__ = [
     "DEFAULT_SEPARATORS", "DETERMINISTIC_CHECKERS", "HARNESS_LLM_KEYS", "KNOWN_CHECKERS", "LLM_CHECKERS",

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import InputError
+from mnemetric.errors import InputError
 
 UPSTREAM_FILE = "leaderboard/combine_aggregated_metrics.py"
 UPSTREAM_SHA256 = "b3b0a6af707aeb60fe985368aa2986968a4a9a266c2fff84b21f7e3d075d26cb"

@@ -19,8 +19,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import ConfigError, InputError, Problem
-from .jsonfiles import load_json
+from mnemetric.errors import ConfigError, InputError, Problem
+from mnemetric.longmemeval_v2.jsonfiles import load_json
 
 TIERS = ("small", "medium")
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from ..errors import InputError, Problem
+from mnemetric.errors import InputError, Problem
 
 BOM = b"\xef\xbb\xbf"
 UPSTREAM_LINE_BREAKS = {"\x85": "U+0085", "\u2028": "U+2028", "\u2029": "U+2029"}

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..errors import MnemetricError
+from mnemetric.errors import MnemetricError
 
 _JSON_SPAN = re.compile(r"\{.*\}", re.DOTALL)
 _LABEL_PATTERNS = (

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
-from ..errors import ConfigError, InputError
+from mnemetric.errors import ConfigError, InputError
 
 UPSTREAM_FILE = "leaderboard/compute_lafs.py"
 UPSTREAM_SHA256 = "4670ea92ab87600e344bca7f387076b2a43f28b506d036950c10443ce2c8b8c2"

@@ -1,7 +1,7 @@
 """Obtain what a LongMemEval-V2 run needs: download, verify, extract screenshots, record custody.
 
 Files come from ``{HF_ENDPOINT}/datasets/{repo}/resolve/{revision}/{file}`` through the generic
-downloader (mnemetric.data.download: resumable, HF_ENDPOINT, HF_TOKEN) and land at ``<root>/<file>``,
+downloader (mnemetric.download: resumable, HF_ENDPOINT, HF_TOKEN) and land at ``<root>/<file>``,
 so ``root`` is laid out as an upstream data root (questions.jsonl, trajectories.jsonl,
 haystacks/…, trajectory_screenshots/…). Upstream's own data/download_data.py (be15ea6) takes a
 snapshot of the dataset's default branch unless told a revision, verifies nothing, and skips when
@@ -13,7 +13,7 @@ Verification of each file (pins.py): its own pin; or, for the screenshot archive
 before any download when a needed chain of trust ends at an unknown pin; otherwise such files are
 used and recorded with ``"verified": false``.
 
-The custody record has one entry per file in the shape of mnemetric.data.custody.custody_record
+The custody record has one entry per file in the shape of mnemetric.custody.dataset.custody_record
 (variant, source, url, repo, revision, file, sha256, expected_sha256, size, verified, …) and no
 clock time: it is a pure function of the inputs, fit to be tracked.
 """
@@ -25,12 +25,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..data.download import Pin, _download, fetch
-from ..errors import IntegrityError, InputError
-from ..io import sha256_file, write_json_atomic
-from .pins import CHECKSUMS_FILE, DATA_PINS, SCREENSHOT_ARCHIVES, DataPins, FilePin, archive_file, files_for, is_trusted
-from .pins import require_pinned
-from .screenshots import prepare_screenshots
+from mnemetric.download import Pin, _download, fetch
+from mnemetric.errors import IntegrityError, InputError
+from mnemetric.io import sha256_file, write_json_atomic
+from mnemetric.longmemeval_v2.pins import CHECKSUMS_FILE, DATA_PINS, SCREENSHOT_ARCHIVES, DataPins, FilePin, archive_file, files_for, is_trusted
+from mnemetric.longmemeval_v2.pins import require_pinned
+from mnemetric.longmemeval_v2.screenshots import prepare_screenshots
 
 _CHECKSUM_LINE = re.compile(r"^([0-9a-fA-F]{64}) [ *](.+)$")
 
@@ -83,7 +83,7 @@ def fetch_unverified(pin: Pin, root: Path, *, endpoint: str | None = None, timeo
                      progress: bool | None = None) -> Path:
     """Download a file with no known sha256 (resumable; size checked when known). Non-official runs only.
 
-    Uses the generic downloader's transfer step: mnemetric.data.download has no public unverified fetch.
+    Uses the generic downloader's transfer step: mnemetric.download has no public unverified fetch.
     """
     final = root / pin.file
     final.parent.mkdir(parents=True, exist_ok=True)

@@ -27,10 +27,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError
-from ..io import atomic_open, read_jsonl
-from .categories import CATEGORY_MAP
-from .checkers import eval_name, is_abstention_problem, is_unknown
+from mnemetric.errors import InputError
+from mnemetric.io import atomic_open, read_jsonl
+from mnemetric.longmemeval_v2.categories import CATEGORY_MAP
+from mnemetric.longmemeval_v2.checkers import eval_name, is_abstention_problem, is_unknown
 
 UPSTREAM_KEYS: tuple[str, ...] = (
     "index", "stream_index", "question_id", "question_type", "category", "is_abstention_problem",

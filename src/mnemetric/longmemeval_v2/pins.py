@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..errors import ConfigError
-from .haystacks import TIERS, haystack_file
-from .questions import DOMAINS
+from mnemetric.errors import ConfigError
+from mnemetric.longmemeval_v2.haystacks import TIERS, haystack_file
+from mnemetric.longmemeval_v2.questions import DOMAINS
 
 REPO = "xiaowu0162/longmemeval-v2"
 REVISION = "f152293e235517d504809563c833d7190b8c713b"

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, Problem
-from .jsonfiles import data_path_problem, iter_rows
+from mnemetric.errors import InputError, Problem
+from mnemetric.longmemeval_v2.jsonfiles import data_path_problem, iter_rows
 
 DOMAINS = ("web", "enterprise")
 QUESTION_TYPES = (

@@ -43,9 +43,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import ConfigError, PluginError
-from ..io import require_file
-from .upstream_text import CheckerTexts, ReaderTexts
+from mnemetric.errors import ConfigError, PluginError
+from mnemetric.io import require_file
+from mnemetric.longmemeval_v2.upstream_text import CheckerTexts, ReaderTexts
 
 READER_MODEL = "Qwen/Qwen3.5-9B"
 READER_TEMPERATURE = 0.6

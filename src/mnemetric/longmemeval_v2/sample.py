@@ -24,8 +24,8 @@ import zlib
 from collections import Counter
 from pathlib import Path
 
-from ..io import atomic_open, sha256_bytes
-from .sample_content import APPS, QUESTIONS, TRAJECTORIES
+from mnemetric.io import atomic_open, sha256_bytes
+from mnemetric.longmemeval_v2.sample_content import APPS, QUESTIONS, TRAJECTORIES
 
 SEED = 20251201
 DEFAULT_OUT = Path("data") / "sample-v2"

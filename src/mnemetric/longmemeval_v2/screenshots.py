@@ -28,8 +28,8 @@ import tempfile
 import zlib
 from pathlib import Path
 
-from ..errors import ConfigError, InputError
-from .pins import ARCHIVE_DIR, SCREENSHOT_ARCHIVES, archive_file
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.longmemeval_v2.pins import ARCHIVE_DIR, SCREENSHOT_ARCHIVES, archive_file
 
 SCREENSHOTS_DIR = "screenshots"
 LINK_MODES = ("symlink", "copy")

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, Problem
-from .jsonfiles import data_path_problem, iter_rows
-from .questions import DOMAINS
+from mnemetric.errors import InputError, Problem
+from mnemetric.longmemeval_v2.jsonfiles import data_path_problem, iter_rows
+from mnemetric.longmemeval_v2.questions import DOMAINS
 
 _STATE_OUT = frozenset({"url", "action", "thought", "accessibility_tree", "screenshot", "step"})
 """The keys State.to_record() writes (an extra key never shadows one of them)."""

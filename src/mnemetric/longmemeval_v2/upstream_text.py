@@ -31,10 +31,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import MnemetricError
-from ..io import dumps_canonical, sha256_bytes, sha256_text
-from ..upstream import DEFAULT_BASE_URL, REPORTED, VERIFIED, KnownPin, KnownPins, PinnedFile, Template, obtain
-from ..upstream import literals as lit
+from mnemetric.errors import MnemetricError
+from mnemetric.io import dumps_canonical, sha256_bytes, sha256_text
+from mnemetric.upstream import DEFAULT_BASE_URL, REPORTED, VERIFIED, KnownPin, KnownPins, PinnedFile, Template, obtain
+from mnemetric.upstream import literals as lit
 
 REPO = "xiaowu0162/LongMemEval-V2"
 REVISION = "be15ea6e995462f3391c1a610892df3f67dfa7bd"

@@ -32,13 +32,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import Problem, ValidationFailed
-from .haystacks import TIERS, check_haystack, haystack_file
-from .jsonfiles import Row, data_path_problem, load_json, scan_jsonl
-from .questions import DOMAINS, check_question
-from .questions import record_name as question_name
-from .trajectories import check_trajectory, is_legacy
-from .trajectories import record_name as trajectory_name
+from mnemetric.errors import Problem, ValidationFailed
+from mnemetric.longmemeval_v2.haystacks import TIERS, check_haystack, haystack_file
+from mnemetric.longmemeval_v2.jsonfiles import Row, data_path_problem, load_json, scan_jsonl
+from mnemetric.longmemeval_v2.questions import DOMAINS, check_question
+from mnemetric.longmemeval_v2.questions import record_name as question_name
+from mnemetric.longmemeval_v2.trajectories import check_trajectory, is_legacy
+from mnemetric.longmemeval_v2.trajectories import record_name as trajectory_name
 
 MAX_PROBLEMS = 1000
 QUESTIONS_FILE = "questions.jsonl"

@@ -7,8 +7,8 @@ file, needs a script at view time, or refers to a network address.
 
 from __future__ import annotations
 
-from .html import render_report
-from .model import (
+from mnemetric.report.html import render_report
+from mnemetric.report.model import (
     CostRow,
     Curve,
     CurvePoint,
@@ -21,7 +21,7 @@ from .model import (
     Report,
     TypeResult,
 )
-from .svg import Bar, BarSeries, LineSeries, bar_chart, line_chart
+from mnemetric.report.svg import Bar, BarSeries, LineSeries, bar_chart, line_chart
 
 __all__ = [
     "Bar",

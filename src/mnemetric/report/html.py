@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .model import Custody, Flips, Interval, Report, TypeResult
-from .svg import Bar, BarSeries, LineSeries, bar_chart, esc, fmt_interval, fmt_value, line_chart
+from mnemetric.report.model import Custody, Flips, Interval, Report, TypeResult
+from mnemetric.report.svg import Bar, BarSeries, LineSeries, bar_chart, esc, fmt_interval, fmt_value, line_chart
 
 NOT_RECORDED = "not recorded"
 CSP = "default-src 'none'; style-src 'unsafe-inline'"

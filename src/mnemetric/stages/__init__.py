@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from ..errors import MnemetricError
+from mnemetric.errors import MnemetricError
 
 
 def run(main: Callable[[], None]) -> None:
@@ -14,7 +14,7 @@ def run(main: Callable[[], None]) -> None:
     Outputs are written only while params.yaml still holds what the stage read (see
     :func:`mnemetric.params.guard_writes`): two `dvc exp run` in one workspace cannot mix settings.
     """
-    from ..params import guard_writes
+    from mnemetric.params import guard_writes
 
     guard_writes()
     try:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..adapters import SessionAdapter
-from ..data.longmemeval import DataWarning, iter_instances
-from ..io import atomic_open
-from ..config import build
-from ..params import stage_params
-from . import run
+from mnemetric.longmemeval.adapted import SessionAdapter
+from mnemetric.longmemeval.instance import DataWarning, iter_instances
+from mnemetric.io import atomic_open
+from mnemetric.config import build
+from mnemetric.params import stage_params
+from mnemetric.stages import run
 
 PARAMS = ["adapter", "variant.file", "paths.raw_dir", "paths.adapted"]
 

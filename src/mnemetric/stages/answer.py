@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import time
 
-from ..adapters import read_adapted
-from ..io import read_jsonl, write_json_atomic, write_jsonl_atomic
-from ..llm.budget import UsageStats
-from ..llm.failures import failures_path, write_failures
-from ..llm.run_log import finish_stage_run
-from ..params import stage_params
-from ..reader.run import answer_all
-from . import run
+from mnemetric.longmemeval.adapted import read_adapted
+from mnemetric.io import read_jsonl, write_json_atomic, write_jsonl_atomic
+from mnemetric.llm.budget import UsageStats
+from mnemetric.llm.failures import failures_path, write_failures
+from mnemetric.llm.run_log import finish_stage_run
+from mnemetric.params import stage_params
+from mnemetric.longmemeval.reader.run import answer_all
+from mnemetric.stages import run
 
 PARAMS = ["reader", "llm", "paths.adapted", "paths.contexts", "paths.hypotheses", "paths.answer_usage"]
 
@@ -30,7 +30,7 @@ def main() -> None:
     if spec["kind"] == "extractive":
         answered = answer_all(queries, contexts, spec)
     else:
-        from ..llm.settings import client_from_params
+        from mnemetric.llm.settings import client_from_params
         with client_from_params(p["llm"], spec.get("base_url"), stats, role="reader") as client:
             answered = answer_all(queries, contexts, spec, client)
     finish_stage_run("answer", stats, start, answered.failures, total=len(contexts))

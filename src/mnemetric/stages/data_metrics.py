@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from ..adapters import read_adapted
-from ..data.stats import haystack_stats, type_counts
-from ..io import write_json_atomic
-from ..params import stage_params
-from . import run
+from mnemetric.longmemeval.adapted import read_adapted
+from mnemetric.longmemeval.data_stats import haystack_stats, type_counts
+from mnemetric.io import write_json_atomic
+from mnemetric.params import stage_params
+from mnemetric.stages import run
 
 PARAMS = ["variant.name", "variant.revision", "variant.sha256", "adapter.name", "adapter.schema",
           "paths.adapted", "paths.suite", "paths.custody_dir", "paths.metrics_data"]

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..fingerprint import component_target, fingerprint
-from ..io import write_json_atomic
-from ..params import stage_params
-from . import run
+from mnemetric.fingerprint import component_target, fingerprint
+from mnemetric.io import write_json_atomic
+from mnemetric.params import stage_params
+from mnemetric.stages import run
 
 PARAMS = ["adapter", "memory", "reader", "judge", "paths.fingerprints"]
 
-DEFAULT_MODULES = {"reader": "mnemetric.reader.run", "judge": "mnemetric.judge.run"}
+DEFAULT_MODULES = {"reader": "mnemetric.longmemeval.reader.run", "judge": "mnemetric.longmemeval.judge.run"}
 """Components chosen by ``kind:`` rather than ``_target_``: the library module that dispatches them."""
 
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 import os
 import time
 
-from ..adapters import read_adapted
-from ..data.hypotheses import read_hypotheses
-from ..io import write_json_atomic, write_jsonl_atomic
-from ..judge.run import Judged, Reference, carry_failures, check_kind, judge_lexical, judge_upstream_outcome
-from ..llm.budget import UsageStats
-from ..llm.failures import failures_path, read_failures, write_failures
-from ..llm.run_log import finish_stage_run
-from ..params import stage_params
-from . import run
+from mnemetric.longmemeval.adapted import read_adapted
+from mnemetric.longmemeval.hypotheses import read_hypotheses
+from mnemetric.io import write_json_atomic, write_jsonl_atomic
+from mnemetric.longmemeval.judge.run import Judged, Reference, carry_failures, check_kind, judge_lexical, judge_upstream_outcome
+from mnemetric.llm.budget import UsageStats
+from mnemetric.llm.failures import failures_path, read_failures, write_failures
+from mnemetric.llm.run_log import finish_stage_run
+from mnemetric.params import stage_params
+from mnemetric.stages import run
 
 PARAMS = ["judge", "llm", "paths.adapted", "paths.hypotheses", "paths.judged", "paths.judge_usage"]
 
@@ -33,9 +33,9 @@ def main() -> None:
     if check_kind(spec) == "lexical":
         judged = Judged(judge_lexical(hyps, refs, hyp_file))
     else:
-        from ..judge.upstream_prompts import ENV_CHECKOUT, load_prompt_set
-        from ..llm.cache import default_cache_dir
-        from ..llm.settings import client_from_params
+        from mnemetric.longmemeval.judge.upstream_prompts import ENV_CHECKOUT, load_prompt_set
+        from mnemetric.llm.cache import default_cache_dir
+        from mnemetric.llm.settings import client_from_params
         prompts = load_prompt_set(spec.get("longmemeval_dir") or os.environ.get(ENV_CHECKOUT), default_cache_dir(),
                                   expected_sha256=spec["evaluate_qa_sha256"])
         with client_from_params(p["llm"], spec.get("base_url"), stats, role="judge") as client:

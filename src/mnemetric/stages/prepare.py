@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..data.custody import Variant, failed_record, obtain
-from ..errors import MnemetricError
-from ..io import write_json_atomic
-from ..params import stage_params
-from . import run
+from mnemetric.custody.dataset import Variant, failed_record, obtain
+from mnemetric.errors import MnemetricError
+from mnemetric.io import write_json_atomic
+from mnemetric.params import stage_params
+from mnemetric.stages import run
 
 PARAMS = ["variant", "paths.raw_dir", "paths.downloads_dir", "paths.custody_dir"]
 

@@ -10,13 +10,13 @@ import json
 import sys
 from pathlib import Path
 
-from ..adapters import read_adapted
-from ..data.hypotheses import read_judged
-from ..io import write_json_atomic
-from ..llm.failures import describe, failures_path, read_failures
-from ..params import stage_params
-from ..scoring.qa_report import cost_block, judge_traces, qa_report
-from . import run
+from mnemetric.longmemeval.adapted import read_adapted
+from mnemetric.longmemeval.hypotheses import read_judged
+from mnemetric.io import write_json_atomic
+from mnemetric.llm.failures import describe, failures_path, read_failures
+from mnemetric.params import stage_params
+from mnemetric.longmemeval.scoring.qa_report import cost_block, judge_traces, qa_report
+from mnemetric.stages import run
 
 PARAMS = ["judge.name", "reader.name", "memory.name", "variant.name", "suite.name", "scoring.bootstrap",
           "paths.adapted", "paths.suite", "paths.judged", "paths.retrieve_usage", "paths.answer_usage", "paths.judge_usage",

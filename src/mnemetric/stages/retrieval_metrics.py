@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ..data.retrieval_log import score_retrieval_log
-from ..fingerprint import read_fingerprint
-from ..errors import ConfigError
-from ..io import write_json_atomic
-from ..params import stage_params
-from ..scoring.retrieval_report import recall_curve, retrieval_metrics
-from . import run
+from mnemetric.longmemeval.retrieval_log import score_retrieval_log
+from mnemetric.fingerprint import read_fingerprint
+from mnemetric.errors import ConfigError
+from mnemetric.io import write_json_atomic
+from mnemetric.params import stage_params
+from mnemetric.longmemeval.scoring.retrieval_report import recall_curve, retrieval_metrics
+from mnemetric.stages import run
 
 PARAMS = ["scoring", "memory.name", "variant.name", "suite.name", "retrieval.granularity",
           "paths.retrieval_log", "paths.metrics_retrieval", "paths.plot_recall", "paths.fingerprints"]

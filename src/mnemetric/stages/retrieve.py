@@ -11,15 +11,15 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..adapters import read_adapted
-from ..io import atomic_open, write_json_atomic
-from ..llm.budget import UsageStats
-from ..llm.run_log import finish_stage_run
-from ..memory import MemorySystem
-from ..config import build
-from ..params import stage_params
-from ..retrieval import retrieve_all
-from . import run
+from mnemetric.longmemeval.adapted import read_adapted
+from mnemetric.io import atomic_open, write_json_atomic
+from mnemetric.llm.budget import UsageStats
+from mnemetric.llm.run_log import finish_stage_run
+from mnemetric.longmemeval.memory import MemorySystem
+from mnemetric.config import build
+from mnemetric.params import stage_params
+from mnemetric.longmemeval.harness import retrieve_all
+from mnemetric.stages import run
 
 PARAMS = ["memory", "retrieval", "llm", "paths.adapted", "paths.suite", "paths.retrieval_log", "paths.contexts",
           "paths.retrieve_usage"]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..adapters import read_adapted
-from ..io import write_json_atomic
-from ..params import stage_params
-from ..suites import QuestionMeta, SuiteSpec, select, suite_record
-from . import run
+from mnemetric.longmemeval.adapted import read_adapted
+from mnemetric.io import write_json_atomic
+from mnemetric.params import stage_params
+from mnemetric.longmemeval.suite import QuestionMeta, SuiteSpec, select, suite_record
+from mnemetric.stages import run
 
 PARAMS = ["suite", "variant.name", "paths.adapted", "paths.suite"]
 

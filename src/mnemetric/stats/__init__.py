@@ -13,7 +13,7 @@ All of it is a Mnemetric addition: upstream LongMemEval reports point estimates 
 
 from __future__ import annotations
 
-from .bootstrap import (
+from mnemetric.stats.bootstrap import (
     CHUNK_ELEMENTS,
     STATISTICS,
     BootstrapResult,
@@ -23,9 +23,9 @@ from .bootstrap import (
     pooled_bootstrap,
     stratified_bootstrap,
 )
-from .intervals import clopper_pearson, normal_quantile, wilson
-from .paired import Discordant, PairedComparison, compare_paired, discordant, mcnemar_exact
-from .power import DetectableDifference, minimal_detectable_difference, paired_power
+from mnemetric.stats.intervals import clopper_pearson, normal_quantile, wilson
+from mnemetric.stats.paired import Discordant, PairedComparison, compare_paired, discordant, mcnemar_exact
+from mnemetric.stats.power import DetectableDifference, minimal_detectable_difference, paired_power
 
 __all__ = [
     "CHUNK_ELEMENTS",

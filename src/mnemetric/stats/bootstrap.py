@@ -50,8 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, InputError
-from .intervals import check_level
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.stats.intervals import check_level
 
 CHUNK_ELEMENTS = 1 << 20
 """At most this many resampled indices are held at once (8 MiB of int64)."""

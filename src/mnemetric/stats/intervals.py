@@ -51,7 +51,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..errors import ConfigError, InputError
+from mnemetric.errors import ConfigError, InputError
 
 BISECTION_RTOL = 1e-14
 SECTION_POINTS = 63

@@ -32,8 +32,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..errors import InputError
-from .bootstrap import STATISTICS, Groups, _read_fields, as_values, paired_bootstrap_diff, strata_codes
+from mnemetric.errors import InputError
+from mnemetric.stats.bootstrap import STATISTICS, Groups, _read_fields, as_values, paired_bootstrap_diff, strata_codes
 
 
 class Discordant(NamedTuple):

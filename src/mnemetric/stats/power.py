@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-from ..errors import ConfigError, InputError
-from .intervals import check_level
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.stats.intervals import check_level
 
 SOURCE = "Connor (1987) Biometrics 43:207-211, normal approximation to McNemar's test"
 INDEPENDENT = "2p(1-p): the two runs' per-item outcomes independent at accuracy p"

@@ -1,8 +1,8 @@
 """Pinned upstream files: obtain one file of an upstream repository at a revision, verified by
 sha256 (checkout, cache or download), and read string constants from it by parsing only."""
 
-from .literals import Field, Template
-from .pinned import (
+from mnemetric.upstream.literals import Field, Template
+from mnemetric.upstream.pinned import (
     CHECKOUT_ENV,
     DEFAULT_BASE_URL,
     REPORTED,

@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from ..errors import MnemetricError
+from mnemetric.errors import MnemetricError
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 

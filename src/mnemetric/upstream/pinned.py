@@ -27,8 +27,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..errors import ConfigError, DownloadError, IntegrityError, MnemetricError
-from ..io import atomic_open, sha256_bytes, sha256_file
+from mnemetric.errors import ConfigError, DownloadError, IntegrityError, MnemetricError
+from mnemetric.io import atomic_open, sha256_bytes, sha256_file
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 VERIFIED = "verified"
@@ -250,7 +250,7 @@ def fetch_bytes(url: str, *, timeout: float, fix: str) -> bytes:
     """GET a small file (following redirects); any failure is a DownloadError ending with ``fix``.
 
     The one place Mnemetric downloads a small upstream source file. Datasets use the resumable
-    :func:`mnemetric.data.download.fetch` instead (it also sends ``HF_TOKEN``, which must never go
+    :func:`mnemetric.download.fetch` instead (it also sends ``HF_TOKEN``, which must never go
     to a code host).
     """
     import httpx  # only the download path needs it

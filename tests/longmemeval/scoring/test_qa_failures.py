@@ -1,0 +1,111 @@
+"""metrics/qa.json with failed questions: counted, named, in no number, and never official.
+
+Worked example (hand-computed): four reference questions, q2 failed at the judge.
+
+    q1      single-session-user   judged yes
+    q2      single-session-user   FAILED (content is null)
+    q3      multi-session         judged no
+    q4_abs  multi-session         judged yes
+
+Over the three judged ones: single-session-user 1/1 = 1.0 (n 1), multi-session 1/2 = 0.5 (n 2),
+overall 2/3, abstention 1/1 (n 1); task_averaged null (four types have no question).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemetric.longmemeval.hypotheses import JudgedHypothesis
+from mnemetric.errors import InputError
+from mnemetric.longmemeval.judge.upstream_prompts import PROMPT_SET_SHA256, SHA256
+from mnemetric.llm.failures import QuestionFailure
+from mnemetric.longmemeval.scoring.qa_report import cost_block, judge_traces, qa_report
+
+M = "gpt-4o-2024-08-06"
+OK = {"temperature": 0, "max_tokens": 10, "n": 1}
+TRACE = {"judge": "upstream-gpt-4o", "prompt_set_sha256": PROMPT_SET_SHA256, "source_sha256": SHA256,
+         "requested_model": M, "params": OK, "endpoint": "http://127.0.0.1:1/v1"}
+REF = {"q1": "single-session-user", "q2": "single-session-user", "q3": "multi-session", "q4_abs": "multi-session"}
+FAILED = QuestionFailure("q2", "judge", "content is null", "ab" * 32, M, 2)
+
+
+def judged(*labels: tuple[str, bool]) -> list[JudgedHypothesis]:
+    return [JudgedHypothesis(q, M, label, "h", dict(TRACE)) for q, label in labels]
+
+
+def report(lines: list[JudgedHypothesis], failures=(), **kw):
+    return qa_report(lines, REF, judge="upstream-gpt-4o", traces=judge_traces([j.trace for j in lines]),
+                     resamples=0, seed=0, failures=list(failures), **kw)
+
+
+def test_the_worked_example_covers_judged_questions_only():
+    m = report(judged(("q1", True), ("q3", False), ("q4_abs", True)), [FAILED])
+    assert m["per_type"]["single-session-user"] == {"accuracy": 1.0, "n": 1, "ci95": None}
+    assert m["per_type"]["multi-session"] == {"accuracy": 0.5, "n": 2, "ci95": None}
+    assert m["overall"] == 2 / 3 and m["n"] == 3 and m["task_averaged"] is None
+    assert m["abstention"] == {"accuracy": 1.0, "n": 1}
+    assert m["coverage"] == {"n_reference": 4, "n_judged": 3, "n_failed": 1, "missing": [],
+                             "scope": "judged questions only; 1 failed question(s) are in no number"}
+    assert m["failures"] == {"n": 1, "by_stage": {"judge": 1}, "by_reason": {"content is null": 1},
+                             "question_ids": ["q2"]}
+
+
+def test_a_failure_alone_makes_an_official_setup_unofficial():
+    everything = report(judged(("q1", True), ("q2", True), ("q3", False), ("q4_abs", True)))
+    assert everything["official_equivalence"] is True and everything["official_equivalence_reasons"] == []
+    assert everything["failures"]["n"] == 0 and everything["coverage"]["n_failed"] == 0
+    one_failed = report(judged(("q1", True), ("q3", False), ("q4_abs", True)), [FAILED])
+    assert one_failed["official_equivalence"] is False
+    assert one_failed["official_equivalence_reasons"] == [
+        "1 question(s) failed (no usable model answer; in no number): q2"]
+
+
+def test_reader_and_judge_failures_are_counted_by_stage_and_reason():
+    reader = QuestionFailure("q3", "answer", "finish_reason 'content_filter'", "cd" * 32, "gpt-4o-mini", 2)
+    m = report(judged(("q1", True), ("q4_abs", True)), [reader, FAILED])
+    assert m["failures"]["by_stage"] == {"answer": 1, "judge": 1}
+    assert m["failures"]["question_ids"] == ["q3", "q2"] and m["coverage"]["n_judged"] == 2
+    assert m["per_type"]["multi-session"] == {"accuracy": 1.0, "n": 1, "ci95": None}  # q4_abs only
+
+
+def test_judged_plus_failed_must_be_the_reference():
+    with pytest.raises(InputError, match="q2"):  # neither judged nor failed
+        report(judged(("q1", True), ("q3", False), ("q4_abs", True)))
+    with pytest.raises(InputError, match="both judged and failed"):
+        report(judged(("q1", True), ("q2", True), ("q3", False), ("q4_abs", True)), [FAILED])
+    with pytest.raises(InputError, match="not in the reference"):
+        report(judged(("q1", True), ("q3", False), ("q4_abs", True)),
+               [FAILED, QuestionFailure("q9", "judge", "no choices", None, M)])
+    with pytest.raises(InputError, match="duplicate"):
+        report(judged(("q1", True), ("q3", False), ("q4_abs", True)), [FAILED, FAILED])
+
+
+def test_partial_scoring_still_names_the_failed():
+    m = report(judged(("q1", True)), [FAILED], allow_partial=True)
+    assert m["coverage"]["missing"] == ["q3", "q4_abs"] and m["coverage"]["n_failed"] == 1
+
+
+def test_failure_records_round_trip_and_name_bad_fields():
+    assert QuestionFailure.from_record(FAILED.to_record(), file="f", line=1) == FAILED
+    with pytest.raises(InputError, match="line 3.*'stage'"):
+        QuestionFailure.from_record(FAILED.to_record() | {"stage": "retrieve"}, file="f", line=3)
+    with pytest.raises(InputError, match="'reason'"):
+        QuestionFailure.from_record(FAILED.to_record() | {"reason": ""}, file="f", line=1)
+
+
+def usage(responses: int, prompt: int, completion: int, usd: float, model: str) -> dict:
+    block = {"responses": responses, "prompt_tokens": prompt, "completion_tokens": completion, "usd": usd}
+    return block | {"unpriced_models": [], "per_model": {model: block | {"resolved_models": [model]}}}
+
+
+def test_cost_is_the_work_per_stage_and_in_total():
+    empty = {"responses": 0, "prompt_tokens": 0, "completion_tokens": 0, "usd": 0.0, "per_model": {}}
+    cost = cost_block(empty, usage(43, 4300, 430, 0.25, "gpt-4o-mini"), usage(43, 8600, 86, 0.5, M))
+    assert cost["retrieve"] == empty
+    assert cost["answer"]["responses"] == 43 and cost["judge"]["usd"] == 0.5
+    assert {k: cost["total"][k] for k in ("responses", "prompt_tokens", "completion_tokens", "usd")} == \
+        {"responses": 86, "prompt_tokens": 12900, "completion_tokens": 516, "usd": 0.75}
+    assert cost["total"]["per_model"] == {
+        "gpt-4o-mini": {"responses": 43, "prompt_tokens": 4300, "completion_tokens": 430, "usd": 0.25},
+        M: {"responses": 43, "prompt_tokens": 8600, "completion_tokens": 86, "usd": 0.5}}
+    assert "requests_sent" not in cost["total"] and "seconds" not in cost["total"]

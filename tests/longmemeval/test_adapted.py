@@ -1,0 +1,117 @@
+"""Adapters: what a memory system sees carries no label; both schemas on real upstream bytes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import pytest
+
+from mnemetric.longmemeval.adapted import AdaptedRecord, SessionAdapter, read_adapted
+from mnemetric.longmemeval.instance import load_instances
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.stages.adapt import adapt_file
+
+from tests.conftest import ROOT
+
+V3 = SessionAdapter("session-v3", "mnemetric.longmemeval-session/v3")
+V2 = SessionAdapter("legacy-v2", "mnemetric.longmemeval-session/v2")
+LABEL_KEYS = {"answer", "question_type", "has_answer", "answer_session_ids", "question_id", "abstention", "upstream_id"}
+
+
+def all_keys(obj) -> set[str]:
+    if isinstance(obj, dict):
+        return set(obj) | {k for v in obj.values() for k in all_keys(v)}
+    if isinstance(obj, list):
+        return {k for v in obj for k in all_keys(v)}
+    return set()
+
+
+def assert_no_label_leak(rec: AdaptedRecord) -> None:
+    memory = asdict(rec.memory)
+    assert not (all_keys(memory) & LABEL_KEYS)
+    text = json.dumps(memory)
+    for s in rec.eval.sessions:
+        assert s.upstream_id not in text  # real ids contain "answer"
+    assert rec.eval.question_id not in text  # real ids end in "_abs"
+    assert rec.eval.question_type not in text
+    ids = [s.session_id for s in rec.memory.sessions]
+    assert all("answer" not in i and "noans" not in i for i in ids)
+
+
+@pytest.mark.parametrize("adapter", [V3, V2], ids=["v3", "v2"])
+def test_no_label_leaks_on_real_sample(upstream_sample, adapter):
+    for pos, inst in enumerate(load_instances(upstream_sample)):
+        assert_no_label_leak(adapter.adapt(inst, pos))
+
+
+def test_v3_carries_dates_and_prefixes(upstream_sample):
+    inst = load_instances(upstream_sample)[1]
+    rec = V3.adapt(inst, 1)
+    assert rec.memory.schema == "mnemetric.longmemeval-session/v3"
+    assert rec.memory.query.date == inst.question_date
+    assert rec.memory.query.prefix == f"[Current date: {inst.question_date}]"
+    assert [s.date for s in rec.memory.sessions] == sorted(s.date for s in inst.sessions)
+    assert all(s.prefix == f"[Session date: {s.date}]" for s in rec.memory.sessions)
+    assert rec.eval.abstention and rec.eval.question_id == "gpt4_70e84552_abs"
+
+
+def test_v2_is_undated(upstream_sample):
+    rec = V2.adapt(load_instances(upstream_sample)[0], 0)
+    assert rec.memory.query.date is None and rec.memory.query.prefix == ""
+    assert all(s.date is None and s.prefix == "" for s in rec.memory.sessions)
+    assert "2023/" not in json.dumps(asdict(rec.memory))
+
+
+def test_eval_view_maps_back_to_upstream(upstream_sample):
+    inst = load_instances(upstream_sample)[0]
+    rec = V3.adapt(inst, 0)
+    by_upstream = {s.session_id: s for s in inst.sessions}
+    for mem, ev in zip(rec.memory.sessions, rec.eval.sessions):
+        assert mem.session_id == ev.session_id
+        up = by_upstream[ev.upstream_id]
+        assert [m.content for m in mem.messages] == [t.content for t in up.turns]
+        assert list(ev.has_answer) == [t.has_answer for t in up.turns]
+    assert rec.eval.answer_session_ids == inst.answer_session_ids
+
+
+def test_sessions_are_replayed_chronologically(upstream_sample, tmp_path):
+    inst = load_instances(upstream_sample)[0]
+    shuffled = inst.to_record()
+    for key in ("haystack_session_ids", "haystack_dates", "haystack_sessions"):
+        shuffled[key] = shuffled[key][::-1]  # oracle files are not sorted by time
+    path = tmp_path / "rev.json"
+    path.write_text(json.dumps([shuffled]))
+    rec = V3.adapt(load_instances(path)[0], 0)
+    assert [s.date for s in rec.memory.sessions] == sorted(inst.sessions[i].date for i in range(2))
+
+
+def test_adapt_file_roundtrip(upstream_sample, tmp_path):
+    out = tmp_path / "adapted.jsonl"
+    assert adapt_file(V3, upstream_sample, out) == 2
+    recs = list(read_adapted(out))
+    assert recs == [V3.adapt(i, n) for n, i in enumerate(load_instances(upstream_sample))]
+
+
+def test_unknown_schema_is_a_config_error():
+    with pytest.raises(ConfigError, match="unknown schema"):
+        SessionAdapter("x", "mnemetric.longmemeval-session/v9")
+
+
+def test_bad_adapted_line_names_line(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"memory": {}}\n')
+    with pytest.raises(InputError, match="line 1"):
+        list(read_adapted(path))
+
+
+SAMPLE = ROOT / "data" / "sample" / "longmemeval_sample.json"
+
+
+@pytest.mark.parametrize("adapter", [V3, V2], ids=["v3", "v2"])
+def test_no_label_leaks_on_the_bundled_sample(adapter):
+    records = [adapter.adapt(inst, pos) for pos, inst in enumerate(load_instances(SAMPLE))]
+    for rec in records:
+        assert_no_label_leak(rec)
+    ids = [r.memory.query.query_id for r in records]
+    assert len(set(ids)) == len(ids) and all(i.startswith("q-") for i in ids)  # opaque, not file positions
