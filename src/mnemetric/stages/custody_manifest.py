@@ -1,0 +1,27 @@
+"""Stage custody_manifest: the sha256 of every file of the run → data/custody/outputs.sha256.json.
+
+The raw dataset, adapted data, retrieval log, contexts, hypotheses and judgments (with their
+failures sidecars); `mnemetric verify` re-hashes them (see :mod:`mnemetric.custody.sha256_manifest`).
+"""
+
+from __future__ import annotations
+
+from mnemetric.custody.manifest import nest
+from mnemetric.custody.sha256_manifest import DEFAULT_PATH, build, output_files, workspace_opener
+from mnemetric.io import write_json_atomic
+from mnemetric.params import stage_params
+from mnemetric.stages import run
+
+PARAMS = ["variant.file", "paths.raw_dir", "paths.adapted", "paths.retrieval_log", "paths.contexts",
+          "paths.hypotheses", "paths.judged"]
+
+
+def main() -> None:
+    params = nest(stage_params(PARAMS))
+    manifest = build(output_files(params), workspace_opener())
+    write_json_atomic(DEFAULT_PATH, manifest)
+    print(f"custody_manifest: sha256 of {len(manifest['files'])} file(s) → {DEFAULT_PATH}")
+
+
+if __name__ == "__main__":
+    run(main)
