@@ -18,6 +18,12 @@ from tests.support.standin_evaluate_qa import write_standin
 pytestmark = pytest.mark.e2e
 
 
+@pytest.mark.task("longmemeval", "single-session-user")
+@pytest.mark.task("longmemeval", "single-session-assistant")
+@pytest.mark.task("longmemeval", "single-session-preference")
+@pytest.mark.task("longmemeval", "temporal-reasoning")
+@pytest.mark.task("longmemeval", "knowledge-update")
+@pytest.mark.task("longmemeval", "multi-session")
 def test_repro_answers_and_judges_offline(dvc_repo):
     dvc_repo.dvc("repro")
     m = dvc_repo.json("metrics/qa.json")

@@ -45,6 +45,7 @@ def test_no_label_leaks_on_real_sample(upstream_sample, adapter):
         assert_no_label_leak(adapter.adapt(inst, pos))
 
 
+@pytest.mark.task("longmemeval", "temporal-reasoning")
 def test_v3_carries_dates_and_prefixes(upstream_sample):
     inst = load_instances(upstream_sample)[1]
     rec = V3.adapt(inst, 1)

@@ -208,5 +208,10 @@ def runs(draw):
 
 @settings(max_examples=300, deadline=None)
 @given(runs())
+@pytest.mark.task("longmemeval-v2", "Static state recall")
+@pytest.mark.task("longmemeval-v2", "Dynamic state tracking")
+@pytest.mark.task("longmemeval-v2", "Workflow knowledge")
+@pytest.mark.task("longmemeval-v2", "Environment gotchas")
+@pytest.mark.task("longmemeval-v2", "Premise awareness")
 def test_random_runs_equal_naive(raws):
     assert aggregate(typed(raws)) == naive(raws)

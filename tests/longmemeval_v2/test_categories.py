@@ -8,6 +8,11 @@ from mnemetric.errors import InputError
 from mnemetric.longmemeval_v2 import categories as cat
 
 
+@pytest.mark.task("longmemeval-v2", "Static state recall")
+@pytest.mark.task("longmemeval-v2", "Dynamic state tracking")
+@pytest.mark.task("longmemeval-v2", "Workflow knowledge")
+@pytest.mark.task("longmemeval-v2", "Environment gotchas")
+@pytest.mark.task("longmemeval-v2", "Premise awareness")
 def test_category_map_facts():
     assert dict(cat.CATEGORY_MAP) == {
         "static-environment": "static", "dynamic-environment": "dynamic", "procedure": "procedure",

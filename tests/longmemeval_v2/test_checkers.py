@@ -184,6 +184,7 @@ def test_score_deterministic_follows_the_harness():
         c.score_deterministic("mc_choice_match", {"strip_chars": None}, "x", "x")
 
 
+@pytest.mark.task("longmemeval-v2", "Premise awareness")
 def test_abstention_is_by_eval_function():
     assert c.is_abstention_problem("llm_abstention_checker") is True
     assert c.is_abstention_problem("llm_gotchas_checker") is False

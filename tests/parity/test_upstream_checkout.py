@@ -84,6 +84,12 @@ def test_retrieval_metrics_equal_eval_utils(checkout, monkeypatch):
                 assert [ours["session"][n] for n in names] == [float(x) for x in session]
 
 
+@pytest.mark.task("longmemeval", "single-session-user")
+@pytest.mark.task("longmemeval", "single-session-assistant")
+@pytest.mark.task("longmemeval", "single-session-preference")
+@pytest.mark.task("longmemeval", "temporal-reasoning")
+@pytest.mark.task("longmemeval", "knowledge-update")
+@pytest.mark.task("longmemeval", "multi-session")
 def test_judge_prompts_equal_get_anscheck_prompt(checkout, tmp_path):
     tree = ast.parse(upstream_file(checkout, "src/evaluation/evaluate_qa.py"))
     fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_anscheck_prompt")
@@ -98,6 +104,12 @@ def test_judge_prompts_equal_get_anscheck_prompt(checkout, tmp_path):
                 assert prompts.render(qid, qtype, "Q {x}?", answer, "resp {}") == expected
 
 
+@pytest.mark.task("longmemeval", "single-session-user")
+@pytest.mark.task("longmemeval", "single-session-assistant")
+@pytest.mark.task("longmemeval", "single-session-preference")
+@pytest.mark.task("longmemeval", "temporal-reasoning")
+@pytest.mark.task("longmemeval", "knowledge-update")
+@pytest.mark.task("longmemeval", "multi-session")
 def test_qa_aggregation_equals_print_qa_metrics(checkout, tmp_path):
     script = checkout / "src/evaluation/print_qa_metrics.py"
     upstream_file(checkout, "src/evaluation/print_qa_metrics.py")
@@ -121,6 +133,7 @@ def test_qa_aggregation_equals_print_qa_metrics(checkout, tmp_path):
 
 
 @pytest.mark.parametrize("granularity", ["session", "turn"])
+@pytest.mark.task("longmemeval", "abstention")
 def test_our_retrieval_logs_read_by_print_retrieval_metrics(checkout, tmp_path, granularity):
     from mnemetric.longmemeval.adapted import SessionAdapter
     from mnemetric.longmemeval.instance import load_instances

@@ -283,6 +283,11 @@ def random_rows(rng: random.Random) -> list[dict]:
     return out
 
 
+@pytest.mark.task("longmemeval-v2", "Static state recall")
+@pytest.mark.task("longmemeval-v2", "Dynamic state tracking")
+@pytest.mark.task("longmemeval-v2", "Workflow knowledge")
+@pytest.mark.task("longmemeval-v2", "Environment gotchas")
+@pytest.mark.task("longmemeval-v2", "Premise awareness")
 def test_aggregation_equals_harness(harness):
     ns = harness[0]
     rng, n = random.Random(14), 0

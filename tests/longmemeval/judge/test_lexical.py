@@ -58,15 +58,18 @@ def test_token_f1():
     ("There is no information about a second trip.", True),
     ("You went on Tuesday.", False),
 ])
+@pytest.mark.task("longmemeval", "abstention")
 def test_abstention_questions_need_an_abstention_phrase(hyp, ok):
     assert lexical_label("q1_abs", "temporal-reasoning", "The user never mentioned a second trip.", hyp) is ok
 
 
+@pytest.mark.task("longmemeval", "abstention")
 def test_abs_is_checked_before_the_type():
     # the gold text appears verbatim, but an _abs question is only correct when it abstains
     assert lexical_label("q_abs", "single-session-user", "Paris", "Paris") is False
 
 
+@pytest.mark.task("longmemeval", "single-session-preference")
 def test_preference_is_a_content_word_overlap_floor():
     rubric = "The user would prefer suggestions involving hiking trails near Denver and vegetarian picnic food."
     good = "Try the hiking trails near Denver and pack a vegetarian picnic."

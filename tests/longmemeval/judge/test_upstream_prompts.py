@@ -189,6 +189,12 @@ def test_syntax_error_is_a_mnemetric_error():
     ("gpt4_q9_abs_2", "multi-session", "abstention"),
     ("q10_abs", "not-a-type", "abstention"),  # the id is checked before the type, as upstream does
 ])
+@pytest.mark.task("longmemeval", "single-session-user")
+@pytest.mark.task("longmemeval", "single-session-assistant")
+@pytest.mark.task("longmemeval", "single-session-preference")
+@pytest.mark.task("longmemeval", "temporal-reasoning")
+@pytest.mark.task("longmemeval", "knowledge-update")
+@pytest.mark.task("longmemeval", "multi-session")
 def test_template_selection_checks_abs_first(qid, qtype, key):
     assert template_key_for(qid, qtype) == key
 

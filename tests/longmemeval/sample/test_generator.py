@@ -157,6 +157,12 @@ def test_every_instance_keeps_the_schema(sample):
     assert len(quirks) == 1
 
 
+@pytest.mark.task("longmemeval", "single-session-user")
+@pytest.mark.task("longmemeval", "single-session-assistant")
+@pytest.mark.task("longmemeval", "single-session-preference")
+@pytest.mark.task("longmemeval", "temporal-reasoning")
+@pytest.mark.task("longmemeval", "knowledge-update")
+@pytest.mark.task("longmemeval", "multi-session")
 def test_counts_per_type_and_abstention(sample):
     """data/sample/README.md's table: 8, 6, 6, 8, 7, 8 questions; 2, 0, 0, 2, 1, 2 abstentions."""
     types = Counter(inst["question_type"] for inst in sample)
@@ -204,6 +210,7 @@ def of_type(sample: list[dict], qtype: str, abstention: bool = False) -> list[di
     return chosen
 
 
+@pytest.mark.task("longmemeval", "single-session-user")
 def test_single_session_user_evidence_is_a_user_turn(sample):
     for inst in of_type(sample, "single-session-user"):
         (turn,) = evidence_turns(inst)
@@ -211,12 +218,14 @@ def test_single_session_user_evidence_is_a_user_turn(sample):
         assert len(inst["answer_session_ids"]) == 1
 
 
+@pytest.mark.task("longmemeval", "single-session-assistant")
 def test_single_session_assistant_evidence_is_an_assistant_turn(sample):
     for inst in of_type(sample, "single-session-assistant"):
         (turn,) = evidence_turns(inst)
         assert turn["role"] == "assistant" and str(inst["answer"]).lower() in turn["content"].lower()
 
 
+@pytest.mark.task("longmemeval", "single-session-preference")
 def test_preference_answers_are_rubrics(sample):
     for inst in of_type(sample, "single-session-preference"):
         assert inst["answer"].startswith("The user would prefer") and "might not prefer" in inst["answer"]
@@ -224,6 +233,7 @@ def test_preference_answers_are_rubrics(sample):
         assert turn["role"] == "user"
 
 
+@pytest.mark.task("longmemeval", "knowledge-update")
 def test_knowledge_update_has_old_and_new_value(sample):
     for inst in of_type(sample, "knowledge-update"):
         sessions = answer_sessions(inst)
@@ -234,6 +244,7 @@ def test_knowledge_update_has_old_and_new_value(sample):
         assert str(inst["answer"]) not in old[0]["content"]
 
 
+@pytest.mark.task("longmemeval", "multi-session")
 def test_multi_session_evidence_spans_sessions(sample):
     for inst in of_type(sample, "multi-session"):
         sessions = answer_sessions(inst)
@@ -241,6 +252,7 @@ def test_multi_session_evidence_spans_sessions(sample):
         assert all(any(t["has_answer"] and t["role"] == "user" for t in s) for _, _, s in sessions)
 
 
+@pytest.mark.task("longmemeval", "temporal-reasoning")
 def test_temporal_answers_follow_the_dates(sample):
     checked = Counter()
     for inst in of_type(sample, "temporal-reasoning"):
@@ -268,6 +280,7 @@ def test_temporal_answers_follow_the_dates(sample):
     assert sum(checked.values()) == len(of_type(sample, "temporal-reasoning")), checked
 
 
+@pytest.mark.task("longmemeval", "abstention")
 def test_abstention_keeps_related_answer_sessions(sample):
     for inst in [i for i in sample if is_abs(i)]:
         assert inst["answer"].startswith(NOT_ENOUGH) and "You mentioned" in inst["answer"]

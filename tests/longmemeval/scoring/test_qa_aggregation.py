@@ -41,6 +41,13 @@ def test_question_types_are_the_six_upstream_types():
         "multi-session", "temporal-reasoning", "knowledge-update"}
 
 
+@pytest.mark.task("longmemeval", "single-session-user")
+@pytest.mark.task("longmemeval", "single-session-assistant")
+@pytest.mark.task("longmemeval", "single-session-preference")
+@pytest.mark.task("longmemeval", "temporal-reasoning")
+@pytest.mark.task("longmemeval", "knowledge-update")
+@pytest.mark.task("longmemeval", "multi-session")
+@pytest.mark.task("longmemeval", "abstention")
 def test_worked_example_exact():
     m = qa_metrics(WORKED, resamples=0)
     expected = {SSU: (1 / 3, 3), SSA: (1.0, 1), SSP: (0.0, 1), MS: (1.0, 2), TR: (0.5, 2), KU: (1.0, 1)}
@@ -73,6 +80,7 @@ def test_empty_bucket_is_null_and_task_average_is_null():
     json.dumps(m, allow_nan=False)
 
 
+@pytest.mark.task("longmemeval", "abstention")
 def test_no_abstention_questions_gives_null_abstention():
     m = point_estimates([("q1", SSU, True)])
     assert m["abstention"] == {"accuracy": None, "n": 0}
