@@ -1,0 +1,266 @@
+"""Compare two V1 runs on the same questions: comparability, paired QA and retrieval differences.
+
+Pure functions over per-question data (the CLI reads the files at each revision). A Mnemetric
+addition: upstream LongMemEval (xiaowu0162/LongMemEval @ 9e0b455f) compares no runs.
+
+Comparability (:class:`RunKeys`, :func:`differences`): two runs are comparable only if they agree
+on every key — dataset sha256, question set (suite ids_sha256), adapter schema, scoring profile,
+judge models and prompt-set sha256, reader settings, retrieval budget (context_k, context_tokens).
+
+QA (:func:`compare_qa`), per question i with labels a_i, b_i in {0, 1} (B minus A throughout):
+
+* overall = mean over all questions; task_averaged = unweighted mean of the six per-type means
+  ("_abs" questions in their own type, as print_qa_metrics.py); per type = mean within the type;
+* interval: paired percentile bootstrap (``mnemetric.stats.paired_bootstrap_diff``), questions
+  resampled jointly for both runs, stratified by question type (per type: within the type);
+* McNemar exact two-sided p from the discordant pairs (``mnemetric.stats.mcnemar_exact``);
+* flips: questions whose label differs, with id, type and old -> new label.
+
+Retrieval (:func:`compare_retrieval`): per-question metrics from ``score_retrieval_log``, rule
+exclude_abs (question ids containing "_abs" left out, print_retrieval_metrics.py); paired bootstrap
+of the mean difference, pooled over questions (the mean is a plain mean, so resampled as averaged).
+
+A regression (:func:`regression`) is a significant drop: the interval of B - A lies below 0.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mnemetric.errors import ConfigError, InputError, MnemetricError
+from mnemetric.longmemeval.scoring.qa import ABSTENTION_MARK, QUESTION_TYPES
+from mnemetric.stats.paired import compare_paired
+
+HEADLINE_RETRIEVAL = ("recall_all@5", "recall_all@10", "ndcg_any@5", "ndcg_any@10")
+LEVELS = ("session", "turn")
+QA_METRICS = ("overall", "task_averaged")
+
+KEY_LABELS = {
+    "variant_sha256": "dataset sha256 (variant)",
+    "suite_ids_sha256": "question set (suite ids_sha256)",
+    "adapter_schema": "adapter schema",
+    "scoring_profile": "scoring profile",
+    "judge_models": "judge model",
+    "judge_prompt_set_sha256": "judge prompt-set sha256",
+    "reader": "reader model and settings",
+    "context_k": "retrieval budget (retrieval.context_k)",
+    "context_tokens": "retrieval budget (retrieval.context_tokens)",
+}
+
+
+@dataclass(frozen=True)
+class RunKeys:
+    """What must be equal for two runs' numbers to be compared."""
+
+    variant_sha256: str | None
+    suite_ids_sha256: str | None
+    adapter_schema: str | None
+    scoring_profile: str | None
+    judge_models: tuple[str, ...]
+    """Distinct autoeval_label.model values of the judged lines, sorted."""
+    judge_prompt_set_sha256: str | None
+    """mnemetric_judge.prompt_set_sha256 of the judged lines (None for the lexical judge)."""
+    reader: str
+    """params.yaml ``reader`` as canonical JSON (model and every setting)."""
+    context_k: int | None
+    context_tokens: int | None
+
+    def to_record(self) -> dict[str, Any]:
+        return {**self.__dict__, "judge_models": list(self.judge_models)}
+
+    @classmethod
+    def from_record(cls, raw: Mapping[str, Any], *, file: str, line: int | str) -> RunKeys:
+        """Read back :meth:`to_record`; a missing field raises InputError naming it."""
+        record = f"line {line}" if isinstance(line, int) else line
+        if not isinstance(raw, Mapping):
+            raise InputError(file, record, "<root>", "expected an object of comparability keys")
+        missing = [k for k in KEY_LABELS if k not in raw]
+        if missing:
+            raise InputError(file, record, missing[0], "missing comparability key")
+        return cls(**{**{k: raw[k] for k in KEY_LABELS}, "judge_models": tuple(raw["judge_models"])})
+
+
+def _get(tree: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(tree, Mapping) or part not in tree:
+            return None
+        tree = tree[part]
+    return tree
+
+
+def keys_from(params: Mapping[str, Any], data_metrics: Mapping[str, Any],
+              judged_traces: Sequence[tuple[str, Mapping[str, Any]]]) -> RunKeys:
+    """Keys from a run's params.yaml, metrics/data.json and judged lines ((model, mnemetric_judge) pairs).
+
+    Dataset sha256 and suite hash are read from metrics/data.json (what the run verified), with
+    params.yaml ``variant.sha256`` as the fallback; prompt sets from the judged lines.
+    """
+    prompt_sets = sorted({str(t.get("prompt_set_sha256")) for _, t in judged_traces if t.get("prompt_set_sha256")})
+    return RunKeys(
+        variant_sha256=_get(data_metrics, "variant.sha256") or _get(params, "variant.sha256"),
+        suite_ids_sha256=_get(data_metrics, "suite.ids_sha256"),
+        adapter_schema=_get(data_metrics, "adapter.schema") or _get(params, "adapter.schema"),
+        scoring_profile=_get(params, "scoring.name"),
+        judge_models=tuple(sorted({m for m, _ in judged_traces})),
+        judge_prompt_set_sha256=",".join(prompt_sets) or None,
+        reader=json.dumps(_get(params, "reader"), sort_keys=True),
+        context_k=_get(params, "retrieval.context_k"),
+        context_tokens=_get(params, "retrieval.context_tokens"),
+    )
+
+
+@dataclass(frozen=True)
+class Difference:
+    key: str
+    label: str
+    a: Any
+    b: Any
+
+    def to_record(self) -> dict[str, Any]:
+        return {"key": self.key, "field": self.label, "a": self.a, "b": self.b}
+
+
+def differences(a: RunKeys, b: RunKeys) -> list[Difference]:
+    """Every comparability key whose values differ, in :data:`KEY_LABELS` order."""
+    ra, rb = a.to_record(), b.to_record()
+    return [Difference(k, label, ra[k], rb[k]) for k, label in KEY_LABELS.items() if ra[k] != rb[k]]
+
+
+def refusal(diffs: Sequence[Difference], a_name: str, b_name: str) -> str:
+    """The message naming every differing field (one line each)."""
+    lines = [f"{a_name} and {b_name} are not comparable; {len(diffs)} field(s) differ:"]
+    lines += [f"  {d.label}: {d.a!r} vs {d.b!r}" for d in diffs]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Flip:
+    question_id: str
+    question_type: str
+    old: bool
+    new: bool
+
+    def to_record(self) -> dict[str, Any]:
+        return {"question_id": self.question_id, "question_type": self.question_type,
+                "old": self.old, "new": self.new}
+
+
+def paired_ids(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[list[str], list[str], list[str]]:
+    """(common ids sorted, ids only in A, ids only in B)."""
+    return sorted(set(a) & set(b)), sorted(set(a) - set(b)), sorted(set(b) - set(a))
+
+
+def flips(a: Mapping[str, bool], b: Mapping[str, bool], types: Mapping[str, str]) -> list[Flip]:
+    """Questions in both runs whose label changed, sorted by (type, id)."""
+    out = [Flip(q, types[q], a[q], b[q]) for q in paired_ids(a, b)[0] if a[q] != b[q]]
+    return sorted(out, key=lambda f: (f.question_type, f.question_id))
+
+
+def _check_types(ids: Sequence[str], types: Mapping[str, str], source: str) -> None:
+    for q in ids:
+        if q not in types:
+            raise InputError(source, q, "question_type", "no question type for this question",
+                             fix="the type comes from the retrieval log of the same revision")
+        if types[q] not in QUESTION_TYPES:
+            raise InputError(source, q, "question_type", f"unknown type {types[q]!r}")
+
+
+def compare_qa(a: Mapping[str, bool], b: Mapping[str, bool], types: Mapping[str, str], *,
+               resamples: int = 1000, seed: int = 0, level: float = 0.95,
+               source: str = "<judged>") -> dict[str, Any]:
+    """Paired QA comparison on the questions both runs judged (see the module docstring)."""
+    ids, only_a, only_b = paired_ids(a, b)
+    _check_types(ids, types, source)
+    va = [int(a[q]) for q in ids]
+    vb = [int(b[q]) for q in ids]
+    strata = [types[q] for q in ids]
+    kw = {"resamples": resamples, "seed": seed, "level": level, "source": source}
+    out: dict[str, Any] = {
+        "n": len(ids), "only_in_a": only_a, "only_in_b": only_b,
+        "overall": compare_paired(va, vb, strata, "micro", labels=QUESTION_TYPES, **kw).to_record(),
+        "task_averaged": compare_paired(va, vb, strata, "macro", labels=QUESTION_TYPES, **kw).to_record(),
+        "per_type": {},
+    }
+    for t in QUESTION_TYPES:
+        idx = [i for i, s in enumerate(strata) if s == t]
+        if idx:
+            out["per_type"][t] = compare_paired([va[i] for i in idx], [vb[i] for i in idx], None, "micro",
+                                                **kw).to_record()
+    abst = [i for i, q in enumerate(ids) if ABSTENTION_MARK in q]
+    if abst:
+        out["abstention"] = compare_paired([va[i] for i in abst], [vb[i] for i in abst], None, "micro",
+                                           **kw).to_record()
+    out["flips"] = [f.to_record() for f in flips(a, b, types)]
+    return out
+
+
+def _values(per_question: Mapping[str, Any], ids: Sequence[str], level: str, metric: str) -> list[float] | None:
+    vals = []
+    for q in ids:
+        v = _get(per_question[q], f"{level}.{metric}")
+        if v is None:
+            return None
+        vals.append(float(v))
+    return vals
+
+
+def compare_retrieval(a: Mapping[str, Any], b: Mapping[str, Any], *, metrics: Sequence[str] = HEADLINE_RETRIEVAL,
+                      resamples: int = 1000, seed: int = 0, level: float = 0.95,
+                      source: str = "<retrieval log>") -> dict[str, Any]:
+    """Paired retrieval differences under exclude_abs, per level present in both runs' per-question metrics.
+
+    ``a``/``b``: question_id -> {"session": {metric: value}, "turn": {...}} (``score_retrieval_log``'s
+    ``per_question``). A level is compared only if every question of both runs has it (turn: both
+    are turn logs).
+    """
+    ids = [q for q in paired_ids(a, b)[0] if ABSTENTION_MARK not in q]
+    out: dict[str, Any] = {"n": len(ids), "rule": "exclude_abs", "levels": {}}
+    for lvl in LEVELS:
+        block = {}
+        for m in metrics:
+            va, vb = _values(a, ids, lvl, m), _values(b, ids, lvl, m)
+            if va is not None and vb is not None and ids:
+                block[m] = compare_paired(va, vb, None, "micro", resamples, seed, level, source=source).to_record()
+        if block:
+            out["levels"][lvl] = block
+    return out
+
+
+def find_metric(result: Mapping[str, Any], metric: str) -> dict[str, Any]:
+    """The comparison record of ``metric``: overall, task_averaged, abstention, a question type,
+    ``<metric>@k`` (session level) or ``<level>.<metric>@k``; ConfigError listing the known names."""
+    qa = result.get("qa") or {}
+    ret = (result.get("retrieval") or {}).get("levels") or {}
+    table: dict[str, Any] = {k: qa[k] for k in (*QA_METRICS, "abstention") if k in qa}
+    table.update(qa.get("per_type") or {})
+    for lvl, block in ret.items():
+        for m, rec in block.items():
+            table[f"{lvl}.{m}"] = rec
+            if lvl == "session":
+                table[m] = rec
+    if metric not in table:
+        raise ConfigError("--fail-on-regression", f"unknown metric {metric!r}",
+                          fix=f"one of: {', '.join(table)}")
+    return table[metric]
+
+
+def regression(result: Mapping[str, Any], metric: str) -> str | None:
+    """Why ``metric`` dropped significantly (the interval of B - A lies entirely below 0), else None."""
+    rec = find_metric(result, metric)
+    if rec.get("high") is None or rec["high"] >= 0:
+        return None
+    return (f"{metric} dropped: B - A = {rec['diff']:+.4f}, {rec['level']:.0%} paired bootstrap interval "
+            f"[{rec['low']:+.4f}, {rec['high']:+.4f}] lies below 0 (n = {rec['n']})")
+
+
+class NotComparable(MnemetricError):
+    """Two runs differ in a comparability key (the message names every differing field)."""
+
+    def __init__(self, diffs: Sequence[Difference], a_name: str, b_name: str):
+        self.diffs = list(diffs)
+        super().__init__(refusal(diffs, a_name, b_name)
+                         + "\n  fix: compare runs that differ only in the memory system, or pass --force "
+                           "to compare anyway (the differences are printed first)")
