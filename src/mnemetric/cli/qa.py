@@ -15,10 +15,10 @@ from mnemetric.cli.retrieval import fmt
 
 
 def _llm_settings(conf: Path, a: argparse.Namespace) -> dict:
-    import yaml
+    """The run's ``llm:`` settings (composed as `dvc exp run` would) with the command's overrides."""
+    from mnemetric.cli.registry import composed
 
-    base = conf / "config.yaml"
-    llm = dict((yaml.safe_load(base.read_text()) or {}).get("llm", {})) if base.exists() else {}
+    llm = dict(composed(conf)["llm"])
     budget = dict(llm.get("budget") or {})
     if a.max_requests is not None:
         budget["max_requests"] = a.max_requests
@@ -54,28 +54,39 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--max-usd", type=float, help="stop before spending more than this many dollars")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval.hypotheses import read_hypotheses, read_reference_minimal
-        from mnemetric.longmemeval.judge.run import Judged, Reference, carry_failures, check_kind, check_not_all_failed, judge_lexical
-        from mnemetric.llm.failures import describe, failures_path, read_failures, write_failures
+        import json
 
-        spec = load_option("judge", a.judge, a.conf)
-        kind = check_kind(spec)
+        from mnemetric.config import build
+        from mnemetric.llm.budget import UsageStats
+        from mnemetric.llm.failures import describe, failures_path, read_failures
+        from mnemetric.longmemeval.components import judge_file, llm_factory, write_judged
+        from mnemetric.longmemeval.hypotheses import read_hypotheses, read_reference_minimal
+        from mnemetric.longmemeval.judge.run import Reference, check_not_all_failed
+
+        cfg = load_option("judge", a.judge, a.conf)
+        for key, value in (("longmemeval_dir", a.longmemeval_dir), ("evaluate_qa_sha256", a.evaluate_qa_sha256),
+                           ("base_url", a.base_url)):
+            if value and key in cfg:  # only settings this judge has (the lexical judge has none)
+                cfg[key] = value
+        judge = build(cfg, f"judge {a.judge}")
         hyps = [h.record for h in read_hypotheses(a.hyp)]  # echoed whole, extra fields included, as upstream
         refs = {r.question_id: Reference(r.question_id, r.question_type, r.question, r.answer)
                 for r in read_reference_minimal(a.ref)}
-        out = a.out or Path(f"{a.hyp}.eval-results-{spec['alias']}")
-        if kind == "lexical":
-            judged = Judged(judge_lexical(hyps, refs, str(a.hyp)))
-        else:
-            judged = _judge_upstream(a, spec, hyps, refs)
-            if judged is None:
-                return 0
-        judged = check_not_all_failed(carry_failures(read_failures(failures_path(a.hyp)), judged, hyps, refs,
-                                                     str(a.hyp)))
-        from mnemetric.io import write_jsonl_atomic
-
-        write_jsonl_atomic(out, judged.lines)
-        write_failures(failures_path(out), judged.failures)
+        stats = UsageStats()
+        llm = llm_factory(_llm_settings(a.conf, a), stats)
+        if a.dry_run:  # plans from the cache only: no API key needed, nothing sent
+            print(json.dumps(judge.plan(hyps, refs, str(a.hyp), llm), indent=2))
+            return 0
+        judged = check_not_all_failed(judge_file(judge, hyps, refs, str(a.hyp), llm,
+                                                 read_failures(failures_path(a.hyp))))
+        out = a.out or Path(f"{a.hyp}.eval-results-{judge.alias}")
+        write_judged(out, judged)
+        if stats.requests_sent or stats.cache_hits:
+            work = stats.work.to_dict()
+            print(f"requests sent {stats.requests_sent}, cache hits {stats.cache_hits}, retries {stats.retries}, "
+                  f"non-answers {stats.non_answers}, paid ${stats.usd:.4f}; cost of the work: {work['responses']} "
+                  f"response(s), tokens {work['prompt_tokens']}+{work['completion_tokens']}, ${work['usd']:.4f}",
+                  file=sys.stderr)
         if judged.failures:
             print(f"{len(judged.failures)} question(s) FAILED (no usable answer; not cached) → "
                   f"{failures_path(out)}:\n{describe(judged.failures)}", file=sys.stderr)
@@ -84,35 +95,6 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
               f"judged questions; {len(judged.failures)} failed)")
         return 0
     return run
-
-
-def _judge_upstream(a: argparse.Namespace, spec: dict, hyps: list, refs: dict):
-    """The upstream judge's Judged outcome, or None after printing a --dry-run plan (cache only:
-    no API key needed, nothing sent)."""
-    import json
-    import os
-
-    from mnemetric.longmemeval.judge.run import judge_upstream_outcome, upstream_requests
-    from mnemetric.longmemeval.judge.upstream_prompts import ENV_CHECKOUT, load_prompt_set
-    from mnemetric.llm.budget import UsageStats
-    from mnemetric.llm.cache import default_cache_dir
-    from mnemetric.llm.settings import client_from_params
-
-    prompts = load_prompt_set(a.longmemeval_dir or spec.get("longmemeval_dir") or os.environ.get(ENV_CHECKOUT),
-                              default_cache_dir(), expected_sha256=a.evaluate_qa_sha256 or spec["evaluate_qa_sha256"])
-    stats = UsageStats()
-    with client_from_params(_llm_settings(a.conf, a), a.base_url or spec.get("base_url"), stats,
-                            role="judge") as client:
-        if a.dry_run:
-            print(json.dumps(client.plan(upstream_requests(hyps, refs, prompts, spec, str(a.hyp))), indent=2))
-            return None
-        judged = judge_upstream_outcome(hyps, refs, prompts, spec, client, str(a.hyp))
-    work = stats.work.to_dict()
-    print(f"requests sent {stats.requests_sent}, cache hits {stats.cache_hits}, retries {stats.retries}, "
-          f"non-answers {stats.non_answers}, paid ${stats.usd:.4f}; cost of the work: {work['responses']} "
-          f"response(s), tokens {work['prompt_tokens']}+{work['completion_tokens']}, ${work['usd']:.4f}",
-          file=sys.stderr)
-    return judged
 
 
 @command("score-qa", "aggregate a judged file exactly as upstream print_qa_metrics.py",

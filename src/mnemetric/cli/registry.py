@@ -48,7 +48,14 @@ def load_option(group: str, name: str, conf: Path) -> dict[str, Any]:
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not valid YAML ({exc})") from None
         return data if isinstance(data, dict) else {}
+    return composed(conf, [f"{group}={name}"])[group]
+
+
+def composed(conf: Path, overrides: list[str] | None = None) -> dict[str, Any]:
+    """The run config composed from the package's options plus the project's ``conf`` (when it exists)."""
+    from mnemetric.config import compose
+
     project = Path(conf)
     primary = project if (project / "config.yaml").is_file() else None
     extra = [project] if project.is_dir() and primary is None else []
-    return compose([f"{group}={name}"], conf_dir=primary, extra_dirs=extra)[group]
+    return compose(overrides or [], conf_dir=primary, extra_dirs=extra)

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import time
 
-from mnemetric.longmemeval.adapted import read_adapted
+from mnemetric.config import build
 from mnemetric.io import read_jsonl, write_json_atomic, write_jsonl_atomic
 from mnemetric.llm.budget import UsageStats
 from mnemetric.llm.failures import failures_path, write_failures
 from mnemetric.llm.run_log import finish_stage_run
+from mnemetric.longmemeval.adapted import read_adapted
+from mnemetric.longmemeval.components import Reader, llm_factory
 from mnemetric.params import stage_params
-from mnemetric.longmemeval.reader.run import answer_all
 from mnemetric.stages import run
 
 PARAMS = ["reader", "llm", "paths.adapted", "paths.contexts", "paths.hypotheses", "paths.answer_usage"]
@@ -22,22 +23,17 @@ PARAMS = ["reader", "llm", "paths.adapted", "paths.contexts", "paths.hypotheses"
 
 def main() -> None:
     p = stage_params(PARAMS)
-    spec = p["reader"]
+    reader: Reader = build(p["reader"], "params.yaml reader")
     contexts = [c for _, c in read_jsonl(p["paths.contexts"])]
     queries_by_id = {r.eval.question_id: r.memory.query for r in read_adapted(p["paths.adapted"])}
     queries = [queries_by_id[c["question_id"]] for c in contexts]
     stats, start = UsageStats(), time.monotonic()
-    if spec["kind"] == "extractive":
-        answered = answer_all(queries, contexts, spec)
-    else:
-        from mnemetric.llm.settings import client_from_params
-        with client_from_params(p["llm"], spec.get("base_url"), stats, role="reader") as client:
-            answered = answer_all(queries, contexts, spec, client)
+    answered = reader.answer(queries, contexts, llm_factory(p["llm"], stats))
     finish_stage_run("answer", stats, start, answered.failures, total=len(contexts))
     write_jsonl_atomic(p["paths.hypotheses"], answered.hypotheses)
     write_failures(failures_path(p["paths.hypotheses"]), answered.failures)
     write_json_atomic(p["paths.answer_usage"], stats.work.to_dict())
-    print(f"answer: {spec['name']}: {len(answered.hypotheses)} hypotheses, {len(answered.failures)} failed "
+    print(f"answer: {reader.name}: {len(answered.hypotheses)} hypotheses, {len(answered.failures)} failed "
           f"→ {p['paths.hypotheses']}")
 
 

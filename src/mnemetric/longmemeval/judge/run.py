@@ -17,14 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mnemetric.errors import ConfigError, InputError
+from mnemetric.errors import InputError
 from mnemetric.llm.failures import AllQuestionsFailed, QuestionFailure, describe
 from mnemetric.llm.types import LLMRequestError
 from mnemetric.longmemeval.judge.lexical import LexicalJudge
 from mnemetric.longmemeval.judge.upstream_prompts import PromptSet, parse_label
-
-KINDS = ("upstream", "lexical")
-
 
 @dataclass(frozen=True)
 class Reference:
@@ -132,10 +129,3 @@ def check_not_all_failed(judged: Judged, stage: str = "judge") -> Judged:
     if not judged.lines and judged.failures:
         raise AllQuestionsFailed(stage, judged.failures)
     return judged
-
-
-def check_kind(spec: Mapping[str, Any]) -> str:
-    kind = spec.get("kind")
-    if kind not in KINDS:
-        raise ConfigError(f"judge.kind: {kind!r} is not one of {KINDS} (see conf/judge/)")
-    return kind

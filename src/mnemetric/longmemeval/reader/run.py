@@ -18,9 +18,6 @@ from mnemetric.llm.failures import QuestionFailure
 from mnemetric.longmemeval.reader.extractive import ExtractiveReader
 from mnemetric.longmemeval.reader.prompt import build_prompt
 
-KINDS = ("extractive", "openai")
-
-
 def prompt_budget(spec: Mapping[str, Any]) -> int:
     """History tokens: model window − output tokens − margin (upstream keeps a 1000-token margin)."""
     budget = int(spec["context_window"]) - int(spec["max_tokens"]) - int(spec["margin_tokens"])
@@ -47,17 +44,18 @@ class Answered:
     failures: list[QuestionFailure] = field(default_factory=list)
 
 
-def answer_all(queries: Sequence[Query], contexts: Sequence[Mapping[str, Any]], spec: Mapping[str, Any],
-               client=None, progress: bool = True) -> Answered:
+def answer_extractive(queries: Sequence[Query], contexts: Sequence[Mapping[str, Any]], name: str,
+                      min_overlap: int = 1) -> Answered:
+    """The offline extractive reader's hypothesis per question (never a failure)."""
+    reader = ExtractiveReader(min_overlap=int(min_overlap))
+    return Answered([{"question_id": c["question_id"], "hypothesis": reader.answer(q.text, c["items"]),
+                      "reader": name} for q, c in zip(queries, contexts, strict=True)])
+
+
+def answer_chat(queries: Sequence[Query], contexts: Sequence[Mapping[str, Any]], spec: Mapping[str, Any],
+                client, progress: bool = True) -> Answered:
     """One hypothesis record per answered question ({question_id, hypothesis} + our trace fields),
     one failure per question whose reply was a non-answer; both in question order."""
-    kind = spec.get("kind")
-    if kind == "extractive":
-        reader = ExtractiveReader(min_overlap=int(spec.get("min_overlap", 1)))
-        return Answered([{"question_id": c["question_id"], "hypothesis": reader.answer(q.text, c["items"]),
-                          "reader": spec["name"]} for q, c in zip(queries, contexts, strict=True)])
-    if kind != "openai":
-        raise ConfigError(f"reader.kind: {kind!r} is not one of {KINDS} (see conf/reader/)")
     results = client.run_chat_batch(chat_requests(queries, contexts, spec), progress=progress)
     out = Answered()
     for c, r in zip(contexts, results, strict=True):
