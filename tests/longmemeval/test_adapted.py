@@ -1,4 +1,5 @@
-"""Adapters: what a memory system sees carries no label; both schemas on real upstream bytes."""
+"""Adapters: what a memory system sees carries no label; both schemas, on the bundled sample we author in
+the exact upstream schema (always) and on real upstream bytes (when ../shared has them)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,21 @@ import pytest
 from mnemetric.longmemeval.adapted import AdaptedRecord, SessionAdapter, read_adapted
 from mnemetric.longmemeval.instance import load_instances
 from mnemetric.errors import ConfigError, InputError
-from mnemetric.stages.adapt import adapt_file
+from mnemetric.longmemeval.adapt import adapt_file
 
 from tests.conftest import ROOT
 
 V3 = SessionAdapter("session-v3", "mnemetric.longmemeval-session/v3")
 V2 = SessionAdapter("legacy-v2", "mnemetric.longmemeval-session/v2")
+BUNDLED = ROOT / "data" / "sample" / "longmemeval_sample.json"
+
+
+@pytest.fixture(params=["bundled", "upstream"])
+def dataset(request):
+    """The bundled sample (authored by us, upstream schema), and the real upstream sample when present."""
+    return BUNDLED if request.param == "bundled" else request.getfixturevalue("upstream_sample")
+
+
 LABEL_KEYS = {"answer", "question_type", "has_answer", "answer_session_ids", "question_id", "abstention", "upstream_id"}
 
 
@@ -40,8 +50,8 @@ def assert_no_label_leak(rec: AdaptedRecord) -> None:
 
 
 @pytest.mark.parametrize("adapter", [V3, V2], ids=["v3", "v2"])
-def test_no_label_leaks_on_real_sample(upstream_sample, adapter):
-    for pos, inst in enumerate(load_instances(upstream_sample)):
+def test_no_label_leaks(dataset, adapter):
+    for pos, inst in enumerate(load_instances(dataset)):
         assert_no_label_leak(adapter.adapt(inst, pos))
 
 
@@ -64,8 +74,8 @@ def test_v2_is_undated(upstream_sample):
     assert "2023/" not in json.dumps(asdict(rec.memory))
 
 
-def test_eval_view_maps_back_to_upstream(upstream_sample):
-    inst = load_instances(upstream_sample)[0]
+def test_eval_view_maps_back_to_upstream(dataset):
+    inst = load_instances(dataset)[0]
     rec = V3.adapt(inst, 0)
     by_upstream = {s.session_id: s for s in inst.sessions}
     for mem, ev in zip(rec.memory.sessions, rec.eval.sessions):
@@ -76,22 +86,24 @@ def test_eval_view_maps_back_to_upstream(upstream_sample):
     assert rec.eval.answer_session_ids == inst.answer_session_ids
 
 
-def test_sessions_are_replayed_chronologically(upstream_sample, tmp_path):
-    inst = load_instances(upstream_sample)[0]
+def test_sessions_are_replayed_chronologically(dataset, tmp_path):
+    inst = load_instances(dataset)[0]
     shuffled = inst.to_record()
     for key in ("haystack_session_ids", "haystack_dates", "haystack_sessions"):
         shuffled[key] = shuffled[key][::-1]  # oracle files are not sorted by time
     path = tmp_path / "rev.json"
     path.write_text(json.dumps([shuffled]))
     rec = V3.adapt(load_instances(path)[0], 0)
-    assert [s.date for s in rec.memory.sessions] == sorted(inst.sessions[i].date for i in range(2))
+    assert [s.date for s in rec.memory.sessions] == sorted(s.date for s in inst.sessions)
+    assert [s.position for s in rec.memory.sessions] == sorted(
+        range(len(inst.sessions)), key=lambda i: (shuffled["haystack_dates"][i], i))
 
 
-def test_adapt_file_roundtrip(upstream_sample, tmp_path):
+def test_adapt_file_roundtrip(dataset, tmp_path):
     out = tmp_path / "adapted.jsonl"
-    assert adapt_file(V3, upstream_sample, out) == 2
-    recs = list(read_adapted(out))
-    assert recs == [V3.adapt(i, n) for n, i in enumerate(load_instances(upstream_sample))]
+    expected = [V3.adapt(i, n) for n, i in enumerate(load_instances(dataset))]
+    assert adapt_file(V3, dataset, out) == len(expected) > 0
+    assert list(read_adapted(out)) == expected
 
 
 def test_unknown_schema_is_a_config_error():

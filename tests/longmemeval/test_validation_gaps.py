@@ -20,7 +20,7 @@ from mnemetric.config import compose_to
 from mnemetric.longmemeval.instance import load_instances, validate_file
 from mnemetric.errors import InputError, ValidationFailed
 from mnemetric.io import read_jsonl
-from mnemetric.stages.adapt import adapt_file
+from mnemetric.longmemeval.adapt import adapt_file
 
 from tests.conftest import ROOT
 

@@ -56,7 +56,7 @@ def _adapt(p: argparse.ArgumentParser) -> Handler:
 
     def run(a: argparse.Namespace) -> int:
         from mnemetric.longmemeval.adapted import SessionAdapter
-        from mnemetric.stages.adapt import WarningTally, adapt_file
+        from mnemetric.longmemeval.adapt import WarningTally, adapt_file
         warnings = WarningTally()
         n = adapt_file(SessionAdapter(a.adapter, ADAPTERS[a.adapter]), a.file, a.out, on_warning=warnings)
         print(f"{n} questions → {a.out}")

