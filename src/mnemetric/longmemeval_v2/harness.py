@@ -1,0 +1,90 @@
+"""Run a LongMemEval-V2 memory system over the questions of one domain: items, latency, budget cut.
+
+Rules from github.com/xiaowu0162/LongMemEval-V2 at be15ea6e995462f3391c1a610892df3f67dfa7bd,
+evaluation/harness.py build_prompt_row (lines ~540-596) and main (~1139-1320); code ours:
+
+* memory_query_duration_seconds = ``perf_counter()`` after minus before ``validate(memory.query(text,
+  image))`` — the query AND the item validation are timed; inserts are not (they happen before, when the
+  memory is built: :func:`mnemetric.longmemeval_v2.memory.memories`).
+* memory_post_query_duration_seconds times ``post_query_hook(query=, query_image=, memory_context=)`` on
+  its own, right after; a memory without the hook behaves as upstream's base class (returns None).
+* Then the validated items are cut to the token budget (:func:`mnemetric.longmemeval_v2.tokens.fit_to_budget`;
+  not timed): memory_context = the kept prefix, memory_context_original_token_count,
+  memory_context_token_count, memory_context_was_truncated = original > final.
+* The memory gets the question text and the question image path only (see memory.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mnemetric.longmemeval_v2.memory import MemoryFactory, TrajectoryMemory, memories, validate_items
+from mnemetric.longmemeval_v2.tokens import TokenCounter, fit_to_budget
+from mnemetric.longmemeval_v2.trajectories import Trajectory
+
+
+@dataclass(frozen=True)
+class MemoryQuestion:
+    """What the harness needs of one question to query a memory (the memory itself sees text and image)."""
+
+    question_id: str
+    text: str
+    image: str | None
+    """The image path as the memory and reader get it (or None)."""
+    haystack_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MemoryOutcome:
+    """The memory half of a per_question row."""
+
+    memory_context: list[dict[str, str]]
+    memory_query_duration_seconds: float
+    memory_post_query_duration_seconds: float
+    memory_post_query_metadata: Any
+    memory_context_original_token_count: int
+    memory_context_token_count: int
+
+    @property
+    def memory_context_was_truncated(self) -> bool:
+        return self.memory_context_original_token_count > self.memory_context_token_count
+
+    def to_record(self) -> dict[str, Any]:
+        """The per_question fields, in upstream's order."""
+        return {"memory_context": self.memory_context,
+                "memory_query_duration_seconds": self.memory_query_duration_seconds,
+                "memory_post_query_duration_seconds": self.memory_post_query_duration_seconds,
+                "memory_post_query_metadata": self.memory_post_query_metadata,
+                "memory_context_original_token_count": self.memory_context_original_token_count,
+                "memory_context_token_count": self.memory_context_token_count,
+                "memory_context_was_truncated": self.memory_context_was_truncated}
+
+
+def _no_hook(**_: Any) -> None:
+    return None
+
+
+def query_memory(memory: TrajectoryMemory, question: MemoryQuestion, *, system: str, counter: TokenCounter,
+                 max_tokens: int) -> MemoryOutcome:
+    """Query, validate, time, run the post-query hook, cut to the budget (module docstring)."""
+    started = time.perf_counter()
+    items = validate_items(memory.query(question.text, question.image), system=system,
+                           question_id=question.question_id)
+    duration = time.perf_counter() - started
+    hook = getattr(memory, "post_query_hook", _no_hook)
+    post_started = time.perf_counter()
+    metadata = hook(query=question.text, query_image=question.image, memory_context=items)
+    post_duration = time.perf_counter() - post_started
+    kept, original, final = fit_to_budget(items, max_tokens, counter.count)
+    return MemoryOutcome(kept, duration, post_duration, metadata, original, final)
+
+
+def run_memory(factory: MemoryFactory, questions: Sequence[MemoryQuestion], trajectories: Mapping[str, Trajectory],
+               *, system: str, counter: TokenCounter, max_tokens: int) -> Iterator[MemoryOutcome]:
+    """One :class:`MemoryOutcome` per question, in order, by the shared-haystack rule (memory.py)."""
+    lists = [q.haystack_ids for q in questions]
+    for question, memory in zip(questions, memories(factory, lists, trajectories)):
+        yield query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)

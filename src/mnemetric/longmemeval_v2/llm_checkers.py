@@ -1,0 +1,155 @@
+"""The two LLM checkers of LongMemEval-V2 (llm_abstention_checker, llm_gotchas_checker) and an offline stand-in.
+
+Rules from github.com/xiaowu0162/LongMemEval-V2 at be15ea6e995462f3391c1a610892df3f67dfa7bd,
+evaluation/qa_eval_metrics.py llm_abstention_checker / llm_gotchas_checker as harness.py
+score_prediction calls them, with run_eval.py's judge defaults (code ours; prompt texts read at run time
+from the pinned file — :mod:`.upstream_text`, :mod:`.requests`):
+
+* precheck (:func:`~.requests.checker_precheck`): an empty stripped raw response or gold answer scores
+  False with no call.
+* request: ``[system rubric, user filled template]`` (:func:`~.requests.checker_messages`), text only;
+  model gpt-5.2, reasoning_effort medium, max_completion_tokens 4096 (:func:`~.requests.checker_params`);
+  through :class:`mnemetric.llm.LLMClient` (cache, budget, retries; a rerun sends nothing).
+* the verdict = ``parse_judge_label(reply) == 1`` (:mod:`.judge_label`). The judge is asked even for an
+  UNKNOWN answer; the harness then scores it 0 anyway.
+* llm_abstention_checker on a question type without "-abs" aborts upstream.
+
+Where upstream aborts the run (an empty / non-answer judge reply, an unparseable label, the -abs rule) we
+mark the QUESTION failed with the reason and go on; the run is then not official.
+
+:class:`OfflineChecker` is ours, a lexical stand-in for the offline sample (never official): abstention
+→ True iff the parsed answer contains a negation word (:data:`NEGATIONS`) — the answer rejects the
+premise; gotchas → True iff at least half of the gold answer's content words occur in the raw response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mnemetric.llm import LLMClient
+from mnemetric.longmemeval_v2.checkers import ABSTENTION_CHECKER, LLM_CHECKERS
+from mnemetric.longmemeval_v2.judge_label import UnparseableJudgeReply, parse_judge_label
+from mnemetric.longmemeval_v2.requests import (
+    CHECKER_MAX_COMPLETION_TOKENS,
+    CHECKER_MODEL,
+    CHECKER_REASONING_EFFORT,
+    checker_messages,
+    checker_params,
+    checker_precheck,
+)
+from mnemetric.longmemeval_v2.upstream_text import CheckerTexts
+
+__all__ = ["CheckCase", "CheckOutcome", "LLMCheckers", "OfflineChecker"]
+
+
+@dataclass(frozen=True)
+class CheckCase:
+    name: str
+    """llm_abstention_checker or llm_gotchas_checker."""
+    question_type: str
+    question_text: str
+    gold: str
+    response_raw: str
+    response_parsed: str
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """A verdict, or ``failed`` (where upstream aborts); ``called`` = a judge reply was needed."""
+
+    verdict: bool | None
+    failed: str | None = None
+    called: bool = False
+
+
+def _rule_failure(case: CheckCase) -> str | None:
+    if case.name not in LLM_CHECKERS:
+        return f"{case.name!r} is not an LLM checker"
+    if case.name == ABSTENTION_CHECKER and "-abs" not in case.question_type:
+        return f"llm_abstention_checker on question type {case.question_type!r} (needs '-abs'; upstream aborts)"
+    return None
+
+
+@dataclass
+class LLMCheckers:
+    """Both LLM checkers, with the pinned texts, through the one client."""
+
+    client: LLMClient
+    texts: CheckerTexts
+    model: str = CHECKER_MODEL
+    reasoning_effort: str | None = CHECKER_REASONING_EFFORT
+    max_completion_tokens: int = CHECKER_MAX_COMPLETION_TOKENS
+    name: str = "llm"
+
+    @property
+    def official(self) -> bool:
+        return self.model == CHECKER_MODEL and self.texts.is_pinned
+
+    def check_all(self, cases: Sequence[CheckCase]) -> list[CheckOutcome]:
+        params = checker_params(self.model, self.reasoning_effort, self.max_completion_tokens)
+        params.pop("model")
+        outcomes: list[CheckOutcome | None] = [None] * len(cases)
+        pending: list[tuple[int, list[dict[str, str]]]] = []
+        for i, case in enumerate(cases):
+            problem = _rule_failure(case)
+            if problem:
+                outcomes[i] = CheckOutcome(None, problem)
+            elif not checker_precheck(case.response_raw, case.gold):
+                outcomes[i] = CheckOutcome(False)
+            else:
+                pending.append((i, checker_messages(case.name, case.question_text, case.gold, case.response_raw,
+                                                    case.response_parsed, self.texts)))
+        if pending:
+            replies = asyncio.run(self._all([m for _, m in pending], params))
+            for (i, _), reply in zip(pending, replies):
+                outcomes[i] = _verdict(reply)
+        return [o for o in outcomes if o is not None]
+
+    async def _all(self, messages: list[list[dict[str, str]]], params: dict[str, Any]):
+        try:
+            return list(await asyncio.gather(*(self.client.chat(self.model, m, **params) for m in messages)))
+        finally:
+            await self.client.aclose_transport()
+
+
+def _verdict(result: Any) -> CheckOutcome:
+    if not result.ok:
+        return CheckOutcome(None, f"judge gave no answer: {result.failure}", called=True)
+    try:
+        return CheckOutcome(parse_judge_label(result.text) == 1, called=True)
+    except UnparseableJudgeReply as exc:
+        return CheckOutcome(None, f"judge reply has no 0/1 label: {exc}", called=True)
+
+
+NEGATIONS = frozenset({"not", "no", "never", "none", "cannot", "didn't", "doesn't", "isn't", "wasn't",
+                       "aren't", "weren't", "don't", "won't", "nothing", "neither", "nor"})
+_TOKEN = re.compile(r"[a-z0-9']+")
+_STOP = frozenset("a an and are as at be by for from in is it of on or the to was with".split())
+
+
+@dataclass
+class OfflineChecker:
+    """Lexical stand-in for the two LLM checkers (module docstring); never official."""
+
+    name: str = "offline"
+    official: bool = False
+
+    def check_all(self, cases: Sequence[CheckCase]) -> list[CheckOutcome]:
+        return [self.check(c) for c in cases]
+
+    def check(self, case: CheckCase) -> CheckOutcome:
+        problem = _rule_failure(case)
+        if problem:
+            return CheckOutcome(None, problem)
+        if not checker_precheck(case.response_raw, case.gold):
+            return CheckOutcome(False)
+        if case.name == ABSTENTION_CHECKER:
+            answer = case.response_parsed.strip() or case.response_raw.strip()
+            return CheckOutcome(bool(set(_TOKEN.findall(answer.lower())) & NEGATIONS))
+        gold = {w for w in _TOKEN.findall(case.gold.lower()) if w not in _STOP}
+        said = set(_TOKEN.findall(case.response_raw.lower()))
+        return CheckOutcome(bool(gold) and 2 * len(gold & said) >= len(gold))

@@ -1,0 +1,156 @@
+"""The memory-context token budget of LongMemEval-V2: pluggable counters and upstream's prefix cut.
+
+Facts from github.com/xiaowu0162/LongMemEval-V2 at be15ea6e995462f3391c1a610892df3f67dfa7bd,
+evaluation/harness.py count_memory_context_tokens / truncate_memory_context (lines 336-438; code ours):
+
+* Only the memory items are counted. An empty list counts 0. Otherwise the items become ONE user message
+  of content parts (a text item → ``{"type": "text", "text": value}``, an image item →
+  ``{"type": "image"}`` with the image opened and converted to RGB), rendered with the processor's chat
+  template (``tokenize=False, add_generation_prompt=False``), the processor is run on that text and the
+  images, and the count is the length of ``input_ids`` — so template tokens and expanded image tokens
+  count. The processor is always ``Qwen/Qwen3.5-9B`` (whatever the reader model).
+* Budget: default 200,000 tokens (run_eval ``--memory-context-max-tokens``); it must be > 0. If the whole
+  list fits it is kept; else the longest whole-item PREFIX that fits is found by binary search —
+  ``lo = 0, hi = n; while lo < hi: mid = (lo + hi + 1) // 2; lo = mid if count(prefix mid) <= budget
+  else hi = mid - 1`` — each prefix counted on its own (memoised; count(0) = 0). Returned: the kept
+  prefix, the original count and the kept prefix's count; was_truncated = original > final.
+
+Counters: :class:`QwenProcessorCounter` is the official one; it is loaded from a local folder or the
+Hugging Face cache only (``local_files_only``), never downloaded here, and needs ``transformers``,
+``pillow`` and ``torch``. :class:`O200kCounter` is an offline stand-in for the bundled sample: o200k_base
+tokens of each text item, plus a fixed count per image and per message (our numbers, not upstream's);
+a run that uses it is not official.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mnemetric.errors import ConfigError
+
+DEFAULT_MAX_TOKENS = 200_000
+OFFICIAL_PROCESSOR = "Qwen/Qwen3.5-9B"
+HOW_TO_GET_PROCESSOR = (
+    "install the counter's packages (pip install transformers pillow torch) and put the Qwen/Qwen3.5-9B "
+    "processor files in the Hugging Face cache on a machine with network access "
+    "(huggingface-cli download Qwen/Qwen3.5-9B --exclude '*.safetensors'), or pass the folder that holds "
+    "them; until then use the o200k counter and the run is marked not official")
+
+
+class TokenCounter(Protocol):
+    name: str
+    official: bool
+
+    def count(self, items: Sequence[dict[str, str]]) -> int:
+        """Tokens of the items as one user message (0 for no items)."""
+
+
+@dataclass
+class O200kCounter:
+    """Offline stand-in: message overhead + o200k_base tokens of each text + a fixed count per image."""
+
+    image_tokens: int = 256
+    message_tokens: int = 4
+    name: str = "o200k-standin"
+    official: bool = False
+    _enc: Any = field(default=None, init=False, repr=False)
+
+    def count(self, items: Sequence[dict[str, str]]) -> int:
+        if not items:
+            return 0
+        if self._enc is None:
+            import bpe_openai
+
+            self._enc = bpe_openai.get_encoding("o200k_base")
+        total = self.message_tokens
+        for item in items:
+            total += self.image_tokens if item["type"] == "image" else len(self._enc.encode(item["value"]))
+        return total
+
+
+@dataclass
+class QwenProcessorCounter:
+    """The official counter: the Qwen/Qwen3.5-9B processor, with its chat template and image tokens."""
+
+    processor: Any
+    source: str
+    name: str = "qwen3.5-9b-processor"
+    official: bool = True
+
+    def count(self, items: Sequence[dict[str, str]]) -> int:
+        if not items:
+            return 0
+        from PIL import Image
+
+        parts: list[dict[str, str]] = []
+        images = []
+        for item in items:
+            if item["type"] == "text":
+                parts.append({"type": "text", "text": item["value"]})
+                continue
+            parts.append({"type": "image"})
+            with Image.open(item["value"]) as im:
+                images.append(im.convert("RGB"))
+        text = self.processor.apply_chat_template([{"role": "user", "content": parts}], tokenize=False,
+                                                  add_generation_prompt=False)
+        encoded = self.processor(text=text, images=images or None, return_tensors="pt")
+        return int(encoded["input_ids"].shape[-1])
+
+
+def load_official_counter(path: str | os.PathLike[str] | None = None) -> QwenProcessorCounter:
+    """The Qwen/Qwen3.5-9B processor from ``path`` (a local folder) or the HF cache; never downloads.
+
+    A missing package or processor is a ConfigError that says how to get it (:data:`HOW_TO_GET_PROCESSOR`).
+    """
+    source = os.fspath(path) if path is not None else OFFICIAL_PROCESSOR
+    try:
+        import PIL  # noqa: F401
+        from transformers import AutoProcessor
+    except ImportError as exc:
+        raise ConfigError("token_counter", f"the official counter needs transformers and pillow ({exc.name} is "
+                          "not installed)", fix=HOW_TO_GET_PROCESSOR) from None
+    try:
+        processor = AutoProcessor.from_pretrained(source, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ConfigError("token_counter", f"the {OFFICIAL_PROCESSOR} processor is not available locally "
+                          f"({source}): {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+                          fix=HOW_TO_GET_PROCESSOR) from None
+    return QwenProcessorCounter(processor, source)
+
+
+def counter_for(name: str, path: str | os.PathLike[str] | None = None) -> TokenCounter:
+    """``"qwen"`` (official; see :func:`load_official_counter`) or ``"o200k"`` (offline stand-in)."""
+    if name == "o200k":
+        return O200kCounter()
+    if name == "qwen":
+        return load_official_counter(path)
+    raise ConfigError("token_counter", f"unknown counter {name!r}", fix="use 'qwen' (official) or 'o200k' (offline)")
+
+
+def fit_to_budget(items: Sequence[dict[str, str]], max_tokens: int,
+                  count: Callable[[Sequence[dict[str, str]]], int]) -> tuple[list[dict[str, str]], int, int]:
+    """(kept prefix, original count, kept count) by upstream's binary search (module docstring)."""
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
+        raise ConfigError("memory_context_max_tokens", f"must be a positive integer, got {max_tokens!r}")
+    items = list(items)
+    memo: dict[int, int] = {0: 0}
+
+    def prefix(n: int) -> int:
+        if n not in memo:
+            memo[n] = count(items[:n])
+        return memo[n]
+
+    original = prefix(len(items))
+    if original <= max_tokens:
+        return items, original, original
+    lo, hi = 0, len(items)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if prefix(mid) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return items[:lo], original, prefix(lo)
