@@ -30,6 +30,7 @@ from typing import Any
 
 from mnemetric.errors import InputError, Problem, ValidationFailed
 from mnemetric.io import require_file
+from mnemetric.longmemeval.rules import ABSTENTION_MARK, QUESTION_TYPES  # noqa: F401 (re-exported)
 from mnemetric.jsonstream import SURROGATE, Flaw, iter_json_items
 
 DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"
@@ -37,10 +38,7 @@ _DATE_RE = re.compile(r"^(\d{4})/(\d{2})/(\d{2}) \(([A-Za-z]{3})\) (\d{2}):(\d{2
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 """English abbreviations, as upstream's strftime("%a") writes them (C locale)."""
 
-QUESTION_TYPES = ("single-session-user", "single-session-assistant", "single-session-preference",
-                  "temporal-reasoning", "knowledge-update", "multi-session")
 ROLES = ("user", "assistant")
-ABSTENTION_MARK = "_abs"
 EVIDENCE_MARK = "answer"
 """Upstream rule (run_retrieval.py): a session is evidence iff "answer" is a substring of its id."""
 LISTED = 50

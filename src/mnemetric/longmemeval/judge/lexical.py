@@ -26,13 +26,11 @@ from typing import ClassVar
 
 from mnemetric.errors import MnemetricError
 
-ABSTENTION_MARK = "_abs"
+from mnemetric.longmemeval.rules import ABSTENTION_MARK, PREFERENCE_TYPE, QUESTION_TYPES  # noqa: E402
+
 F1_THRESHOLD = 0.8
 PREFERENCE_OVERLAP = 0.3
-ANSWER_TYPES = frozenset({
-    "single-session-user", "single-session-assistant", "multi-session", "temporal-reasoning", "knowledge-update",
-})
-PREFERENCE_TYPE = "single-session-preference"
+ANSWER_TYPES = frozenset(QUESTION_TYPES) - {PREFERENCE_TYPE}
 
 ABSTENTION_PHRASES = (
     "not enough information", "don't know", "do not know", "not mentioned", "never mentioned",

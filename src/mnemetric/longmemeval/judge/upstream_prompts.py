@@ -42,7 +42,7 @@ differently (another file, or a change in the extractor) is not official.
 """
 
 FUNCTION_NAME = "get_anscheck_prompt"
-ABSTENTION_MARK = "_abs"
+from mnemetric.longmemeval.rules import ABSTENTION_MARK  # noqa: E402 (re-exported)
 TEMPLATE_KEYS = ("abstention", "default", "temporal-reasoning", "knowledge-update", "single-session-preference")
 DEFAULT_TASKS = frozenset({"single-session-user", "single-session-assistant", "multi-session"})
 TYPE_TO_KEY: Mapping[str, str] = {

@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from mnemetric.longmemeval.adapted import MemorySession, Query
 
-GRANULARITIES = ("session", "turn")
+from mnemetric.longmemeval.rules import GRANULARITIES  # noqa: E402 (re-exported)
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from mnemetric.errors import ConfigError
 
 UPSTREAM_REF = "xiaowu0162/LongMemEval src/retrieval/eval_utils.py @ 9e0b455f4ef0e2ab8f2e582289761153549043fc"
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 30, 50)
-GRANULARITIES: tuple[str, ...] = ("session", "turn")
-ABS_MARKER = "_abs"
+from mnemetric.longmemeval.rules import ABSTENTION_MARK as ABS_MARKER  # noqa: E402 (re-exported)
+from mnemetric.longmemeval.rules import GRANULARITIES  # noqa: E402,F401 (re-exported)
 
 Metrics = dict[str, dict[str, float | None]]
 """Per-question result: level ("session" / "turn") -> metric name -> value."""
