@@ -13,7 +13,8 @@ import pytest
 
 from tests.conftest import ROOT
 
-COPY = ["conf", "dvc.yaml", "params.yaml", ".dvc/config", ".dvcignore", ".gitignore", "data/sample", "src"]
+COPY = ["conf", "dvc.yaml", "params.yaml", ".dvc/config", ".dvcignore", ".gitignore", "data/sample", "src",
+        "data/inventory/base.json"]
 
 
 class DvcRepo:

@@ -23,12 +23,11 @@ DEFAULT_PATH = "data/custody/outputs.sha256.json"
 CHUNK = 1 << 20
 
 
-def output_files(params: Mapping[str, Any]) -> list[str]:
-    """The run's files whose sha256 is kept, from the composed params (paths section)."""
-    paths = params["paths"]
-    return [f"{paths['raw_dir']}/{params['variant']['file']}", paths["adapted"], paths["retrieval_log"],
-            paths["contexts"], paths["hypotheses"], f"{paths['hypotheses']}.failures.jsonl", paths["judged"],
-            f"{paths['judged']}.failures.jsonl"]
+def output_files(p: Mapping[str, Any]) -> list[str]:
+    """The run's files whose sha256 is kept, from the stage's declared params (flat dotted keys)."""
+    return [f"{p['paths.raw_dir']}/{p['variant.file']}", p["paths.adapted"], p["paths.retrieval_log"],
+            p["paths.contexts"], p["paths.hypotheses"], f"{p['paths.hypotheses']}.failures.jsonl", p["paths.judged"],
+            f"{p['paths.judged']}.failures.jsonl"]
 
 
 def sha256_stream(fh: IO[bytes]) -> tuple[str, int]:

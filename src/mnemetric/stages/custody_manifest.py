@@ -6,7 +6,6 @@ failures sidecars); `mnemetric verify` re-hashes them (see :mod:`mnemetric.custo
 
 from __future__ import annotations
 
-from mnemetric.custody.manifest import nest
 from mnemetric.custody.sha256_manifest import DEFAULT_PATH, build, output_files, workspace_opener
 from mnemetric.io import write_json_atomic
 from mnemetric.params import stage_params
@@ -17,8 +16,7 @@ PARAMS = ["variant.file", "paths.raw_dir", "paths.adapted", "paths.retrieval_log
 
 
 def main() -> None:
-    params = nest(stage_params(PARAMS))
-    manifest = build(output_files(params), workspace_opener())
+    manifest = build(output_files(stage_params(PARAMS)), workspace_opener())
     write_json_atomic(DEFAULT_PATH, manifest)
     print(f"custody_manifest: sha256 of {len(manifest['files'])} file(s) → {DEFAULT_PATH}")
 

@@ -1,0 +1,55 @@
+"""Stage inventory: the upstream task inventory as a product of evidence → data/inventory/upstream-task-inventory.json.
+
+Inputs: the seed's descriptive text (data/inventory/base.json), the run manifest (metrics/run.json),
+the QA metrics, the V2 aggregated metrics and the cross-check evidence (data/custody/crosscheck.json)
+when present, and the ``@pytest.mark.task`` markers of tests/ (read with ast). Every status is
+recomputed by :func:`mnemetric.custody.inventory.derive_inventory` (its docstring has the rules).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mnemetric.custody.inventory import QA_METRICS, V2_METRICS, collect_task_markers, derive_inventory
+from mnemetric.custody.manifest import read_json_file
+from mnemetric.io import write_json_atomic
+from mnemetric.stages import run
+
+PARAMS: list[str] = []
+BASE = "data/inventory/base.json"
+OUT = "data/inventory/upstream-task-inventory.json"
+RUN_MANIFEST = "metrics/run.json"
+CROSSCHECK = "data/custody/crosscheck.json"
+QA_DETAIL = "metrics/detail/qa.json"
+TESTS = "tests"
+
+
+def qa_metrics_doc() -> dict[str, Any] | None:
+    """The QA numbers with their counts (``per_type.<type>.accuracy|n``, ``abstention.accuracy|n``):
+    the detail file when the pipeline writes one (issue 10 moves them there), else metrics/qa.json."""
+    for path in (QA_DETAIL, QA_METRICS):
+        if Path(path).is_file():
+            return read_json_file(path)
+    return None
+
+
+def main() -> None:
+    manifest = {**read_json_file(RUN_MANIFEST), "path": RUN_MANIFEST}
+    metrics = {QA_METRICS: qa_metrics_doc()}
+    if Path(V2_METRICS).is_file():
+        metrics[V2_METRICS] = read_json_file(V2_METRICS)
+    crosscheck = {**read_json_file(CROSSCHECK), "path": CROSSCHECK} if Path(CROSSCHECK).is_file() else None
+    inventory = derive_inventory(read_json_file(BASE), run_manifests=[manifest], crosscheck=crosscheck,
+                                 markers=collect_task_markers(TESTS, root=".") if Path(TESTS).is_dir() else {},
+                                 metrics={k: v for k, v in metrics.items() if v is not None})
+    write_json_atomic(OUT, inventory)
+    tasks = [t for f in inventory["families"] for t in f["tasks"]]
+    counts = {s: sum(t["coverage_status"] == s for t in tasks) for s in ("measured", "mapped", "unmapped")}
+    print(f"inventory: {', '.join(f'{n} {s}' for s, n in counts.items())}; complete {json.dumps(inventory['complete'])}"
+          f" → {OUT}")
+
+
+if __name__ == "__main__":
+    run(main)
