@@ -114,7 +114,8 @@ class CostRow:
 
     stage: str
     requests: int
-    cache_hits: int
+    cache_hits: int | None
+    """None: not recorded (the cost-of-work layout counts responses used, not cache hits)."""
     prompt_tokens: int
     completion_tokens: int
     usd: float

@@ -1,7 +1,12 @@
-"""Stage qa_metrics: aggregate the judged file as print_qa_metrics.py does → metrics/qa.json.
+"""Stage qa_metrics: aggregate the judged file as print_qa_metrics.py does → three files.
+
+* ``paths.metrics_qa`` (metrics/qa.json, a DVC metric): the headline, point numbers only;
+* metrics/detail/qa.json (next to it, under detail/; a plain output): intervals with their
+  methods, n, per-type MDD, provenance, coverage, failures and ``cost``, the cost of the work;
+* metrics/plots/qa_per_type.json (under plots/): rows for the bar_ci plot.
 
 Failed questions (``<judged>.failures.jsonl``) are counted, named and kept out of every number;
-while any question failed the run is not official. ``cost`` is the cost of the work.
+while any question failed the run is not official.
 """
 
 from __future__ import annotations
@@ -15,12 +20,23 @@ from mnemetric.longmemeval.hypotheses import read_judged
 from mnemetric.io import write_json_atomic
 from mnemetric.llm.failures import describe, failures_path, read_failures
 from mnemetric.params import stage_params
-from mnemetric.longmemeval.scoring.qa_report import cost_block, judge_traces, qa_report
+from mnemetric.longmemeval.scoring.qa_report import cost_block, judge_traces, per_type_plot_rows, qa_headline, qa_report
 from mnemetric.stages import run
 
 PARAMS = ["judge.name", "reader.name", "memory.name", "variant.name", "suite.name", "scoring.bootstrap",
           "paths.adapted", "paths.suite", "paths.judged", "paths.retrieve_usage", "paths.answer_usage", "paths.judge_usage",
           "paths.metrics_qa"]
+
+
+def detail_path(metrics_qa: str | Path) -> Path:
+    """metrics/qa.json → metrics/detail/qa.json."""
+    path = Path(metrics_qa)
+    return path.parent / "detail" / path.name
+
+
+def plot_path(metrics_qa: str | Path) -> Path:
+    """metrics/qa.json → metrics/plots/qa_per_type.json."""
+    return Path(metrics_qa).parent / "plots" / "qa_per_type.json"
 
 
 def main() -> None:
@@ -34,14 +50,18 @@ def main() -> None:
                        resamples=p["scoring.bootstrap"]["resamples"], seed=p["scoring.bootstrap"]["seed"],
                        file=p["paths.judged"], reference_file=p["paths.adapted"], failures=failures)
     usage = [json.loads(Path(p[k]).read_text()) for k in ("paths.retrieve_usage", "paths.answer_usage", "paths.judge_usage")]
-    metrics = {"reader": p["reader.name"], "memory": p["memory.name"], "variant": p["variant.name"],
-               "suite": p["suite.name"], **report, "cost": cost_block(*usage)}
-    write_json_atomic(p["paths.metrics_qa"], metrics)
+    names = {"reader": p["reader.name"], "memory": p["memory.name"], "variant": p["variant.name"],
+             "suite": p["suite.name"]}
+    metrics = {**names, **report, "cost": cost_block(*usage)}
+    write_json_atomic(detail_path(p["paths.metrics_qa"]), metrics)
+    write_json_atomic(plot_path(p["paths.metrics_qa"]), per_type_plot_rows(metrics))
+    write_json_atomic(p["paths.metrics_qa"], {**names, "judge": p["judge.name"], **qa_headline(metrics)})
     if failures:
         print(f"qa_metrics: {len(failures)} question(s) FAILED and are in no number (not official):\n"
               f"{describe(failures)}", file=sys.stderr)
     print(f"qa_metrics: overall {metrics['overall']} task_averaged {metrics['task_averaged']} over "
-          f"{len(judged)} judged question(s) → {p['paths.metrics_qa']}")
+          f"{len(judged)} judged question(s) → {p['paths.metrics_qa']} "
+          f"(detail: {detail_path(p['paths.metrics_qa'])})")
 
 
 if __name__ == "__main__":

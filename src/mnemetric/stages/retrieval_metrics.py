@@ -1,17 +1,31 @@
-"""Stage retrieval_metrics: score the retrieval log → metrics/retrieval.json + a recall@k plot file."""
+"""Stage retrieval_metrics: score the retrieval log → headline, detail and a recall@k plot file.
+
+* ``paths.metrics_retrieval`` (metrics/retrieval.json, a DVC metric): the headline
+  (``retrieval_headline``: n and recall_all@5/10, ndcg_any@5/10 per rule and level);
+* metrics/detail/retrieval.json (a plain output): every mean, per type, with intervals;
+* ``paths.plot_recall``: rows {granularity, k, recall} for both levels (template recall_curve).
+"""
 
 from __future__ import annotations
 
 from mnemetric.longmemeval.retrieval_log import score_retrieval_log
+from pathlib import Path
+
 from mnemetric.fingerprint import read_fingerprint
 from mnemetric.errors import ConfigError
 from mnemetric.io import write_json_atomic
 from mnemetric.params import stage_params
-from mnemetric.longmemeval.scoring.retrieval_report import recall_curve, retrieval_metrics
+from mnemetric.longmemeval.scoring.retrieval_report import recall_curve, retrieval_headline, retrieval_metrics
 from mnemetric.stages import run
 
 PARAMS = ["scoring", "memory.name", "variant.name", "suite.name", "retrieval.granularity",
           "paths.retrieval_log", "paths.metrics_retrieval", "paths.plot_recall", "paths.fingerprints"]
+
+
+def detail_path(metrics_retrieval: str | Path) -> Path:
+    """metrics/retrieval.json → metrics/detail/retrieval.json."""
+    path = Path(metrics_retrieval)
+    return path.parent / "detail" / path.name
 
 
 def main() -> None:
@@ -26,12 +40,15 @@ def main() -> None:
         "memory_fingerprint": read_fingerprint(p["paths.fingerprints"], "memory"),
         "granularity": scored["granularity"],
         "bootstrap": {"resamples": s["bootstrap"]["resamples"], "seed": s["bootstrap"]["seed"], "level": 0.95,
-                      "note": "percentile bootstrap over questions; a Mnemetric addition, not an upstream metric"},
+                      "note": "percentile bootstrap of each mean over questions; a Mnemetric addition, "
+                              "not an upstream metric"},
         **rules,
     }
-    write_json_atomic(p["paths.metrics_retrieval"], metrics)
+    names = {k: metrics[k] for k in ("profile", "official_equivalence", "memory", "variant", "suite", "granularity")}
+    write_json_atomic(detail_path(p["paths.metrics_retrieval"]), metrics)
+    write_json_atomic(p["paths.metrics_retrieval"], {**names, **retrieval_headline(rules)})
     metric = "recall_all" if scored["official_equivalence"] else "recall"
-    write_json_atomic(p["paths.plot_recall"], recall_curve(rules["exclude_abs"], p["memory.name"], metric))
+    write_json_atomic(p["paths.plot_recall"], recall_curve(rules["exclude_abs"], metric))
     main_rule = rules["exclude_abs"]
     print(f"retrieval_metrics: {s['name']} n={main_rule['n']} → {p['paths.metrics_retrieval']}")
 

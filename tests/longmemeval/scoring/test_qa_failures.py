@@ -40,8 +40,12 @@ def report(lines: list[JudgedHypothesis], failures=(), **kw):
 
 def test_the_worked_example_covers_judged_questions_only():
     m = report(judged(("q1", True), ("q3", False), ("q4_abs", True)), [FAILED])
-    assert m["per_type"]["single-session-user"] == {"accuracy": 1.0, "n": 1, "ci95": None}
-    assert m["per_type"]["multi-session"] == {"accuracy": 0.5, "n": 2, "ci95": None}
+    ssu, ms = m["per_type"]["single-session-user"], m["per_type"]["multi-session"]
+    assert (ssu["accuracy"], ssu["n"], ms["accuracy"], ms["n"]) == (1.0, 1, 0.5, 2)
+    # Clopper-Pearson by hand: 1 of 1 -> [0.025, 1]; 1 of 2 -> [1 - sqrt(0.975), sqrt(0.975)]
+    assert (ssu["ci95"]["low"], ssu["ci95"]["high"]) == (pytest.approx(0.025, abs=1e-12), 1.0)
+    assert ms["ci95"]["low"] == pytest.approx(1 - 0.975 ** 0.5, abs=1e-12)
+    assert ms["ci95"]["high"] == pytest.approx(0.975 ** 0.5, abs=1e-12)
     assert m["overall"] == 2 / 3 and m["n"] == 3 and m["task_averaged"] is None
     assert m["abstention"] == {"accuracy": 1.0, "n": 1}
     assert m["coverage"] == {"n_reference": 4, "n_judged": 3, "n_failed": 1, "missing": [],
@@ -65,7 +69,8 @@ def test_reader_and_judge_failures_are_counted_by_stage_and_reason():
     m = report(judged(("q1", True), ("q4_abs", True)), [reader, FAILED])
     assert m["failures"]["by_stage"] == {"answer": 1, "judge": 1}
     assert m["failures"]["question_ids"] == ["q3", "q2"] and m["coverage"]["n_judged"] == 2
-    assert m["per_type"]["multi-session"] == {"accuracy": 1.0, "n": 1, "ci95": None}  # q4_abs only
+    ms = m["per_type"]["multi-session"]  # q4_abs only
+    assert (ms["accuracy"], ms["n"], ms["ci95"]["low"], ms["ci95"]["high"]) == (1.0, 1, pytest.approx(0.025), 1.0)
 
 
 def test_judged_plus_failed_must_be_the_reference():

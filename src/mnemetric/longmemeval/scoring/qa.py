@@ -12,8 +12,19 @@ Pure functions (no I/O). Parity source: xiaowu0162/LongMemEval src/evaluation/pr
 Differences from upstream, on purpose: values are not rounded (upstream prints 4 decimals); an
 empty bucket gives ``None`` (JSON null), never NaN — so task_averaged is null when any type is
 empty where upstream prints nan; upstream's assertion on the judge model is not an exception here
-but the ``official_equivalence`` flag (:func:`judge_provenance`). Bootstrap CIs are a Mnemetric
-addition, not part of upstream's output.
+but the ``official_equivalence`` flag (:func:`judge_provenance`).
+
+Intervals (:func:`qa_intervals`; a Mnemetric addition, not part of upstream's output), each
+labelled with the method that made it:
+
+* per-type, overall and abstention accuracy are proportions k/n: exact Clopper-Pearson interval
+  (``mnemetric.stats.intervals.clopper_pearson``), so 0 of 6 correct gives [0, 0.459], never the
+  percentile bootstrap's [0, 0];
+* task_averaged = mean of the six type means: percentile bootstrap resampled within each type
+  (``stratified_bootstrap``, statistic "macro"), so every replicate keeps the type sizes, as the
+  number itself weighs each type equally whatever its size;
+* per type, the minimal detectable difference of a paired comparison of that many questions at
+  80% power, two-sided alpha 0.05 (``mnemetric.stats.power``, Connor 1987), with its assumption.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from mnemetric.errors import InputError
+from mnemetric.stats import clopper_pearson, minimal_detectable_difference, stratified_bootstrap
 
 QUESTION_TYPES = (
     "single-session-user",
@@ -86,23 +98,79 @@ def point_estimates(items: Sequence[Item]) -> dict[str, Any]:
 
 
 def qa_metrics(items: Iterable[Sequence[Any]], *, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """The metrics/qa.json payload: ``per_type.<type>.{accuracy,n,ci95}``, ``task_averaged``,
-    ``overall``, ``abstention.{accuracy,n}``, ``n``.
+    """Point estimates: ``per_type.<type>.{accuracy,n,ci95}``, ``task_averaged``, ``overall``,
+    ``abstention.{accuracy,n}``, ``n``.
 
-    ``ci95`` is the bootstrap interval of :func:`bootstrap_ci` (a Mnemetric addition; null when
-    ``resamples`` is 0 or the bucket is empty). CIs for the summary numbers come from
-    :func:`bootstrap_ci` too, and are kept out of this dict so its keys stay exactly these.
+    ``ci95`` is the per-type Clopper-Pearson interval ``[low, high]`` of :func:`qa_intervals`
+    (null for an empty bucket; it needs no resampling). The other intervals come from
+    :func:`qa_intervals` and are kept out of this dict so its keys stay exactly these.
     """
     checked = check_items(items)
     out = point_estimates(checked)
-    ci = bootstrap_ci(checked, resamples, seed) if resamples > 0 else None
     for t in QUESTION_TYPES:
-        out["per_type"][t]["ci95"] = ci["per_type"][t] if ci else None
+        labels = [lab for _, qt, lab in checked if qt == t]
+        ci = clopper_pearson(sum(labels), len(labels), CI_LEVEL) if labels else None
+        out["per_type"][t]["ci95"] = list(ci) if ci else None
     return out
 
 
+EXACT_METHOD = "Clopper-Pearson exact interval for k of n"
+STRATIFIED_METHOD = "percentile bootstrap resampled within each question type (macro mean of the type means)"
+MDD_POWER = 0.80
+MDD_ALPHA = 0.05
+MDD_EDGE_P = 0.5
+"""An accuracy of 0 or 1 implies no discordance under the independence assumption (MDD undefined);
+the MDD is then taken at p = 0.5, the largest discordance (the most conservative choice)."""
+
+
+def exact_interval(labels: Sequence[bool], level: float = CI_LEVEL) -> dict[str, Any] | None:
+    """``{low, high, method, level, k, n}``: Clopper-Pearson for k correct of n; None when n = 0."""
+    k, n = sum(labels), len(labels)
+    ci = clopper_pearson(k, n, level)
+    return None if ci is None else {"low": ci[0], "high": ci[1], "method": EXACT_METHOD, "level": level, "k": k, "n": n}
+
+
+def detectable_difference(labels: Sequence[bool]) -> dict[str, Any] | None:
+    """Minimal detectable difference of a paired comparison over these questions (80% power,
+    alpha 0.05), assuming independent outcomes at the observed accuracy p (psi = 2p(1-p)); at p
+    of 0 or 1, p = 0.5 instead (:data:`MDD_EDGE_P`). None when there is no question."""
+    if not labels:
+        return None
+    p = sum(labels) / len(labels)
+    edge = p in (0.0, 1.0)
+    mdd = minimal_detectable_difference(len(labels), MDD_EDGE_P if edge else p, MDD_ALPHA, MDD_POWER)
+    record = mdd.to_record()
+    record["p_rule"] = (f"observed accuracy {p:g} gives no discordance; p = {MDD_EDGE_P} used (largest discordance)"
+                        if edge else "observed accuracy")
+    return record
+
+
+def qa_intervals(items: Iterable[Sequence[Any]], resamples: int, seed: int) -> dict[str, Any]:
+    """Every interval of the QA numbers, each naming its method (module docstring):
+    ``per_type.<type>``, ``overall``, ``abstention``: :func:`exact_interval`; ``task_averaged``:
+    stratified bootstrap ``{low, high, method, level, resamples, seed}`` (None when ``resamples``
+    is 0 or some type has no question); ``mdd80.<type>``: :func:`detectable_difference`."""
+    checked = check_items(items)
+    by_type = {t: [lab for _, qt, lab in checked if qt == t] for t in QUESTION_TYPES}
+    task = None
+    if resamples > 0 and all(by_type.values()):
+        res = stratified_bootstrap([float(lab) for _, _, lab in checked], [qt for _, qt, _ in checked], "macro",
+                                   resamples, seed, CI_LEVEL, labels=QUESTION_TYPES)
+        if res.interval is not None:
+            task = {"low": res.low, "high": res.high, "method": STRATIFIED_METHOD, "level": CI_LEVEL,
+                    "resamples": resamples, "seed": seed}
+    return {
+        "per_type": {t: exact_interval(v) for t, v in by_type.items()},
+        "overall": exact_interval([lab for _, _, lab in checked]),
+        "abstention": exact_interval([lab for q, _, lab in checked if ABSTENTION_MARK in q]),
+        "task_averaged": task,
+        "mdd80": {t: detectable_difference(v) for t, v in by_type.items()},
+    }
+
+
 def bootstrap_ci(labels: Iterable[Sequence[Any]], resamples: int, seed: int) -> dict[str, Any]:
-    """Percentile 95% bootstrap intervals (Mnemetric addition; not in upstream).
+    """Percentile 95% bootstrap intervals, pooled over questions (the earlier layout's intervals;
+    metrics files now use :func:`qa_intervals`). Mnemetric addition; not in upstream.
 
     Method: draw ``resamples`` samples of all n questions with replacement (numpy
     ``default_rng(seed)``, so fixed seed → identical result), recompute every statistic of

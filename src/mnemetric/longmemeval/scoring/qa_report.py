@@ -1,8 +1,16 @@
 """metrics/qa.json (and `mnemetric score-qa`): aggregate a judged file against its reference.
 
 Aggregation is print_qa_metrics.py's (scoring/qa.py); this module adds the provenance (judge
-models, prompt-set sha256, official_equivalence), bootstrap intervals on every number (a
-Mnemetric addition), the failed questions and the cost of the work.
+models, prompt-set sha256, official_equivalence), an interval on every number, each naming its
+method (scoring/qa.py ``qa_intervals``; a Mnemetric addition), the per-type minimal detectable
+difference, the failed questions and the cost of the work.
+
+Two views of one result (``qa_report`` gives the detail, :func:`qa_headline` the headline):
+
+* metrics/detail/qa.json, the detail: everything below, intervals and n included;
+* metrics/qa.json, the headline that ``dvc metrics diff`` shows by default: the point numbers
+  only (``overall``, ``task_averaged``, ``abstention``, ``per_type.<type>``, ``n``), so a typical
+  change fits a screen; ``dvc metrics diff --targets metrics/detail/qa.json`` shows the rest.
 
 Failed questions (the model gave no usable answer; ``<judged>.failures.jsonl``) are in no number:
 every metric covers the judged questions only, and ``coverage`` says so (judged + failed = the
@@ -19,13 +27,21 @@ from typing import Any
 from mnemetric.longmemeval.hypotheses import JudgedHypothesis
 from mnemetric.errors import InputError
 from mnemetric.llm.failures import QuestionFailure
-from mnemetric.longmemeval.scoring.qa import bootstrap_ci, check_items, join_with_reference, judge_provenance, qa_metrics
+from mnemetric.longmemeval.scoring.qa import (
+    CI_LEVEL,
+    QUESTION_TYPES,
+    check_items,
+    join_with_reference,
+    judge_provenance,
+    qa_intervals,
+    qa_metrics,
+)
 
 SHOW_FAILED = 10
-
-
-def _interval(ci: list[float] | None) -> dict[str, float] | None:
-    return {"low": ci[0], "high": ci[1]} if ci else None
+INTERVAL_NOTE = ("intervals are a Mnemetric addition, not upstream metrics; each names its method: "
+                 "proportions (per type, overall, abstention) exact Clopper-Pearson, task_averaged a "
+                 "percentile bootstrap stratified by question type; mdd80 = minimal detectable difference "
+                 "of a paired comparison at 80% power (its assumption is recorded with it)")
 
 
 def judge_traces(traces: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -87,9 +103,10 @@ def qa_report(judged: Sequence[JudgedHypothesis], ref_types: Mapping[str, str], 
                                           allow_partial, file=file)
     check_items(items, reference_file)  # an unknown question_type is the reference's fault
     metrics = qa_metrics(items, resamples=resamples, seed=seed)
+    ci = qa_intervals(items, resamples, seed)
     for t, block in metrics["per_type"].items():
-        block["ci95"] = _interval(block["ci95"])
-    ci = bootstrap_ci(items, resamples, seed) if resamples > 0 and items else {}
+        block["ci95"] = ci["per_type"][t]
+        block["mdd80"] = ci["mdd80"][t]
     prompt_set_sha256 = traces.get("prompt_set_sha256")
     provenance = judge_provenance([j.model for j in judged], prompt_set_sha256, traces.get("source_sha256"),
                                   requested_models=traces.get("requested_models"), params=traces.get("params"))
@@ -107,12 +124,33 @@ def qa_report(judged: Sequence[JudgedHypothesis], ref_types: Mapping[str, str], 
         "official_equivalence": provenance["official_equivalence"],
         "official_equivalence_reasons": provenance["reasons"],
         **metrics,
-        "ci95": {key: _interval(ci.get(key)) for key in ("task_averaged", "overall", "abstention")},
-        "bootstrap": {"resamples": resamples, "seed": seed, "level": 0.95,
-                      "note": "percentile bootstrap over questions; a Mnemetric addition, not an upstream metric"},
+        "ci95": {key: ci[key] for key in ("task_averaged", "overall", "abstention")},
+        "bootstrap": {"resamples": resamples, "seed": seed, "level": CI_LEVEL, "note": INTERVAL_NOTE},
         "coverage": _coverage(coverage, len(ref_types), failed),
         "failures": failures_block(failures),
     }
+
+
+def qa_headline(detail: Mapping[str, Any]) -> dict[str, Any]:
+    """The headline view of a :func:`qa_report` dict: point numbers only, stable keys
+    (``official_equivalence``, ``overall``, ``task_averaged``, ``abstention``, ``per_type.<type>``
+    in upstream's type order, ``n``); intervals, n per type and everything else stay in the detail."""
+    return {"official_equivalence": detail["official_equivalence"], "overall": detail["overall"],
+            "task_averaged": detail["task_averaged"], "abstention": detail["abstention"]["accuracy"],
+            "per_type": {t: detail["per_type"][t]["accuracy"] for t in QUESTION_TYPES}, "n": detail["n"]}
+
+
+def per_type_plot_rows(detail: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """metrics/plots/qa_per_type.json rows ``{type, accuracy, low, high, n, method}`` (template
+    bar_ci); a type without questions is left out (nothing to draw)."""
+    rows = []
+    for t in QUESTION_TYPES:
+        block = detail["per_type"][t]
+        ci = block.get("ci95") or {}
+        if block["accuracy"] is not None:
+            rows.append({"type": t, "accuracy": block["accuracy"], "low": ci.get("low"), "high": ci.get("high"),
+                         "n": block["n"], "method": ci.get("method")})
+    return rows
 
 
 COST_KEYS = ("responses", "prompt_tokens", "completion_tokens", "usd")

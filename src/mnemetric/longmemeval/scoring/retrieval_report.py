@@ -1,8 +1,17 @@
-"""metrics/retrieval.json from a scored retrieval log: both averaging rules, per type, bootstrap CIs.
+"""Retrieval metrics from a scored retrieval log: both averaging rules, per type, bootstrap CIs.
 
 Pure: takes the dict returned by ``score_retrieval_log`` and returns the metrics dict. The
-averages are upstream's (see scoring/retrieval.py); the per-type breakdown and the percentile
-bootstrap intervals are Mnemetric additions, labelled as such in the file.
+averages are upstream's (see scoring/retrieval.py); the per-type breakdown and the intervals are
+Mnemetric additions, labelled as such in the file.
+
+Intervals: every retrieval number is a plain mean over questions (per rule, or per rule and type),
+so its interval is a pooled percentile bootstrap of that mean (``mnemetric.stats.bootstrap_mean``,
+the same draws as scoring/retrieval.py ``bootstrap_ci``); each ``ci95`` entry names that method.
+
+Two views: :func:`retrieval_metrics` is the detail (metrics/detail/retrieval.json);
+:func:`retrieval_headline` the headline (metrics/retrieval.json): for each rule, n and the
+recall_all@5/10 and ndcg_any@5/10 means (recall@5/10, ndcg@5/10 under the historical profile)
+at both levels, no interval.
 """
 
 from __future__ import annotations
@@ -11,7 +20,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mnemetric.longmemeval.instance import QUESTION_TYPES
-from mnemetric.longmemeval.scoring.retrieval import ABS_MARKER, _average, bootstrap_ci
+from mnemetric.longmemeval.scoring.retrieval import ABS_MARKER, _average
+from mnemetric.stats import bootstrap_mean
+
+BOOTSTRAP_METHOD = "percentile bootstrap of the mean over questions (pooled)"
+HEADLINE_METRICS = ("recall_all", "ndcg_any", "recall", "ndcg")
+HEADLINE_KS = (5, 10)
+LEVELS = ("session", "turn")
 
 RULES: dict[str, tuple[str, Callable[[str, Mapping[str, Any]], bool]]] = {
     "exclude_abs": (
@@ -36,8 +51,9 @@ def _block(per_question: Mapping[str, Any], kept: list[str], resamples: int, see
         ci[level] = {}
         for name in metrics:
             values = [v for q in kept if (v := per_question[q].get(level, {}).get(name)) is not None]
-            interval = bootstrap_ci(values, resamples, seed) if values and resamples > 0 else None
-            ci[level][name] = {"low": interval[0], "high": interval[1]} if interval else None
+            res = bootstrap_mean(values, resamples, seed) if values and resamples > 0 else None
+            ci[level][name] = ({"low": res.low, "high": res.high, "method": BOOTSTRAP_METHOD}
+                               if res is not None and res.interval else None)
     return avg | {"ci95": ci}
 
 
@@ -56,11 +72,26 @@ def retrieval_metrics(scored: Mapping[str, Any], resamples: int, seed: int) -> d
     return out
 
 
-def recall_curve(block: Mapping[str, Any], system: str, metric: str = "recall_all",
-                 level: str = "session") -> list[dict[str, Any]]:
-    """Rows {system, metric, k, recall} for `dvc plots` (e.g. recall_all@k against k)."""
+def retrieval_headline(detail: Mapping[str, Any]) -> dict[str, Any]:
+    """Per rule: ``n`` and, per level present, the headline means (module docstring), in a fixed
+    key order; no interval, no per-type block."""
+    out: dict[str, Any] = {}
+    for rule in RULES:
+        block = detail[rule]
+        out[rule] = {"n": block["n"]}
+        for level in LEVELS:
+            if level in block:
+                out[rule][level] = {f"{m}@{k}": block[level][f"{m}@{k}"] for m in HEADLINE_METRICS
+                                    for k in HEADLINE_KS if f"{m}@{k}" in block[level]}
+    return out
+
+
+def recall_curve(block: Mapping[str, Any], metric: str = "recall_all") -> list[dict[str, Any]]:
+    """Rows {granularity, k, recall} of ``metric``@k for every level in ``block`` (session, then
+    turn), for `dvc plots` (template recall_curve: recall against k, one line per granularity)."""
     rows = []
-    for name, value in block.get(level, {}).items():
-        if name.startswith(f"{metric}@") and value is not None:
-            rows.append({"system": system, "metric": metric, "k": int(name.split("@")[1]), "recall": value})
-    return sorted(rows, key=lambda r: r["k"])
+    for level in LEVELS:
+        points = [(int(name.split("@")[1]), value) for name, value in block.get(level, {}).items()
+                  if name.startswith(f"{metric}@") and value is not None]
+        rows += [{"granularity": level, "k": k, "recall": v} for k, v in sorted(points)]
+    return rows

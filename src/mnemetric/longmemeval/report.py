@@ -1,0 +1,197 @@
+"""Fill the report model (mnemetric.report.model) from the V1 metric files; flips against a baseline.
+
+Pure functions build the model from already-read dicts (:func:`build_report`, :func:`flips_between`);
+:func:`read_inputs` is the I/O edge that reads them (each file through ``mnemetric.io``).
+
+Sources, each number shown exactly as its file holds it:
+
+* equivalence: metrics/run.json ``official_equivalence: {value, reasons}`` when that file exists,
+  else metrics/qa.json's ``official_equivalence`` flag with the detail's
+  ``official_equivalence_reasons``;
+* custody: metrics/data.json (variant, revision, sha256 and its verification, adapter schema,
+  suite id-list sha256) and the QA detail (memory, reader, judge model, prompt-set sha256);
+  memory code fingerprint: metrics/detail/retrieval.json ``memory_fingerprint``;
+* headline: overall, task_averaged, abstention from metrics/detail/qa.json with their intervals
+  and methods; recall_all@5/10 and ndcg_any@5/10 (session and turn) from metrics/detail/retrieval.json
+  (rule exclude_abs, upstream print_retrieval_metrics.py's), with their bootstrap intervals;
+* per-type bars: per_type.<type>.{accuracy, ci95, n}; curves: recall_all@k per level;
+* cost: cost.<stage>.{responses, prompt_tokens, completion_tokens, usd} (cache hits are not in the
+  cost-of-work layout: shown as not recorded);
+* flips: only when a baseline's judged labels are given (the stage has none; the CLI may).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mnemetric.errors import InputError
+from mnemetric.io import require_file
+from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES
+from mnemetric.report.model import (
+    CostRow,
+    Curve,
+    CurvePoint,
+    Custody,
+    Equivalence,
+    Flip,
+    Flips,
+    Headline,
+    Interval,
+    Report,
+    TypeResult,
+)
+from mnemetric.stats import compare_paired
+
+RULE = "exclude_abs"
+RETRIEVAL_HEADLINE = ("recall_all@5", "recall_all@10", "ndcg_any@5", "ndcg_any@10",
+                      "recall@5", "recall@10", "ndcg@5", "ndcg@10")
+COST_STAGES = ("retrieve", "answer", "judge", "total")
+
+
+def _interval(ci: Mapping[str, Any] | None) -> Interval | None:
+    return Interval(ci["low"], ci["high"]) if ci and ci.get("low") is not None and ci.get("high") is not None else None
+
+
+def equivalence(qa: Mapping[str, Any], run: Mapping[str, Any] | None) -> Equivalence:
+    """From the run manifest when there is one, else from the QA metrics (module docstring)."""
+    if run is not None and isinstance(run.get("official_equivalence"), Mapping):
+        block = run["official_equivalence"]
+        return Equivalence(bool(block.get("value")), tuple(str(r) for r in block.get("reasons") or ()))
+    return Equivalence(bool(qa.get("official_equivalence")), tuple(qa.get("official_equivalence_reasons") or ()))
+
+
+def custody(qa: Mapping[str, Any], retrieval: Mapping[str, Any], data: Mapping[str, Any],
+            judged_sha256: str | None = None) -> Custody:
+    variant, adapter, suite = data.get("variant") or {}, data.get("adapter") or {}, data.get("suite") or {}
+    judge = qa.get("judge") or {}
+    models = judge.get("models") or []
+    return Custody(
+        dataset_variant=str(variant.get("name") or qa.get("variant") or "unknown"),
+        dataset_revision=variant.get("revision"), dataset_sha256=variant.get("sha256"),
+        dataset_verified=variant.get("sha256_verified"),
+        suite=str(suite.get("name") or qa.get("suite") or "unknown"), suite_ids_sha256=suite.get("ids_sha256"),
+        adapter_schema=adapter.get("schema"), memory_system=str(qa.get("memory") or retrieval.get("memory") or "unknown"),
+        memory_fingerprint=retrieval.get("memory_fingerprint"), reader=str(qa.get("reader") or "unknown"),
+        judge_model=", ".join(models) if models else None, judge_prompt_set_sha256=judge.get("prompt_set_sha256"),
+        judged_file_sha256=judged_sha256)
+
+
+def qa_headline_rows(qa: Mapping[str, Any]) -> list[Headline]:
+    ci = qa.get("ci95") or {}
+    rows = [Headline("overall accuracy", qa.get("overall"), _interval(ci.get("overall")), qa.get("n"),
+                     (ci.get("overall") or {}).get("method", "")),
+            Headline("task-averaged accuracy", qa.get("task_averaged"), _interval(ci.get("task_averaged")),
+                     qa.get("n"), (ci.get("task_averaged") or {}).get("method", "no interval")),
+            Headline("abstention accuracy", (qa.get("abstention") or {}).get("accuracy"),
+                     _interval(ci.get("abstention")), (qa.get("abstention") or {}).get("n"),
+                     (ci.get("abstention") or {}).get("method", ""))]
+    return rows
+
+
+def retrieval_headline_rows(retrieval: Mapping[str, Any]) -> list[Headline]:
+    block = retrieval.get(RULE) or {}
+    rows = []
+    for level in ("session", "turn"):
+        means, cis = block.get(level) or {}, (block.get("ci95") or {}).get(level) or {}
+        for name in RETRIEVAL_HEADLINE:
+            if name in means:
+                ci = cis.get(name)
+                rows.append(Headline(f"{name} ({level})", means[name], _interval(ci), block.get("n"),
+                                     (ci or {}).get("method", "no interval")))
+    return rows
+
+
+def per_type(qa: Mapping[str, Any]) -> tuple[TypeResult, ...]:
+    blocks = qa.get("per_type") or {}
+    return tuple(TypeResult(t, blocks[t].get("accuracy"), _interval(blocks[t].get("ci95")), blocks[t].get("n", 0))
+                 for t in QUESTION_TYPES if t in blocks)
+
+
+def curves(retrieval: Mapping[str, Any]) -> tuple[Curve, ...]:
+    """recall_all@k (historical profile: recall@k) against k, one curve per level."""
+    block = retrieval.get(RULE) or {}
+    metric = "recall_all" if retrieval.get("official_equivalence", True) else "recall"
+    out = []
+    for level in ("session", "turn"):
+        points = sorted((int(name.split("@")[1]), v) for name, v in (block.get(level) or {}).items()
+                        if name.startswith(f"{metric}@"))
+        if points:
+            out.append(Curve(f"{metric}@k ({level})", tuple(CurvePoint(k, v) for k, v in points)))
+    return tuple(out)
+
+
+def cost_rows(cost: Mapping[str, Any] | None) -> tuple[CostRow, ...]:
+    """One row per stage and the total; ``requests`` shows the responses used (cost of the work)."""
+    if not cost:
+        return ()
+    return tuple(CostRow(stage, cost[stage].get("responses", 0), None, cost[stage].get("prompt_tokens", 0),
+                         cost[stage].get("completion_tokens", 0), float(cost[stage].get("usd", 0.0)))
+                 for stage in COST_STAGES if isinstance(cost.get(stage), Mapping))
+
+
+def flips_between(baseline: Mapping[str, bool], current: Mapping[str, bool], types: Mapping[str, str],
+                  baseline_name: str, *, resamples: int = 1000, seed: int = 0) -> Flips:
+    """Questions whose label differs between the baseline's and this run's judged labels (ids in
+    both), with the paired difference of overall accuracy (this run − baseline; paired bootstrap
+    stratified by type) and the exact McNemar p-value (stats.paired)."""
+    common = [q for q in current if q in baseline]
+    rows = tuple(Flip(q, types.get(q, "unknown"), "correct" if baseline[q] else "wrong",
+                      "correct" if current[q] else "wrong") for q in common if baseline[q] != current[q])
+    if not common:
+        return Flips(baseline_name, rows)
+    cmp = compare_paired([float(baseline[q]) for q in common], [float(current[q]) for q in common],
+                         None, "micro", resamples, seed)
+    return Flips(baseline_name, rows, cmp.diff, Interval(cmp.low, cmp.high) if cmp.interval else None, cmp.p_value)
+
+
+def build_report(qa: Mapping[str, Any], retrieval: Mapping[str, Any], data: Mapping[str, Any], *,
+                 run: Mapping[str, Any] | None = None, judged_sha256: str | None = None,
+                 flips: Flips | None = None, result_card: str = "", title: str | None = None) -> Report:
+    """The report model from the QA detail, retrieval detail and data metrics (module docstring)."""
+    name = title or f"Mnemetric report: {qa.get('memory', 'unknown')} on {qa.get('variant', 'unknown')}"
+    notes = tuple(n for n in ((qa.get("bootstrap") or {}).get("note"), (retrieval.get("bootstrap") or {}).get("note")) if n)
+    return Report(title=name, equivalence=equivalence(qa, run), custody=custody(qa, retrieval, data, judged_sha256),
+                  headline=tuple(qa_headline_rows(qa) + retrieval_headline_rows(retrieval)), per_type=per_type(qa),
+                  series_name=str(qa.get("memory") or "this run"),
+                  retrieval_title=f"Retrieval: recall against k ({retrieval.get('profile', 'unknown')} profile)",
+                  curves=curves(retrieval), flips=flips, cost=cost_rows(qa.get("cost")),
+                  result_card=result_card, notes=notes)
+
+
+def read_json(path: str | Path, *, fix: str) -> dict[str, Any]:
+    """A JSON object from ``path``; a missing file or a non-object names the file and the fix."""
+    file = require_file(Path(path), fix=fix)
+    try:
+        raw = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(str(path), f"line {exc.lineno}", "(file)", f"not valid JSON: {exc.msg}", fix=fix) from None
+    if not isinstance(raw, dict):
+        raise InputError(str(path), "index 0", "(file)", "expected a JSON object", fix=fix)
+    return raw
+
+
+def read_inputs(qa_detail: str | Path, retrieval_detail: str | Path, data_metrics: str | Path,
+                run_manifest: str | Path | None) -> dict[str, Any]:
+    """The four inputs of :func:`build_report` read from disk; the run manifest is optional."""
+    fix = "run `dvc repro` (or the qa_metrics / retrieval_metrics / data_metrics stage) first"
+    out = {"qa": read_json(qa_detail, fix=fix), "retrieval": read_json(retrieval_detail, fix=fix),
+           "data": read_json(data_metrics, fix=fix), "run": None}
+    if run_manifest is not None and Path(run_manifest).exists():
+        out["run"] = read_json(run_manifest, fix="rerun the stage that writes the run manifest")
+    return out
+
+
+def check_layout(qa: Mapping[str, Any], file: str) -> None:
+    """An older metrics layout (no per-type intervals with methods) is named, not a traceback."""
+    per = qa.get("per_type")
+    if not isinstance(per, Mapping) or any(not isinstance(per.get(t), Mapping) for t in QUESTION_TYPES):
+        raise InputError(file, "index 0", "per_type", "not the QA detail layout (per_type.<type>.{accuracy, n, ci95})",
+                         fix="pass metrics/detail/qa.json written by the current qa_metrics stage")
+
+
+def labels_by_id(lines: Sequence[Any]) -> dict[str, bool]:
+    """question_id → label of judged hypotheses (mnemetric.longmemeval.hypotheses.JudgedHypothesis)."""
+    return {j.question_id: bool(j.label) for j in lines}
