@@ -59,3 +59,32 @@ def composed(conf: Path, overrides: list[str] | None = None) -> dict[str, Any]:
     primary = project if (project / "config.yaml").is_file() else None
     extra = [project] if project.is_dir() and primary is None else []
     return compose(overrides or [], conf_dir=primary, extra_dirs=extra)
+
+
+GROUPS: dict[str, dict[str, tuple[str, str, Setup]]] = {}
+"""Command groups (``mnemetric GROUP SUBCOMMAND``): group name → its subcommands, in registration order."""
+
+
+def group(name: str, summary: str, description: str) -> None:
+    """Register a command group; its subcommands are added with ``@subcommand(name, ...)``."""
+    GROUPS.setdefault(name, {})
+    COMMANDS[name] = (summary, description, _group_setup(name))
+
+
+def subcommand(group_name: str, name: str, summary: str, description: str):
+    """Register ``mnemetric GROUP NAME``: like ``@command``, inside a group made by :func:`group`."""
+    def wrap(setup: Setup) -> Setup:
+        GROUPS.setdefault(group_name, {})[name] = (summary, description, setup)
+        return setup
+    return wrap
+
+
+def _group_setup(name: str) -> Setup:
+    def setup(p: argparse.ArgumentParser) -> Handler:
+        sub = p.add_subparsers(dest=f"{name}_command", metavar="SUBCOMMAND", required=True)
+        for sub_name, (summary, description, sub_setup) in GROUPS[name].items():
+            sp = sub.add_parser(sub_name, help=summary, description=description,
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+            sp.set_defaults(subhandler=sub_setup(sp))
+        return lambda a: a.subhandler(a)
+    return setup

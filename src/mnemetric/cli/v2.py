@@ -1,18 +1,34 @@
-"""LongMemEval-V2 commands: v2-aggregate, v2-combine, v2-lafs (upstream-exact, pure, no model calls)."""
+"""LongMemEval-V2 commands: the ``mnemetric v2`` group — aggregate, combine, lafs (upstream-exact, pure, no model
+calls) and run (a whole evaluation); validate is in v2_data. The older spellings v2-aggregate, v2-combine,
+v2-lafs stay as aliases."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from mnemetric.errors import ConfigError, InputError
-from mnemetric.cli.registry import Handler, command
+from mnemetric.cli.registry import Handler, command, group, subcommand
+
+group("v2", "LongMemEval-V2: validate, run, aggregate, combine, lafs",
+      "LongMemEval-V2 commands. `mnemetric v2 run` runs a whole evaluation (memory, reader, checkers, "
+      "aggregation, web + enterprise combination, LAFS); validate / aggregate / combine / lafs work on files "
+      "you bring (upstream formats).")
+
+
+def both(name: str, summary: str, description: str):
+    """Register ``mnemetric v2 NAME`` and its alias ``mnemetric v2-NAME``."""
+    def wrap(setup):
+        subcommand("v2", name, summary, description)(setup)
+        return command(f"v2-{name}", summary, description)(setup)
+    return wrap
 
 _UPSTREAM = "xiaowu0162/LongMemEval-V2 at be15ea6"
 
 
-@command("v2-aggregate", "aggregated_metrics.json from a LongMemEval-V2 per_question.jsonl, as upstream's harness",
+@both("aggregate", "aggregated_metrics.json from a LongMemEval-V2 per_question.jsonl, as upstream's harness",
          "Compute aggregated_metrics.json from PER_QUESTION (an upstream-format per_question.jsonl: one JSON object "
          f"per line, every upstream key) exactly as evaluation/harness.py of {_UPSTREAM} does: overall, the "
          "by-category breakdowns (fractions in [0, 1]), tokens, memory_context, memory_query / memory_post_query "
@@ -20,7 +36,7 @@ _UPSTREAM = "xiaowu0162/LongMemEval-V2 at be15ea6"
          "Written with indent 2 and ASCII escapes, as upstream. Unlike upstream, completed_at_utc is written only "
          "with --completed-at-utc (outputs stay a pure function of the input). Rows marked \"failed\" by Mnemetric "
          "are left out of every number and listed in a separate \"mnemetric\" block. "
-         "Example: mnemetric v2-aggregate runs/rag_web_small/per_question.jsonl --out agg_web.json")
+         "Example: mnemetric v2 aggregate runs/rag_web_small/per_question.jsonl --out agg_web.json")
 def _aggregate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("per_question", type=Path, help="per_question.jsonl (upstream format)")
     p.add_argument("--out", type=Path, required=True, help="aggregated_metrics JSON to write")
@@ -52,13 +68,13 @@ def _load_object(path: Path) -> dict:
     return obj
 
 
-@command("v2-combine", "combine web + enterprise aggregated_metrics.json as upstream's leaderboard script",
+@both("combine", "combine web + enterprise aggregated_metrics.json as upstream's leaderboard script",
          "Combine WEB and ENTERPRISE (two aggregated_metrics.json of one method at one tier) exactly as "
          f"leaderboard/combine_aggregated_metrics.py of {_UPSTREAM}: overall scores weighted by their counts, "
          "breakdowns by count, token totals summed (avg = total / all questions), timing reduced to avg/max/total "
          "(p50 and p95 are dropped), combined_from = the two paths as given. Unlike upstream, combined_at_utc is "
          "written only with --combined-at-utc. "
-         "Example: mnemetric v2-combine agg_web.json agg_enterprise.json --out combined.json")
+         "Example: mnemetric v2 combine agg_web.json agg_enterprise.json --out combined.json")
 def _combine(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("web", type=Path, help="the web domain's aggregated_metrics.json")
     p.add_argument("enterprise", type=Path, help="the enterprise domain's aggregated_metrics.json")
@@ -103,13 +119,13 @@ def _print_lafs(summary: dict, alone: float) -> None:
         print(f"  {p['accuracy']:>6g} @ {p['latency_seconds']:<8g} s  {p['name']}")
 
 
-@command("v2-lafs", "LAFS and LAFS gain of operating points against the LongMemEval-V2 reference frontier",
+@both("lafs", "LAFS and LAFS gain of operating points against the LongMemEval-V2 reference frontier",
          f"Compute the latency-aware frontier score of leaderboard/compute_lafs.py ({_UPSTREAM}): the exact "
          "log-latency integral of the best accuracy reachable within T, T from 1 s to 200 s, floor 0. Each POINT "
          "is ACC@LATENCY with ACC in percentage points (overall_full_set x 100) and LATENCY the combined "
          "memory_query avg_seconds (> 0). Prints the reference LAFS of the tier, LAFS of reference ∪ points, the "
          "gain, the points' own LAFS and the frontier; --json prints upstream's lafs summary object plus "
-         "points_alone_lafs. Example: mnemetric v2-lafs --tier small 62@15 73.5@70")
+         "points_alone_lafs. Example: mnemetric v2 lafs --tier small 62@15 73.5@70")
 def _lafs(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("points", nargs="*", metavar="ACC@LATENCY", help="operating points, e.g. 62@15")
     p.add_argument("--tier", required=True, choices=["small", "medium"], help="which reference frontier")
@@ -125,5 +141,118 @@ def _lafs(p: argparse.ArgumentParser) -> Handler:
             print(json.dumps(summary | {"points_alone_lafs": alone}, indent=2, ensure_ascii=True))
         else:
             _print_lafs(summary, alone)
+        return 0
+    return run
+
+
+def _reader_texts(required: bool):
+    """The pinned reader texts (checkout $MNEMETRIC_LONGMEMEVAL_V2_DIR, else the cache, else a download when
+    ``required``), or None when the offline reader runs without them."""
+    import os
+
+    from mnemetric.errors import MnemetricError
+    from mnemetric.llm.cache import default_cache_dir
+    from mnemetric.longmemeval_v2.upstream_text import load_reader_texts
+
+    try:
+        return load_reader_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir(),
+                                 download=required)
+    except MnemetricError:
+        if required:
+            raise
+        return None
+
+
+def _reader(a: argparse.Namespace):
+    from mnemetric.longmemeval_v2.reader import OfflineReader, OpenAIReader
+
+    if a.reader == "offline":
+        return OfflineReader(), _reader_texts(False)
+    from mnemetric.llm import LLMClient
+
+    texts = _reader_texts(True)
+    client = LLMClient(base_url=a.reader_base_url, role="reader", max_concurrency=a.concurrency)
+    params = {"enable_thinking": not a.no_thinking}
+    return OpenAIReader(client, texts, model=a.reader_model, params=params), texts
+
+
+def _checker(a: argparse.Namespace):
+    from mnemetric.longmemeval_v2.llm_checkers import LLMCheckers, OfflineChecker
+
+    if a.checker == "offline":
+        return OfflineChecker()
+    import os
+
+    from mnemetric.llm import LLMClient
+    from mnemetric.llm.cache import default_cache_dir
+    from mnemetric.longmemeval_v2.upstream_text import load_checker_texts
+
+    texts = load_checker_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir())
+    client = LLMClient(base_url=a.judge_base_url, role="judge", max_concurrency=a.concurrency)
+    return LLMCheckers(client, texts, model=a.judge_model)
+
+
+def _haystack(root: Path, given: str) -> str | Path:
+    from mnemetric.longmemeval_v2.haystacks import TIERS
+
+    if given in TIERS:
+        return given
+    path = Path(given)
+    return root / path if not path.is_absolute() and not path.exists() and (root / path).exists() else path
+
+
+@subcommand("v2", "run", "run a whole LongMemEval-V2 evaluation: memory, reader, checkers, metrics, LAFS",
+            "Run MEMORY over every question of DATA_ROOT (both domains unless --domain), with the haystack "
+            "--haystack (small, medium or a file; a relative file is tried as given, then under DATA_ROOT): "
+            "validate the data, build the memory by the shared-haystack rule, query it (latency timed as "
+            "upstream), cut the items to the token budget, ask the reader, score with upstream's checkers, and "
+            "write OUT/<domain>/per_question.jsonl and aggregated_metrics.json (upstream layouts), "
+            "OUT/combined_aggregated_metrics.json (web + enterprise) and OUT/v2.json (Mnemetric summary: "
+            "intervals, LAFS gain, official_equivalence with reasons), each atomically. "
+            "--reader offline / --checker offline / --token-counter o200k run with no model and no network "
+            "(not official). Example: mnemetric v2 run data/sample-v2 --haystack small --memory bm25 "
+            "--reader offline --checker offline --out runs/v2-sample")
+def _run(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("data_root", type=Path, help="a LongMemEval-V2 data root (e.g. data/sample-v2)")
+    p.add_argument("--haystack", required=True, help="small, medium, or a haystack JSON file")
+    p.add_argument("--memory", required=True, choices=["none", "full-context", "bm25", "dense"],
+                   help="which Mnemetric baseline memory")
+    p.add_argument("--top-k", type=int, default=10, help="states returned by bm25 / dense")
+    p.add_argument("--reader", choices=["offline", "openai"], default="offline")
+    p.add_argument("--reader-model", default="Qwen/Qwen3.5-9B")
+    p.add_argument("--reader-base-url", default=None, help="OpenAI-compatible server (default $OPENAI_BASE_URL)")
+    p.add_argument("--no-thinking", action="store_true", help="send enable_thinking=false (Qwen/Qwen3.5-9B only)")
+    p.add_argument("--checker", choices=["offline", "llm"], default="offline")
+    p.add_argument("--judge-model", default="gpt-5.2")
+    p.add_argument("--judge-base-url", default=None)
+    p.add_argument("--concurrency", type=int, default=16)
+    p.add_argument("--token-counter", choices=["o200k", "qwen"], default="o200k")
+    p.add_argument("--processor-path", default=None, help="local folder of the Qwen/Qwen3.5-9B processor")
+    p.add_argument("--max-tokens", type=int, default=200_000, help="memory-context token budget")
+    p.add_argument("--domain", action="append", choices=["web", "enterprise"], default=None,
+                   help="run only this domain (repeatable; default both)")
+    p.add_argument("--no-images", action="store_true", help="do not require images to exist")
+    p.add_argument("--out", type=Path, required=True, help="output folder")
+
+    def run(a: argparse.Namespace) -> int:
+        from mnemetric.longmemeval_v2.baselines import make_memory
+        from mnemetric.longmemeval_v2.run import run_v2, write_run
+        from mnemetric.longmemeval_v2.tokens import counter_for
+
+        counter = counter_for(a.token_counter, a.processor_path)
+        reader, texts = _reader(a)
+        checker = _checker(a)
+        domains = tuple(dict.fromkeys(a.domain or ("web", "enterprise")))
+        result = run_v2(a.data_root, _haystack(a.data_root, a.haystack), domains,
+                        factory=lambda: make_memory(a.memory, a.data_root, {"top_k": a.top_k}),
+                        memory_name=a.memory, reader=reader, checker=checker, counter=counter,
+                        max_tokens=a.max_tokens, texts=texts, check_images=not a.no_images)
+        for path in write_run(a.out, result):
+            print(path)
+        s = result.summary
+        block = s["combined"] or next(iter(s["domains"].values()))
+        acc = block["accuracy"]["overall_full_set"]
+        print(f"overall_full_set {acc['value']!r} ({acc['correct']}/{acc['n']}), failed {block['failed']}, "
+              f"official {s['official_equivalence']['official']}", file=sys.stderr)
         return 0
     return run

@@ -1,4 +1,4 @@
-"""Commands on LongMemEval-V2 data roots: v2-validate."""
+"""Commands on LongMemEval-V2 data roots: `mnemetric v2 validate` (alias v2-validate)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import sys
 from pathlib import Path
 
 from mnemetric.errors import InputError
-from mnemetric.cli.registry import Handler, command
+from mnemetric.cli.registry import Handler
+from mnemetric.cli.v2 import both
 
 
-@command("v2-validate", "check a LongMemEval-V2 data root and list every problem",
+@both("validate", "check a LongMemEval-V2 data root and list every problem",
          "Validate a LongMemEval-V2 data root (questions.jsonl, trajectories.jsonl, haystacks/, screenshots/) "
          "for one haystack: every check upstream's data/validate_data.py makes and those its harness makes when a "
          "run starts, plus strict JSON (no NaN/Infinity, BOM, non-UTF-8 bytes, duplicate keys, empty files), "
