@@ -105,7 +105,7 @@ class Variant:
 
 SECTIONS: dict[str, type] = {"retrieval": Retrieval, "llm": LLM, "scoring": Scoring, "suite": Suite,
                              "variant": Variant}
-COMPONENTS = ("adapter", "memory", "reader", "judge", "benchmark")
+COMPONENTS = ("adapter", "memory", "reader", "judge", "benchmark", "v2")
 """Open sections: the component's own constructor checks its keys."""
 
 
@@ -207,6 +207,8 @@ class RunSchema:
     memory: Any = None
     reader: Any = None
     judge: Any = None
+    benchmark: Any = None
+    v2: Any = None
     retrieval: Retrieval = field(default_factory=Retrieval)
     llm: LLM = field(default_factory=LLM)
     paths: dict[str, str] = field(default_factory=dict)
