@@ -94,14 +94,15 @@ def test_lafs_bad_points(capsys, point, needle):
     assert code == 2 and needle in err
 
 
-@pytest.mark.parametrize("cmd, needle", [("v2-aggregate", "evaluation/harness.py"),
-                                         ("v2-combine", "combine_aggregated_metrics.py"),
+@pytest.mark.parametrize("cmd, needle", [("v2 aggregate", "evaluation/harness.py"),
+                                         ("v2 combine", "combine_aggregated_metrics.py"),
+                                         ("v2 lafs", "compute_lafs.py"),
                                          ("v2-lafs", "compute_lafs.py")])
 def test_help_names_the_upstream_source_and_an_example(capsys, cmd, needle):
     with pytest.raises(SystemExit) as done:
-        main([cmd, "--help"])
+        main([*cmd.split(), "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert done.value.code == 0 and needle in out and "Example: mnemetric " + cmd in out
+    assert done.value.code == 0 and needle in out and "Example: mnemetric " + cmd.replace("-", " ", 1) in out
 
 
 def test_bad_input_exits_2_without_traceback():
