@@ -87,5 +87,6 @@ def qa_metrics(n_by_type: dict[str, int], abstention_n: int = 2, variant: str = 
 def v2_metrics(count: int = 3) -> dict[str, Any]:
     """upstream aggregated_metrics.json layout (harness.py), the keys the inventory reads."""
     block = {"count": count, "pct_correct": 0.25 if count else None}
-    return {"non_abstention_by_category": {c: dict(block) for c in ("static", "dynamic", "procedure", "gotchas")},
-            "abstention_overall": dict(block)}
+    return {"by_category": {"non_abstention_by_category": {c: dict(block) for c in ("static", "dynamic", "procedure",
+                                                                                     "gotchas")},
+                            "abstention_overall": dict(block)}}

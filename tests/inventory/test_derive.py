@@ -105,19 +105,19 @@ def test_two_manifests_of_the_same_run_are_both_evidence():
 
 def test_v2_tasks_are_measured_by_a_v2_manifest_and_complete_needs_every_task():
     v2 = manifest(path="metrics/run-v2.json", benchmark="LongMemEval-V2", **{"variant.name": "small"})
-    metrics = {"metrics/qa.json": qa_metrics(ALL_V1), "metrics/v2_aggregated.json": v2_metrics()}
+    metrics = {"metrics/qa.json": qa_metrics(ALL_V1), "metrics/v2.json": v2_metrics()}
     inv = derive([manifest(), v2], metrics=metrics)
     t = tasks(inv)
     assert t["Workflow knowledge"]["evidence_refs"] == [
-        "metrics/v2_aggregated.json#non_abstention_by_category.procedure.pct_correct", "metrics/run-v2.json"]
+        "metrics/v2.json#by_category.non_abstention_by_category.procedure.pct_correct", "metrics/run-v2.json"]
     assert t["Premise awareness"]["evidence_refs"] == [
-        "metrics/v2_aggregated.json#abstention_overall.pct_correct", "metrics/run-v2.json"]
+        "metrics/v2.json#by_category.abstention_overall.pct_correct", "metrics/run-v2.json"]
     assert inv["complete"] is True
-    metrics["metrics/v2_aggregated.json"]["non_abstention_by_category"]["gotchas"]["count"] = 0
+    metrics["metrics/v2.json"]["by_category"]["non_abstention_by_category"]["gotchas"]["count"] = 0
     inv = derive([manifest(), v2], metrics=metrics)
     assert tasks(inv)["Environment gotchas"]["coverage_status"] == "unmapped"
     assert inv["complete"] is False
-    assert derive([manifest()], metrics=metrics | {"metrics/v2_aggregated.json": v2_metrics()})["complete"] is False
+    assert derive([manifest()], metrics=metrics | {"metrics/v2.json": v2_metrics()})["complete"] is False
 
 
 def test_temporal_reasoning_measured_follows_the_task():

@@ -75,8 +75,8 @@ DEFAULT_MANIFEST = "metrics/run.json"
 QA_METRICS = "metrics/qa.json"
 EVALUATE_QA_PATH = "src/evaluation/evaluate_qa.py"
 EVALUATE_QA_NAME = "evaluate_qa.py"
-V2_METRICS = "metrics/v2_aggregated.json"
-"""Where the V2 pipeline is expected to put upstream's aggregated_metrics.json layout (not built yet)."""
+V2_METRICS = "metrics/v2.json"
+"""Stage v2's metrics: ``by_category`` holds upstream's aggregated_metrics breakdowns (web + enterprise)."""
 OFFICIAL_VARIANTS = frozenset({"s", "m", "oracle"})
 UPSTREAM_JUDGE_KIND = "upstream"
 V1_TYPES = ("single-session-user", "single-session-assistant", "single-session-preference",
@@ -98,12 +98,12 @@ class MetricKey:
 TASK_METRICS: Mapping[tuple[str, str], MetricKey] = {
     **{("longmemeval", t): MetricKey(QA_METRICS, f"per_type.{t}.accuracy", f"per_type.{t}.n") for t in V1_TYPES},
     ("longmemeval", "abstention"): MetricKey(QA_METRICS, "abstention.accuracy", "abstention.n"),
-    **{("longmemeval-v2", task): MetricKey(V2_METRICS, f"non_abstention_by_category.{c}.pct_correct",
-                                           f"non_abstention_by_category.{c}.count")
+    **{("longmemeval-v2", task): MetricKey(V2_METRICS, f"by_category.non_abstention_by_category.{c}.pct_correct",
+                                           f"by_category.non_abstention_by_category.{c}.count")
        for task, c in (("Static state recall", "static"), ("Dynamic state tracking", "dynamic"),
                        ("Workflow knowledge", "procedure"), ("Environment gotchas", "gotchas"))},
-    ("longmemeval-v2", "Premise awareness"): MetricKey(V2_METRICS, "abstention_overall.pct_correct",
-                                                       "abstention_overall.count"),
+    ("longmemeval-v2", "Premise awareness"): MetricKey(V2_METRICS, "by_category.abstention_overall.pct_correct",
+                                                       "by_category.abstention_overall.count"),
 }
 """(family id, task) -> the metric key that measures it."""
 

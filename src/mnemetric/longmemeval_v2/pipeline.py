@@ -101,5 +101,14 @@ def tracked_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+CATEGORY_SECTIONS = ("non_abstention_by_category", "abstention_by_category", "combined_abstention_by_category",
+                     "abstention_overall")
+
+
+def by_category(aggregated: Mapping[str, Any]) -> dict[str, Any]:
+    """upstream's per-category breakdowns (fractions, counts) of an aggregated_metrics dict."""
+    return {k: aggregated[k] for k in CATEGORY_SECTIONS if k in aggregated}
+
+
 def _strip(block: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if not k.startswith("memory_query")}

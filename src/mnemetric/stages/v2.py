@@ -11,7 +11,7 @@ combination, the summary with latency and LAFS — goes to the untracked folder
 from __future__ import annotations
 
 from mnemetric.io import write_json_atomic
-from mnemetric.longmemeval_v2.pipeline import run_from_settings, tracked_summary
+from mnemetric.longmemeval_v2.pipeline import by_category, run_from_settings, tracked_summary
 from mnemetric.longmemeval_v2.run import write_run
 from mnemetric.params import stage_params
 from mnemetric.stages import run
@@ -24,8 +24,10 @@ def main() -> None:
     p = stage_params(PARAMS)
     result = run_from_settings(p["v2"], p["llm"])
     write_run(p["paths.v2_runs"], result)
+    both = result.combined or next(iter(result.aggregated.values()))
     write_json_atomic(p["paths.metrics_v2"], {"benchmark": p["benchmark.name"], "v2": p["v2"]["name"],
-                                              **tracked_summary(result.summary)})
+                                              **tracked_summary(result.summary),
+                                              "by_category": by_category(both)})
     block = result.summary["combined"] or next(iter(result.summary["domains"].values()))
     acc = block["accuracy"]["overall_full_set"]
     lafs = result.summary.get("lafs") or {}
