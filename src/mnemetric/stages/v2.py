@@ -11,12 +11,12 @@ combination, the summary with latency and LAFS — goes to the untracked folder
 from __future__ import annotations
 
 from mnemetric.io import write_json_atomic
-from mnemetric.longmemeval_v2.pipeline import by_category, run_from_settings, tracked_summary
+from mnemetric.longmemeval_v2.pipeline import by_category, run_from_settings, tracked_summary, v2_manifest
 from mnemetric.longmemeval_v2.run import write_run
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
-PARAMS = ["benchmark.name", "v2", "llm", "paths.v2_runs", "paths.metrics_v2"]
+PARAMS = ["benchmark.name", "v2", "llm", "paths.v2_runs", "paths.metrics_v2", "paths.run_manifest_v2"]
 """paths.v2_runs: the untracked run folder (latency and LAFS live there)."""
 
 
@@ -28,6 +28,7 @@ def main() -> None:
     write_json_atomic(p["paths.metrics_v2"], {"benchmark": p["benchmark.name"], "v2": p["v2"]["name"],
                                               **tracked_summary(result.summary),
                                               "by_category": by_category(both)})
+    write_json_atomic(p["paths.run_manifest_v2"], v2_manifest(p["v2"], result.summary, p["paths.run_manifest_v2"]))
     block = result.summary["combined"] or next(iter(result.summary["domains"].values()))
     acc = block["accuracy"]["overall_full_set"]
     lafs = result.summary.get("lafs") or {}
