@@ -1,0 +1,54 @@
+"""Mnemetric's V2 baselines on the bundled sample's trajectories (real files)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemetric.errors import ConfigError
+from mnemetric.longmemeval_v2.baselines import make_memory, render_state
+from mnemetric.longmemeval_v2.memory import validate_items
+from mnemetric.longmemeval_v2.trajectories import iter_trajectories
+from tests.conftest import ROOT
+
+SAMPLE = ROOT / "data" / "sample-v2"
+TRAJ = {t.id: t for t in iter_trajectories(SAMPLE / "trajectories.jsonl")}
+WEB = ["fm-shop-001", "fm-shop-002", "fm-admin-001"]
+
+
+def filled(name, **opts):
+    m = make_memory(name, SAMPLE, opts)
+    for tid in WEB:
+        m.insert(TRAJ[tid])
+    return m
+
+
+def test_none_returns_nothing():
+    assert filled("none").query("anything") == []
+
+
+def test_full_context_is_newest_first_with_optional_screenshots():
+    items = filled("full-context").query("q")
+    assert [i["value"].splitlines()[0] for i in items] == [f"Trajectory: {TRAJ[t].goal}" for t in reversed(WEB)]
+    with_images = validate_items(filled("full-context", images=True).query("q"), system="full-context",
+                                 question_id="q")
+    first = TRAJ["fm-admin-001"]
+    assert [i["type"] for i in with_images[: 1 + len(first.states)]] == ["text"] + ["image"] * len(first.states)
+    assert with_images[1]["value"] == str(SAMPLE / first.states[0].screenshot)
+
+
+def test_bm25_returns_the_matching_state_first_and_respects_top_k():
+    m = filled("bm25", top_k=3)
+    items = m.query("lamps?")
+    assert len(items) == 3 and all(i["type"] == "text" for i in items)
+    shop = TRAJ["fm-shop-001"]
+    # "lamps" occurs in exactly two states of the sample: states 0 and 1 of fm-shop-001 (checked by hand)
+    assert {i["value"] for i in items[:2]} == {render_state(shop, shop.states[0]), render_state(shop, shop.states[1])}
+
+
+def test_empty_bm25_memory_returns_nothing():
+    assert make_memory("bm25", SAMPLE).query("x") == []
+
+
+def test_unknown_baseline():
+    with pytest.raises(ConfigError, match="unknown LongMemEval-V2 baseline"):
+        make_memory("rag", SAMPLE)
