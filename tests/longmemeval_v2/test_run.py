@@ -1,0 +1,114 @@
+"""A whole V2 evaluation on the bundled sample (data/sample-v2, both domains, every eval function): offline,
+and with the reader and judge on the local OpenAI-compatible server. Checks are against hand-derived facts
+of the sample and against the upstream formats read back from disk."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mnemetric.llm import LLMClient, ResponseCache
+from mnemetric.longmemeval_v2.aggregate import aggregate_file
+from mnemetric.longmemeval_v2.baselines import make_memory
+from mnemetric.longmemeval_v2.llm_checkers import LLMCheckers, OfflineChecker
+from mnemetric.longmemeval_v2.per_question import UPSTREAM_KEYS, read_per_question
+from mnemetric.longmemeval_v2.reader import OfflineReader, OpenAIReader
+from mnemetric.longmemeval_v2.run import run_v2, tier_of, write_run
+from mnemetric.longmemeval_v2.tokens import O200kCounter
+from mnemetric.longmemeval_v2.upstream_text import checker_texts, reader_texts
+from tests.conftest import ROOT
+from tests.support.openai_server import FakeOpenAIServer
+from tests.support.standin_v2 import HARNESS_STAND_IN, QA_STAND_IN
+
+SAMPLE = ROOT / "data" / "sample-v2"
+EVAL_FUNCTIONS = {"norm_phrase_set_match", "norm_phrase_set_match_ordered", "mc_choice_match",
+                  "mc_choice_set_match", "llm_abstention_checker", "llm_gotchas_checker"}
+
+
+def offline(memory="bm25", haystack="small", **kw):
+    return run_v2(SAMPLE, haystack, factory=lambda: make_memory(memory, SAMPLE), memory_name=memory,
+                  reader=OfflineReader(), checker=OfflineChecker(), counter=O200kCounter(), **kw)
+
+
+@pytest.mark.parametrize("haystack, shared", [("small", True), ("medium", False)])
+def test_offline_run_on_the_sample(tmp_path, haystack, shared):
+    run = offline(haystack=haystack)
+    assert set(run.rows) == {"web", "enterprise"}
+    names = {r.eval_function.split("|")[0] for rows in run.rows.values() for r in rows}
+    assert names == EVAL_FUNCTIONS
+    written = write_run(tmp_path, run)
+    assert [p.relative_to(tmp_path).as_posix() for p in written] == [
+        "web/per_question.jsonl", "web/aggregated_metrics.json", "enterprise/per_question.jsonl",
+        "enterprise/aggregated_metrics.json", "combined_aggregated_metrics.json", "v2.json"]
+    for domain in ("web", "enterprise"):
+        lines = (tmp_path / domain / "per_question.jsonl").read_text().splitlines()
+        assert list(json.loads(lines[0]))[: len(UPSTREAM_KEYS)] == list(UPSTREAM_KEYS)
+        rows = list(read_per_question(tmp_path / domain / "per_question.jsonl"))
+        assert [r.index for r in rows] == list(range(len(rows))) and all(r.timestamp_utc == "" for r in rows)
+        assert all(r.question_id.startswith(f"mnv2-{domain[:3]}") for r in rows)
+        on_disk = json.loads((tmp_path / domain / "aggregated_metrics.json").read_text())
+        assert on_disk == aggregate_file(tmp_path / domain / "per_question.jsonl")
+        assert on_disk["shared_haystack"] is shared and "completed_at_utc" not in on_disk
+    summary = json.loads((tmp_path / "v2.json").read_text())
+    assert summary == json.loads(json.dumps(run.summary))
+    assert list(summary) == ["schema", "settings", "domains", "combined", "lafs", "official_equivalence"]
+    assert summary["settings"]["tier"] == haystack and summary["combined"]["questions"] == 14
+    acc = summary["combined"]["accuracy"]["overall_full_set"]
+    assert acc["n"] == 14 and acc["value"] == acc["correct"] / 14 and acc["ci95_low"] <= acc["value"] <= acc["ci95_high"]
+    assert summary["lafs"]["computed"] and summary["lafs"]["tier"] == haystack
+    eq = summary["official_equivalence"]
+    assert eq["official"] is False and any("token counter" in r for r in eq["reasons"])
+    assert any("reader 'offline'" in r for r in eq["reasons"]) and any("checker 'offline'" in r for r in eq["reasons"])
+
+
+def test_none_memory_answers_unknown_and_scores_zero():
+    run = offline("none")
+    rows = [r for rs in run.rows.values() for r in rs]
+    assert all(r.is_unknown and r.score == 0.0 and r.memory_context == () for r in rows)
+    assert run.summary["combined"]["accuracy"]["overall_full_set"]["value"] == 0.0
+    # a Clopper-Pearson 95 % interval for 0/14 is [0, 1 - 0.025 ** (1/14)]
+    assert run.summary["combined"]["accuracy"]["overall_full_set"]["ci95_high"] == pytest.approx(1 - 0.025 ** (1 / 14))
+
+
+def test_one_domain_has_no_combination_and_says_why():
+    run = offline(domains=("web",))
+    assert run.combined is None and run.summary["combined"] is None and not run.summary["lafs"]["computed"]
+    assert any("only web run" in r for r in run.summary["official_equivalence"]["reasons"])
+
+
+def test_tier_of():
+    assert tier_of("small") == "small" and tier_of(SAMPLE / "haystacks" / "lme_v2_medium.json") == "medium"
+    assert tier_of("mine.json") is None
+
+
+def test_llm_run_on_the_local_server_marks_failures(tmp_path):
+    def reply(messages):
+        if messages[0]["content"].startswith("Stand-in rubric"):  # the judge
+            return '{"label": 1}'
+        return "\\boxed{Meadow Post}"
+
+    def null_for_one(body):  # the reader gets no answer for one question
+        user = body["messages"][-1]["content"]
+        return "null_content" if isinstance(user, list) and "order 1042 go through" in user[-1].get("text", "") else None
+
+    with FakeOpenAIServer(reply=reply, non_answer_for=null_for_one) as server:
+        client = LLMClient(base_url=server.base_url, api_key="sk-test", cache=ResponseCache(tmp_path / "c.sqlite"),
+                           max_attempts=1, non_answer_attempts=1)
+        texts = reader_texts(HARNESS_STAND_IN)
+        run = run_v2(SAMPLE, "small", ("web",), factory=lambda: make_memory("bm25", SAMPLE), memory_name="bm25",
+                     reader=OpenAIReader(client, texts), checker=LLMCheckers(client, checker_texts(QA_STAND_IN)),
+                     counter=O200kCounter(), texts=texts)
+        sent = server.count
+    rows = {r.question_id: r for r in run.rows["web"]}
+    assert rows["mnv2-web-02"].failed and "content is null" in rows["mnv2-web-02"].failed
+    assert rows["mnv2-web-02"].score is None and rows["mnv2-web-02"].memory_context is not None
+    assert rows["mnv2-web-01"].score == 1.0  # gold "Meadow Post"
+    assert rows["mnv2-web-04"].score == 1.0 and rows["mnv2-web-05"].score == 1.0  # judge says 1
+    assert rows["mnv2-web-03"].score == 0.0  # mc gold B
+    assert rows["mnv2-web-01"].prompt_messages[1]["content"][0]["type"] == "text"
+    agg = run.aggregated["web"]
+    assert agg["overall"]["count_all_questions"] == 6 and agg["mnemetric"]["failed_question_ids"] == ["mnv2-web-02"]
+    assert run.summary["domains"]["web"]["failed"] == 1
+    assert any("1 question(s) failed" in r for r in run.summary["official_equivalence"]["reasons"])
+    assert sent == 7 + 3  # 7 reader requests (the null one once) + 3 judge calls (2 abstention, 1 gotchas)
