@@ -109,3 +109,36 @@ def test_bad_input_exits_2_without_traceback():
     done = subprocess.run([sys.executable, "-m", "mnemetric.cli", "v2-lafs", "--tier", "small", "x@y"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr and "x@y" in done.stderr
+
+
+def test_v2_run_offline_writes_every_file(tmp_path, capsys):
+    out = tmp_path / "out"
+    code, stdout, err = run(capsys, "v2", "run", ROOT / "data" / "sample-v2", "--haystack", "small",
+                            "--memory", "full-context", "--reader", "offline", "--checker", "offline", "--out", out)
+    assert code == 0, err
+    for rel in ("web/per_question.jsonl", "web/aggregated_metrics.json", "enterprise/per_question.jsonl",
+                "enterprise/aggregated_metrics.json", "combined_aggregated_metrics.json", "v2.json"):
+        assert (out / rel).is_file() and str(out / rel) in stdout
+    summary = json.loads((out / "v2.json").read_text())
+    assert summary["settings"]["memory"] == "full-context" and summary["combined"]["questions"] == 14
+    assert "official False" in err
+
+
+def test_v2_run_relative_haystack_file_and_one_domain(tmp_path, capsys):
+    code, _, err = run(capsys, "v2", "run", ROOT / "data" / "sample-v2", "--haystack", "haystacks/lme_v2_medium.json",
+                       "--memory", "none", "--domain", "enterprise", "--out", tmp_path)
+    assert code == 0, err
+    assert not (tmp_path / "web").exists() and not (tmp_path / "combined_aggregated_metrics.json").exists()
+    assert json.loads((tmp_path / "v2.json").read_text())["settings"]["tier"] == "medium"
+
+
+def test_v2_run_bad_data_root_exits_2(tmp_path, capsys):
+    (tmp_path / "root").mkdir()
+    code, _, err = run(capsys, "v2", "run", tmp_path / "root", "--haystack", "small", "--memory", "none",
+                       "--out", tmp_path / "o")
+    assert code in (1, 2) and "questions.jsonl" in err and not (tmp_path / "o" / "v2.json").exists()
+
+
+def test_v2_validate_in_the_group(capsys):
+    code, _, err = run(capsys, "v2", "validate", ROOT / "data" / "sample-v2")
+    assert code == 0 and "0 problem(s)" in err
