@@ -1,7 +1,7 @@
 """`mnemetric runs`: branches and DVC experiments with headline numbers and comparability keys.
 
-Everything is read from git at each revision (params.yaml and metrics/*.json are git-tracked,
-``cache: false``), so listing is fast and needs no DVC cache. Runs whose keys agree (variant sha256,
+Everything is read from git at each revision (params.yaml, metrics/*.json and metrics/detail/qa.json
+are git-tracked, ``cache: false``), so listing is fast and needs no DVC cache. Runs whose keys agree (variant sha256,
 suite hash, adapter schema, scoring profile, judge, reader, retrieval budget) share a group letter:
 those pairs may be compared with `mnemetric compare`.
 """
@@ -46,14 +46,16 @@ def run_summary(name: str, kind: str, repo: Path) -> dict[str, Any]:
         params = revisions.read_yaml(rev, "params.yaml", repo) or {}
         paths = params.get("paths") or {}
         files = {"data": paths.get("metrics_data", "metrics/data.json"), "qa": paths.get("metrics_qa", "metrics/qa.json"),
-                 "retrieval": paths.get("metrics_retrieval", "metrics/retrieval.json")}
+                 "retrieval": paths.get("metrics_retrieval", "metrics/retrieval.json"),
+                 "qa_detail": "metrics/detail/qa.json"}
         metrics = {k: revisions.read_json(rev, f, repo) if revisions.exists(rev, f, repo) else {} for k, f in files.items()}
     except InputError as exc:
         return {**row, "error": str(exc).splitlines()[0]}
     row["headline"] = {label: _headline(_get(metrics[f], key)) for label, f, key in HEADLINE}
     data, qa = metrics["data"], metrics["qa"]
-    judge = qa.get("judge") if isinstance(qa.get("judge"), dict) else {}
+    judge = next((b["judge"] for b in (metrics["qa_detail"], qa) if isinstance(b.get("judge"), dict)), {})
     row["keys"] = {
+        "benchmark": _get(params, "benchmark.name"),
         "variant": _get(params, "variant.name"),
         "sha256": (_get(data, "variant.sha256") or _get(params, "variant.sha256") or "")[:12] or None,
         "suite": (_get(data, "suite.name") or _get(params, "suite.name")),
@@ -61,6 +63,7 @@ def run_summary(name: str, kind: str, repo: Path) -> dict[str, Any]:
         "adapter": _get(params, "adapter.schema"),
         "profile": _get(params, "scoring.name"),
         "judge": ",".join(judge.get("models") or []) or _get(params, "judge.model"),
+        "judge_name": _get(params, "judge.name"),
         "prompt_set": (judge.get("prompt_set_sha256") or "")[:12] or None,
         "reader": json.dumps(_get(params, "reader"), sort_keys=True),
         "budget": f"k={_get(params, 'retrieval.context_k')},tokens={_get(params, 'retrieval.context_tokens')}",
