@@ -1,0 +1,103 @@
+"""Custody end to end in a temp repo driven by real dvc: run manifest, gate, inventory, verify, card."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.support.openai_server import FakeOpenAIServer
+from tests.support.standin_evaluate_qa import write_standin
+
+pytestmark = pytest.mark.e2e
+
+JUDGED = "data/runs/hypotheses.jsonl.eval-results-lexical"
+V1_TASKS = ["single-session-user", "single-session-assistant", "single-session-preference", "temporal-reasoning",
+            "knowledge-update", "multi-session", "abstention"]
+
+
+def with_tests(dvc_repo):
+    """A clone has tests/ (the inventory reads its markers): copy them in and commit."""
+    shutil.copytree(ROOT / "tests", dvc_repo.path / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    dvc_repo.run("git", "add", "-A")
+    dvc_repo.run("git", "commit", "-qm", "tests")
+    return dvc_repo
+
+
+def mnemetric(dvc_repo, *args, check=True):
+    return dvc_repo.run("mnemetric", *args, check=check)
+
+
+def test_sample_run_manifest_inventory_verify_and_card(dvc_repo):
+    repo = with_tests(dvc_repo)
+    repo.dvc("repro")
+    run = repo.json("metrics/run.json")
+    assert run["variant"]["name"] == "sample" and run["variant"]["sha256_verified"] is True
+    assert run["counts"] == {"questions": 43, "judged": 43, "failed": 0}
+    gate = run["official_equivalence"]
+    assert gate["value"] is False
+    assert any("'sample' is not an official pinned file" in r for r in gate["reasons"])
+    assert any("not the official API" in r for r in gate["reasons"])
+    assert run["retrieval"]["delivered"]["questions"] == 43
+    assert run["retrieval"]["delivered"]["items"]["max"] <= run["retrieval"]["requested"]["context_k"]
+    assert run["retrieval"]["delivered"]["tokens"]["max"] <= run["retrieval"]["requested"]["context_tokens"]
+
+    inv = repo.json("data/inventory/upstream-task-inventory.json")
+    v1, v2 = inv["families"]
+    assert [t["task"] for t in v1["tasks"]] == V1_TASKS
+    for task in v1["tasks"]:
+        assert task["coverage_status"] == "measured", task["task"]
+        assert "metrics/run.json" in task["evidence_refs"] and task["test_refs"], task["task"]
+        for ref in task["evidence_refs"] + task["test_refs"]:
+            assert (repo.path / ref.split("#")[0].split("::")[0]).is_file(), ref
+    # V2: no V2 run manifest in this pipeline, so the tasks are mapped by tests, not measured
+    assert {t["coverage_status"] for t in v2["tasks"]} == {"mapped"}
+    assert inv["complete"] is False
+    assert inv["qa_aggregation_review"]["judge_executed"] is False  # the lexical judge is not upstream's
+
+    assert mnemetric(repo, "verify").returncode == 0
+    repo.run("git", "add", "-A")
+    repo.run("git", "commit", "-qm", "run")
+    path = repo.path / JUDGED
+    data = bytearray(path.read_bytes())
+    data[0] ^= 0x01  # one byte
+    path.write_bytes(bytes(data))
+    bad = mnemetric(repo, "verify", check=False)
+    assert bad.returncode == 1
+    drifted = [line for line in bad.stdout.splitlines() if not line.startswith("ok")]
+    assert len(drifted) == 1 and drifted[0].startswith(f"DRIFT    {JUDGED} ")
+    assert mnemetric(repo, "verify", "--rev", "HEAD").returncode == 0  # the committed revision still matches
+
+    card = mnemetric(repo, "card").stdout
+    assert "- official_equivalence: **false**" in card
+    assert run["variant"]["sha256"] in card and f"`{JUDGED}`, sha256 `" in card
+
+
+def reply(messages):
+    text = messages[-1]["content"]
+    return "yes" if text.startswith("Grading job") else "The answer is Miso."
+
+
+def test_llm_judge_params_are_read_back_from_the_cache(dvc_repo, tmp_path):
+    sha = write_standin(tmp_path / "LongMemEval")
+    args = ["exp", "run", "-S", "reader=openai", "-S", "judge=upstream-gpt-4o", "-S", "suite=development",
+            "-S", f"judge.longmemeval_dir={tmp_path / 'LongMemEval'}", "-S", f"judge.evaluate_qa_sha256={sha}"]
+    with FakeOpenAIServer(reply=reply, model_map={"gpt-4o-2024-08-06": "gpt-4o-2024-08-06"}) as server:
+        dvc_repo.dvc(*args, env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"})
+        base_url = server.base_url
+    run = dvc_repo.json("metrics/run.json")
+    n = run["counts"]["questions"]
+    assert run["counts"]["judged"] == n > 0
+    assert run["judge"]["params_sent"] == {"requests": n, "values": [{"temperature": 0, "max_tokens": 10, "n": 1}],
+                                           "not_in_cache": 0}
+    assert run["reader"]["params_sent"]["values"] == [{"temperature": 0, "max_tokens": 800, "n": 1}]
+    assert run["judge"]["resolved_models"] == ["gpt-4o-2024-08-06"]
+    assert run["judge"]["endpoints"] == [base_url.rstrip("/")]
+    reasons = run["official_equivalence"]["reasons"]
+    assert run["official_equivalence"]["value"] is False
+    assert any(base_url.rstrip("/") in r and "not the official API" in r for r in reasons)
+    assert any("not the full suite" in r for r in reasons)
+    assert any("prompt set sha256" in r for r in reasons)  # the stand-in's templates are not upstream's
+    assert not any("judge parameters" in r or "not in cache" in r for r in reasons)
