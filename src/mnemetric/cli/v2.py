@@ -145,53 +145,6 @@ def _lafs(p: argparse.ArgumentParser) -> Handler:
     return run
 
 
-def _reader_texts(required: bool):
-    """The pinned reader texts (checkout $MNEMETRIC_LONGMEMEVAL_V2_DIR, else the cache, else a download when
-    ``required``), or None when the offline reader runs without them."""
-    import os
-
-    from mnemetric.errors import MnemetricError
-    from mnemetric.llm.cache import default_cache_dir
-    from mnemetric.longmemeval_v2.upstream_text import load_reader_texts
-
-    try:
-        return load_reader_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir(),
-                                 download=required)
-    except MnemetricError:
-        if required:
-            raise
-        return None
-
-
-def _reader(a: argparse.Namespace):
-    from mnemetric.longmemeval_v2.reader import OfflineReader, OpenAIReader
-
-    if a.reader == "offline":
-        return OfflineReader(), _reader_texts(False)
-    from mnemetric.llm import LLMClient
-
-    texts = _reader_texts(True)
-    client = LLMClient(base_url=a.reader_base_url, role="reader", max_concurrency=a.concurrency)
-    params = {"enable_thinking": not a.no_thinking}
-    return OpenAIReader(client, texts, model=a.reader_model, params=params), texts
-
-
-def _checker(a: argparse.Namespace):
-    from mnemetric.longmemeval_v2.llm_checkers import LLMCheckers, OfflineChecker
-
-    if a.checker == "offline":
-        return OfflineChecker()
-    import os
-
-    from mnemetric.llm import LLMClient
-    from mnemetric.llm.cache import default_cache_dir
-    from mnemetric.longmemeval_v2.upstream_text import load_checker_texts
-
-    texts = load_checker_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir())
-    client = LLMClient(base_url=a.judge_base_url, role="judge", max_concurrency=a.concurrency)
-    return LLMCheckers(client, texts, model=a.judge_model)
-
-
 def _haystack(root: Path, given: str) -> str | Path:
     from mnemetric.longmemeval_v2.haystacks import TIERS
 
@@ -235,18 +188,15 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--out", type=Path, required=True, help="output folder")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval_v2.baselines import make_memory
-        from mnemetric.longmemeval_v2.run import run_v2, write_run
-        from mnemetric.longmemeval_v2.tokens import counter_for
+        from mnemetric.longmemeval_v2.run import run_named, write_run
 
-        counter = counter_for(a.token_counter, a.processor_path)
-        reader, texts = _reader(a)
-        checker = _checker(a)
-        domains = tuple(dict.fromkeys(a.domain or ("web", "enterprise")))
-        result = run_v2(a.data_root, _haystack(a.data_root, a.haystack), domains,
-                        factory=lambda: make_memory(a.memory, a.data_root, {"top_k": a.top_k}),
-                        memory_name=a.memory, reader=reader, checker=checker, counter=counter,
-                        max_tokens=a.max_tokens, texts=texts, check_images=not a.no_images)
+        result = run_named(a.data_root, _haystack(a.data_root, a.haystack), memory=a.memory,
+                           memory_options={"top_k": a.top_k}, domains=a.domain or ("web", "enterprise"),
+                           reader=a.reader, reader_model=a.reader_model, reader_base_url=a.reader_base_url,
+                           enable_thinking=not a.no_thinking, checker=a.checker, judge_model=a.judge_model,
+                           judge_base_url=a.judge_base_url, token_counter=a.token_counter,
+                           processor_path=a.processor_path, max_tokens=a.max_tokens,
+                           check_images=not a.no_images, llm={"max_concurrency": a.concurrency})
         for path in write_run(a.out, result):
             print(path)
         s = result.summary

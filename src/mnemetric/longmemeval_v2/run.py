@@ -257,3 +257,81 @@ def write_run(out: str | Path, run: V2Run) -> list[Path]:
     write_json_atomic(out / "v2.json", run.summary)
     written.append(out / "v2.json")
     return written
+
+
+# --------------------------------------------------------------------------- components by name (CLI, DVC stage)
+
+
+def reader_texts_or_none(*, download: bool) -> ReaderTexts | None:
+    """The pinned reader texts (checkout ``$MNEMETRIC_LONGMEMEVAL_V2_DIR``, else the cache, else a download
+    when ``download``); None when they cannot be had and ``download`` is False (the offline reader)."""
+    import os
+
+    from mnemetric.errors import MnemetricError
+    from mnemetric.llm.cache import default_cache_dir
+    from mnemetric.longmemeval_v2.upstream_text import load_reader_texts
+
+    try:
+        return load_reader_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir(), download=download)
+    except MnemetricError:
+        if download:
+            raise
+        return None
+
+
+def make_reader(kind: str, *, model: str | None = None, base_url: str | None = None, enable_thinking: bool = True,
+                llm: Mapping[str, Any] | None = None) -> tuple[Any, ReaderTexts | None]:
+    """(reader, its texts): "offline" (texts if available, never downloaded) or "openai" (texts required)."""
+    from mnemetric.errors import ConfigError
+    from mnemetric.longmemeval_v2.reader import OfflineReader, OpenAIReader
+    from mnemetric.longmemeval_v2.requests import READER_MODEL
+
+    if kind == "offline":
+        return OfflineReader(), reader_texts_or_none(download=False)
+    if kind != "openai":
+        raise ConfigError("reader", f"unknown reader {kind!r}", fix="use 'offline' or 'openai'")
+    from mnemetric.llm.settings import client_from_params
+
+    texts = reader_texts_or_none(download=True)
+    client = client_from_params(dict(llm or {}), base_url, role="reader")
+    return OpenAIReader(client, texts, model=model or READER_MODEL, params={"enable_thinking": enable_thinking}), texts
+
+
+def make_checker(kind: str, *, model: str | None = None, base_url: str | None = None,
+                 llm: Mapping[str, Any] | None = None) -> Any:
+    """"offline" (lexical stand-in) or "llm" (the two LLM checkers; pinned prompts, default judge gpt-5.2)."""
+    import os
+
+    from mnemetric.errors import ConfigError
+    from mnemetric.llm.cache import default_cache_dir
+    from mnemetric.llm.settings import client_from_params
+    from mnemetric.longmemeval_v2.llm_checkers import LLMCheckers, OfflineChecker
+    from mnemetric.longmemeval_v2.requests import CHECKER_MODEL
+    from mnemetric.longmemeval_v2.upstream_text import load_checker_texts
+
+    if kind == "offline":
+        return OfflineChecker()
+    if kind != "llm":
+        raise ConfigError("checker", f"unknown checker {kind!r}", fix="use 'offline' or 'llm'")
+    texts = load_checker_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir())
+    return LLMCheckers(client_from_params(dict(llm or {}), base_url, role="judge"), texts, model=model or CHECKER_MODEL)
+
+
+def run_named(root: str | Path, haystack: str | Path, *, memory: str, memory_options: Mapping[str, Any] | None = None,
+              domains: Sequence[str] = DOMAINS, reader: str = "offline", reader_model: str | None = None,
+              reader_base_url: str | None = None, enable_thinking: bool = True, checker: str = "offline",
+              judge_model: str | None = None, judge_base_url: str | None = None, token_counter: str = "o200k",
+              processor_path: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS, check_images: bool = True,
+              data_verified: bool = False, llm: Mapping[str, Any] | None = None) -> V2Run:
+    """:func:`run_v2` with every component chosen by name (what the CLI and the DVC stage call)."""
+    from mnemetric.longmemeval_v2.baselines import make_memory
+    from mnemetric.longmemeval_v2.tokens import counter_for
+
+    counter = counter_for(token_counter, processor_path)
+    the_reader, texts = make_reader(reader, model=reader_model, base_url=reader_base_url,
+                                    enable_thinking=enable_thinking, llm=llm)
+    the_checker = make_checker(checker, model=judge_model, base_url=judge_base_url, llm=llm)
+    options = dict(memory_options or {})
+    return run_v2(root, haystack, tuple(dict.fromkeys(domains)), factory=lambda: make_memory(memory, root, options),
+                  memory_name=memory, reader=the_reader, checker=the_checker, counter=counter,
+                  max_tokens=max_tokens, texts=texts, check_images=check_images, data_verified=data_verified)
