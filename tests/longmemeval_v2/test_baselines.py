@@ -52,3 +52,18 @@ def test_empty_bm25_memory_returns_nothing():
 def test_unknown_baseline():
     with pytest.raises(ConfigError, match="unknown LongMemEval-V2 baseline"):
         make_memory("rag", SAMPLE)
+
+
+def test_dense_over_states_through_a_local_embeddings_endpoint(monkeypatch):
+    from tests.support.openai_server import FakeOpenAIServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer() as server:
+        m = filled("dense", backend="openai", model="emb-test", base_url=server.base_url, top_k=4)
+        items = m.query("lamps?")
+        sent = server.count
+        again = filled("dense", backend="openai", model="emb-test", base_url=server.base_url, top_k=4).query("lamps?")
+        assert server.count == sent and sent >= 1  # the embedding cache serves the rerun
+    states = {render_state(TRAJ[t], s) for t in WEB for s in TRAJ[t].states}
+    assert len(items) == 4 and {i["value"] for i in items} <= states and again == items
+    assert all(r.path.endswith("/embeddings") for r in server.requests)
