@@ -1,0 +1,99 @@
+"""`mnemetric compare` and `mnemetric runs` against real DVC experiments of the sample pipeline.
+
+main runs the sample (`dvc repro`, committed); experiments: memory=oracle (better retrieval),
+adapter=legacy-v2 (not comparable: another adapter schema), memory=none (retrieval collapses).
+Expected numbers come from each run's own metric files (written by the pipeline's stages, not by
+compare) and from a McNemar p recomputed here from the printed flips.
+"""
+
+from __future__ import annotations
+
+import json
+from math import comb
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def _exp(repo, name: str, *sets: str) -> dict:
+    args = ["exp", "run", "-n", name]
+    for s in sets:
+        args += ["-S", s]
+    repo.dvc(*args)
+    return {"qa": repo.json("metrics/qa.json"), "retrieval": repo.json("metrics/retrieval.json")}
+
+
+def _compare(repo, *args: str):
+    return repo.run("mnemetric", "compare", *args, check=False)
+
+
+def test_compare_and_runs_on_real_experiments(dvc_repo):
+    dvc_repo.dvc("repro")
+    main = {"qa": dvc_repo.json("metrics/qa.json"), "retrieval": dvc_repo.json("metrics/retrieval.json")}
+    dvc_repo.run("git", "add", "-A")
+    dvc_repo.run("git", "commit", "-qm", "sample run")
+    oracle = _exp(dvc_repo, "oracle", "memory=oracle")
+    _exp(dvc_repo, "legacy", "adapter=legacy-v2")
+    _exp(dvc_repo, "none", "memory=none")
+
+    # main vs oracle: the retrieval gain with paired intervals, QA with McNemar
+    proc = _compare(dvc_repo, "main", "oracle", "--json")
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)
+    assert r["comparable"] is True and r["differences"] == []
+    r5 = r["retrieval"]["levels"]["session"]["recall_all@5"]
+    assert r5["n"] == main["retrieval"]["exclude_abs"]["n"] == 36
+    assert r5["a_mean"] == pytest.approx(main["retrieval"]["exclude_abs"]["session"]["recall_all@5"])
+    assert r5["b_mean"] == pytest.approx(oracle["retrieval"]["exclude_abs"]["session"]["recall_all@5"]) == 1.0
+    assert r5["diff"] > 0 and r5["low"] <= r5["diff"] <= r5["high"]
+    overall = r["qa"]["overall"]
+    assert overall["n"] == 43
+    assert overall["a_mean"] == pytest.approx(main["qa"]["overall"])
+    assert overall["b_mean"] == pytest.approx(oracle["qa"]["overall"])
+    b = sum(1 for f in r["qa"]["flips"] if f["old"] and not f["new"])
+    c = sum(1 for f in r["qa"]["flips"] if f["new"] and not f["old"])
+    d = b + c
+    expected_p = 1.0 if d == 0 else min(1.0, sum(comb(d, i) for i in range(min(b, c) + 1)) / 2 ** (d - 1))
+    assert (overall["a_only"], overall["b_only"]) == (b, c)
+    assert overall["p_value"] == pytest.approx(expected_p)
+    table = _compare(dvc_repo, "main", "oracle")
+    assert table.returncode == 0
+    assert "session recall_all@10" in table.stdout and "McNemar p" in table.stdout and "flipped questions" in table.stdout
+    md = _compare(dvc_repo, "main", "oracle", "--md", "--fail-on-regression", "recall_all@10")
+    assert md.returncode == 0 and "| overall | 43 |" in md.stdout
+
+    # another adapter: refused, naming the field; --force compares and prints the differences first
+    refused = _compare(dvc_repo, "main", "legacy")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "not comparable" in refused.stderr and "adapter schema" in refused.stderr
+    assert "longmemeval-session/v3" in refused.stderr and "longmemeval-session/v2" in refused.stderr
+    forced = _compare(dvc_repo, "main", "legacy", "--force")
+    assert forced.returncode == 0 and "warning (--force)" in forced.stderr and "adapter schema" in forced.stderr
+
+    # the CI gate: memory=none loses recall significantly
+    gate = _compare(dvc_repo, "main", "none", "--fail-on-regression", "recall_all@10")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert "regression: recall_all@10 dropped" in gate.stderr
+
+    # a revision lacking a metric file: a clear message
+    dvc_repo.run("git", "checkout", "-qb", "nometrics", "main")
+    dvc_repo.run("git", "rm", "-q", "metrics/data.json")
+    dvc_repo.run("git", "commit", "-qm", "no data metrics")
+    dvc_repo.run("git", "checkout", "-q", "main")
+    missing = _compare(dvc_repo, "main", "nometrics")
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert "nometrics:metrics/data.json" in missing.stderr
+    unknown = _compare(dvc_repo, "main", "no-such-exp")
+    assert unknown.returncode == 2 and "no-such-exp" in unknown.stderr and "oracle" in unknown.stderr
+
+    # runs: main, oracle, none comparable (one group); legacy alone
+    runs = dvc_repo.run("mnemetric", "runs", "--no-workspace", "--json")
+    rows = {row["name"]: row for row in json.loads(runs.stdout)}
+    assert {"main", "nometrics", "oracle", "legacy", "none"} <= set(rows)
+    assert rows["main"]["group"] == rows["oracle"]["group"] == rows["none"]["group"] != rows["legacy"]["group"]
+    assert rows["oracle"]["headline"]["overall"] == pytest.approx(oracle["qa"]["overall"])
+    sha = dvc_repo.json("metrics/data.json")["variant"]["sha256"]
+    assert rows["main"]["keys"]["sha256"] == sha[:12] and rows["legacy"]["keys"]["adapter"].endswith("/v2")
+    text = dvc_repo.run("mnemetric", "runs").stdout
+    assert "comparable: " in text and "alone: legacy" in text
