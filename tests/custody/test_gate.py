@@ -79,3 +79,9 @@ def test_several_deviations_give_several_reasons():
 def test_an_empty_run_is_not_official():
     doc = _set(_set(official(), "counts.questions", 0), "counts.judged", 0)
     assert official_equivalence(doc) == (False, ["the run has no questions"])
+
+
+def test_judgments_naming_two_prompt_sets_are_not_official():
+    doc = _set(_set(official(), "judge.prompt_set_sha256s", [PINNED, "0" * 64]), "judge.prompt_set_sha256", None)
+    ok, reasons = official_equivalence(doc)
+    assert not ok and "2 different prompt sets" in reasons[0]

@@ -216,3 +216,20 @@ def test_cache_lookup_reads_params_of_a_real_cache(tmp_path):
         cache.put("k1", {"kind": "chat", "model": "m", "params": {"temperature": 0}}, {"model": "m"})
     get = cache_lookup(path)
     assert get("k1") == {"temperature": 0} and get("k2") is None
+
+
+def test_two_prompt_sets_in_one_judged_file_are_named(run):
+    tmp, p, cache_file = run
+    _edit_jsonl(tmp / "hyp.jsonl.eval-results-gpt-4o", 0, lambda r: r["mnemetric_judge"].update(prompt_set_sha256="q" * 64))
+    m = build_manifest(gather_inputs(p, cache_path=cache_file))
+    assert m["judge"]["prompt_set_sha256"] is None and m["judge"]["prompt_set_sha256s"] == ["p" * 64, "q" * 64]
+    assert "the judgments name 2 different prompt sets" in m["official_equivalence"]["reasons"]
+
+
+def test_an_unreadable_cache_is_an_input_error(run):
+    tmp, p, _ = run
+    bad = tmp / "bad.sqlite3"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(InputError) as exc:
+        build_manifest(gather_inputs(p, cache_path=bad))
+    assert "bad.sqlite3" in str(exc.value)

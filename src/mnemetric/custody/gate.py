@@ -73,6 +73,8 @@ def _judge_reasons(j: Mapping[str, Any]) -> list[str]:
     if resolved != [OFFICIAL_JUDGE_MODEL]:
         out.append(f"judge model(s) returned {resolved} are not [{OFFICIAL_JUDGE_MODEL!r}]")
     pinned = _pinned_prompt_set()
+    if len(j.get("prompt_set_sha256s") or []) > 1:
+        out.append(f"the judgments name {len(j['prompt_set_sha256s'])} different prompt sets")
     if pinned is None or j.get("prompt_set_sha256") != pinned:
         out.append(f"judge prompt set sha256 {j.get('prompt_set_sha256')} is not the pinned upstream set {pinned}")
     out += _params_reasons(j.get("params_sent"))

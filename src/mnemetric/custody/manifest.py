@@ -14,7 +14,8 @@ that contains it); code identity is by content (the component fingerprints of
 * ``adapter``: name, schema. ``memory``: name, ``config_sha256`` (sha256 of the canonical JSON of
   the ``memory`` params section), ``fingerprint_sha256`` (``data/fingerprints/memory.json``).
 * ``reader`` / ``judge``: name, kind, requested model, ``resolved_models`` (what the server returned:
-  hypotheses' ``model`` field, judged lines' ``autoeval_label.model``), ``prompt_set_sha256``,
+  hypotheses' ``model`` field, judged lines' ``autoeval_label.model``), ``prompt_set_sha256`` (the one
+  set every judgment names, else null; all of them in ``prompt_set_sha256s``, judge only),
   ``endpoints``, and ``params_sent``: the output parameters of the requests actually sent, read back
   from the LLM response cache (:mod:`mnemetric.llm.cache`) by each line's request sha256 —
   ``{"requests", "values" (distinct parameter sets), "not_in_cache"}``; a row absent from the cache is
@@ -135,7 +136,8 @@ def judge_block(p: Mapping[str, Any], judged: Sequence[Mapping[str, Any]],
     prompt_sets = _distinct(t.get("prompt_set_sha256") for t in traces)
     return {"name": spec["name"], "kind": spec.get("kind"), "requested_model": spec.get("model"),
             "resolved_models": _distinct((j.get("autoeval_label") or {}).get("model") for j in judged),
-            "prompt_set_sha256": prompt_sets[0] if len(prompt_sets) == 1 else (prompt_sets or None),
+            "prompt_set_sha256": prompt_sets[0] if len(prompt_sets) == 1 else None,
+            "prompt_set_sha256s": prompt_sets,
             "endpoints": _distinct(t.get("endpoint") for t in traces),
             "params_sent": params_sent([t.get("request_sha256") for t in traces], cached)}
 
@@ -215,7 +217,11 @@ def cache_lookup(cache_path: str | Path | None = None) -> Callable[[str], Mappin
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
 
     def get(sha: str) -> Mapping[str, Any] | None:
-        row = conn.execute("SELECT request_json FROM responses WHERE key=?", (sha,)).fetchone()
+        try:
+            row = conn.execute("SELECT request_json FROM responses WHERE key=?", (sha,)).fetchone()
+        except sqlite3.Error as exc:
+            raise InputError(str(path), sha, "request_json", f"the LLM cache cannot be read ({exc})",
+                             fix="point MNEMETRIC_CACHE_DIR at a Mnemetric cache") from None
         return None if row is None else json.loads(row[0]).get("params", {})
     return get
 
