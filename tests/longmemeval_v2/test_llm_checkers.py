@@ -23,7 +23,7 @@ def judge(messages):
 
 def checkers(server, tmp_path):
     client = LLMClient(base_url=server.base_url, api_key="sk-test", cache=ResponseCache(tmp_path / "c.sqlite"),
-                       max_attempts=1, backoff_base=0.0)
+                       max_attempts=4, backoff_base=0.05)
     return LLMCheckers(client, TEXTS)
 
 

@@ -32,7 +32,7 @@ def server():
 
 def reader(server, tmp_path):
     client = LLMClient(base_url=server.base_url, api_key="sk-test", cache=ResponseCache(tmp_path / "c.sqlite"),
-                       max_attempts=1, backoff_base=0.0)
+                       max_attempts=4, backoff_base=0.05)
     return OpenAIReader(client, TEXTS)
 
 
@@ -101,3 +101,10 @@ def test_offline_reader():
     mc = "Where are coupons? A. Catalog menu B. Marketing menu C. Reports"
     assert r.answer(ReaderInput("web", [{"type": "text", "value": "open Marketing then Cart Price Rules"}], mc,
                                 None)) == "\\boxed{B}"
+
+
+def test_official_only_with_the_run_eval_reader_and_pinned_texts(tmp_path):
+    client = LLMClient(base_url="http://127.0.0.1:9/v1", api_key="sk-test", use_cache=False)
+    # stand-in texts are never pinned, so no stand-in reader is official, whatever its settings
+    assert not OpenAIReader(client, TEXTS).official
+    assert not OpenAIReader(client, TEXTS, params={"enable_thinking": False}).official

@@ -94,7 +94,7 @@ def test_llm_run_on_the_local_server_marks_failures(tmp_path):
 
     with FakeOpenAIServer(reply=reply, non_answer_for=null_for_one) as server:
         client = LLMClient(base_url=server.base_url, api_key="sk-test", cache=ResponseCache(tmp_path / "c.sqlite"),
-                           max_attempts=1, non_answer_attempts=1)
+                           max_attempts=4, backoff_base=0.05, non_answer_attempts=1)
         texts = reader_texts(HARNESS_STAND_IN)
         run = run_v2(SAMPLE, "small", ("web",), factory=lambda: make_memory("bm25", SAMPLE), memory_name="bm25",
                      reader=OpenAIReader(client, texts), checker=LLMCheckers(client, checker_texts(QA_STAND_IN)),

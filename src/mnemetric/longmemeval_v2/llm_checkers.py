@@ -87,7 +87,9 @@ class LLMCheckers:
 
     @property
     def official(self) -> bool:
-        return self.model == CHECKER_MODEL and self.texts.is_pinned
+        """run_eval's judge: gpt-5.2, reasoning effort medium, 4096 completion tokens, pinned prompts."""
+        return (self.model == CHECKER_MODEL and self.reasoning_effort == CHECKER_REASONING_EFFORT
+                and self.max_completion_tokens == CHECKER_MAX_COMPLETION_TOKENS and self.texts.is_pinned)
 
     def check_all(self, cases: Sequence[CheckCase]) -> list[CheckOutcome]:
         params = checker_params(self.model, self.reasoning_effort, self.max_completion_tokens)
