@@ -93,8 +93,8 @@ class OpenAIReader:
     @property
     def official(self) -> bool:
         """The run_eval reader: Qwen/Qwen3.5-9B, default sampling and thinking, texts from the pinned file."""
-        return self.model == READER_MODEL and not self.params and self.texts.is_pinned or (
-            self.model == READER_MODEL and self.params == {"enable_thinking": True} and self.texts.is_pinned)
+        return (self.model == READER_MODEL and self.texts.is_pinned
+                and (self.params or {}) in ({}, {"enable_thinking": True}))
 
     def request(self, item: ReaderInput) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         kw = {"base_url": self.client.base_url, **(self.params or {})}
