@@ -92,6 +92,11 @@ def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
+def rows_group(rows: list[dict[str, Any]], keys: dict) -> str:
+    """The group letter of the first row holding ``keys``."""
+    return next(r["group"] for r in rows if r.get("keys") == keys)
+
+
 def render(rows: list[dict[str, Any]]) -> str:
     """A table of runs, then one line per comparability group naming its keys."""
     head = ["group", "run", "kind", "commit", "memory", *[h[0] for h in HEADLINE]]
@@ -106,11 +111,13 @@ def render(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         if "group" in r:
             seen.setdefault(r["group"], r["keys"])
+    first = next(iter(seen.values()), {})
     for g, keys in seen.items():
         members = [r["name"] for r in rows if r.get("group") == g]
         verdict = "comparable: " + ", ".join(members) if len(members) > 1 else f"alone: {members[0]}"
-        lines.append(f"group {g} ({verdict})")
-        lines.append("  " + ", ".join(f"{k}={v}" for k, v in keys.items() if k != "reader") + f", reader={keys['reader']}")
+        shown = keys if keys is first else {k: v for k, v in keys.items() if v != first.get(k)}
+        lines.append(f"group {g} ({verdict})" + ("" if keys is first else f"; differs from group {rows_group(rows, first)} in:"))
+        lines.append("  " + ", ".join(f"{k}={v}" for k, v in shown.items()))
     lines += [f"! {r['name']}: {r['error']}" for r in rows if "error" in r]
     return "\n".join(lines)
 
