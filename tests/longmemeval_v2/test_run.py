@@ -96,10 +96,16 @@ def test_llm_run_on_the_local_server_marks_failures(tmp_path):
         client = LLMClient(base_url=server.base_url, api_key="sk-test", cache=ResponseCache(tmp_path / "c.sqlite"),
                            max_attempts=4, backoff_base=0.05, non_answer_attempts=1)
         texts = reader_texts(HARNESS_STAND_IN)
-        run = run_v2(SAMPLE, "small", ("web",), factory=lambda: make_memory("bm25", SAMPLE), memory_name="bm25",
-                     reader=OpenAIReader(client, texts), checker=LLMCheckers(client, checker_texts(QA_STAND_IN)),
-                     counter=O200kCounter(), texts=texts)
+        def once():
+            return run_v2(SAMPLE, "small", ("web",), factory=lambda: make_memory("bm25", SAMPLE), memory_name="bm25",
+                          reader=OpenAIReader(client, texts), checker=LLMCheckers(client, checker_texts(QA_STAND_IN)),
+                          counter=O200kCounter(), texts=texts)
+        run = once()
         sent = server.count
+        rerun = once()
+        # a rerun is served from the cache, except the non-answer, which was never cached: asked again
+        assert server.count == sent + 1
+        assert [r.score for r in rerun.rows["web"]] == [r.score for r in run.rows["web"]]
     rows = {r.question_id: r for r in run.rows["web"]}
     assert rows["mnv2-web-02"].failed and "content is null" in rows["mnv2-web-02"].failed
     assert rows["mnv2-web-02"].score is None and rows["mnv2-web-02"].memory_context is not None
