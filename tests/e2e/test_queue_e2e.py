@@ -61,6 +61,6 @@ def test_two_queued_experiments_with_two_workers_share_the_cache_and_send_each_r
         bodies = collections.Counter(server.keys())
     assert bodies and max(bodies.values()) == 1, [b for b, n in bodies.items() if n > 1][:3]
     for name, memory in (("bm25", "bm25"), ("bm25up", "bm25-upstream")):
-        qa = _exp_file(dvc_repo, name, "metrics/qa.json")
+        qa = _exp_file(dvc_repo, name, "metrics/detail/qa.json")
         assert qa["reader"] == "openai" and qa["memory"] == memory
         assert qa["judge"]["models"] == ["gpt-4o-2024-08-06"] and qa["n"] > 0
