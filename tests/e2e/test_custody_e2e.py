@@ -74,6 +74,16 @@ def test_sample_run_manifest_inventory_verify_and_card(dvc_repo):
     assert "- official_equivalence: **false**" in card
     assert run["variant"]["sha256"] in card and f"`{JUDGED}`, sha256 `" in card
 
+    # cross-check evidence where the inventory reads it (mnemetric crosscheck --out data/custody/crosscheck.json)
+    evidence = {"schema": "mnemetric.crosscheck/v1", "upstream": {"pinned": True, "files": {
+        "src/evaluation/evaluate_qa.py": "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251"}},
+        "checks": [{"script": "evaluate_qa.py", "agree": True}]}
+    (repo.path / "data/custody/crosscheck.json").write_text(json.dumps(evidence))
+    repo.dvc("repro", "inventory")
+    inv = repo.json("data/inventory/upstream-task-inventory.json")
+    assert inv["qa_aggregation_review"]["judge_prompt_parity_verified"] is True
+    assert inv["families"][0]["implementation"]["full_protocol_equivalence"] is False  # the gate still says no
+
 
 def reply(messages):
     text = messages[-1]["content"]
