@@ -195,6 +195,9 @@ def _compare(p: argparse.ArgumentParser) -> Handler:
             diffs = [Difference(d["key"], d["field"], d["a"], d["b"]) for d in result["differences"]]
             print("warning (--force): " + refusal(diffs, a.a, a.b), file=sys.stderr)
         print(json.dumps(result, indent=2) if a.json else render_markdown(result) if a.md else render_table(result))
+        for metric in a.fail_on_regression:
+            if find_metric(result, metric).get("high") is None:
+                print(f"warning: {metric} has no interval (too few questions), so it cannot gate", file=sys.stderr)
         reasons = [r for r in (regression(result, m) for m in a.fail_on_regression) if r]
         for reason in reasons:
             print(f"regression: {reason}", file=sys.stderr)
