@@ -161,6 +161,16 @@ def _flip_lines(result: dict[str, Any], bullet: str) -> list[str]:
     return lines
 
 
+def emit(text: str) -> None:
+    """Print ``text``; a reader that closed the pipe early (``| head``) ends the output quietly."""
+    import os
+
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+
+
 @command("compare", "paired significance between two runs (git revisions, branches, tags, DVC experiments)",
          "Compare run B against run A on the same questions, read at each revision without a checkout "
          "(`workspace` = the files on disk). Refuses runs that are not comparable (dataset, question set, adapter, "
@@ -194,7 +204,7 @@ def _compare(p: argparse.ArgumentParser) -> Handler:
             from mnemetric.longmemeval.compare import Difference
             diffs = [Difference(d["key"], d["field"], d["a"], d["b"]) for d in result["differences"]]
             print("warning (--force): " + refusal(diffs, a.a, a.b), file=sys.stderr)
-        print(json.dumps(result, indent=2) if a.json else render_markdown(result) if a.md else render_table(result))
+        emit(json.dumps(result, indent=2) if a.json else render_markdown(result) if a.md else render_table(result))
         for metric in a.fail_on_regression:
             if find_metric(result, metric).get("high") is None:
                 print(f"warning: {metric} has no interval (too few questions), so it cannot gate", file=sys.stderr)

@@ -134,6 +134,8 @@ def _runs(p: argparse.ArgumentParser) -> Handler:
 
     def run(a: argparse.Namespace) -> int:
         rows = list_runs(a.repo, include_workspace=not a.no_workspace)
-        print(json.dumps(rows, indent=2) if a.json else render(rows))
+        from mnemetric.cli.compare import emit
+
+        emit(json.dumps(rows, indent=2) if a.json else render(rows))
         return 0
     return run
