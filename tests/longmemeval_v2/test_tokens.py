@@ -69,3 +69,14 @@ def test_official_counter_absent_says_how_to_get_it(tmp_path):
         load_official_counter(tmp_path / "no-processor-here")
     text = str(err.value)
     assert "token_counter" in text and "Qwen/Qwen3.5-9B" in text and "not official" in text
+
+
+def test_auto_counter_falls_back_with_a_note(tmp_path):
+    from mnemetric.longmemeval_v2.tokens import auto_counter, counter_for
+
+    counter, note = auto_counter(tmp_path / "no-processor-here")
+    assert counter.name == "o200k-standin" and not counter.official
+    assert note.startswith("official token counter unavailable") and "huggingface-cli download" in note
+    assert counter_for("o200k").name == "o200k-standin"
+    with pytest.raises(ConfigError, match="unknown counter"):
+        counter_for("gpt2")

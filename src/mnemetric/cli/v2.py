@@ -179,7 +179,9 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--judge-model", default="gpt-5.2")
     p.add_argument("--judge-base-url", default=None)
     p.add_argument("--concurrency", type=int, default=16)
-    p.add_argument("--token-counter", choices=["o200k", "qwen"], default="o200k")
+    p.add_argument("--token-counter", choices=["auto", "o200k", "qwen"], default="auto",
+                   help="qwen: the official Qwen/Qwen3.5-9B processor (local only); o200k: offline stand-in; "
+                        "auto: qwen when available, else o200k (the run is then not official)")
     p.add_argument("--processor-path", default=None, help="local folder of the Qwen/Qwen3.5-9B processor")
     p.add_argument("--max-tokens", type=int, default=200_000, help="memory-context token budget")
     p.add_argument("--domain", action="append", choices=["web", "enterprise"], default=None,
@@ -200,6 +202,9 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         for path in write_run(a.out, result):
             print(path)
         s = result.summary
+        for reason in s["official_equivalence"]["reasons"]:
+            if reason.startswith("official token counter unavailable"):
+                print(f"note: {reason}", file=sys.stderr)
         block = s["combined"] or next(iter(s["domains"].values()))
         acc = block["accuracy"]["overall_full_set"]
         print(f"overall_full_set {acc['value']!r} ({acc['correct']}/{acc['n']}), failed {block['failed']}, "

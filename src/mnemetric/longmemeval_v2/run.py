@@ -140,7 +140,7 @@ def run_domain(root: Path, domain: str, haystack: Path, factory: MemoryFactory, 
 def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMAINS, *, factory: MemoryFactory,
            memory_name: str, reader: Any, checker: Any, counter: TokenCounter,
            max_tokens: int = DEFAULT_MAX_TOKENS, texts: ReaderTexts | None = None, check_images: bool = True,
-           data_verified: bool = False) -> V2Run:
+           data_verified: bool = False, counter_note: str | None = None) -> V2Run:
     """Validate the data root, run every domain, aggregate, combine and summarise (module docstring).
 
     ``haystack`` is a tier ("small" / "medium") or a haystack file; ``texts`` the pinned reader texts
@@ -160,6 +160,8 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
                 "memory_context_max_tokens": max_tokens}
     reasons = official_reasons(settings, rows, reader=reader, checker=checker, counter=counter,
                                texts=texts, data_verified=data_verified)
+    if counter_note:
+        reasons.append(counter_note)
     return V2Run(rows, aggregated, combined, summary(settings, rows, aggregated, combined, reasons))
 
 
@@ -320,18 +322,20 @@ def make_checker(kind: str, *, model: str | None = None, base_url: str | None = 
 def run_named(root: str | Path, haystack: str | Path, *, memory: str, memory_options: Mapping[str, Any] | None = None,
               domains: Sequence[str] = DOMAINS, reader: str = "offline", reader_model: str | None = None,
               reader_base_url: str | None = None, enable_thinking: bool = True, checker: str = "offline",
-              judge_model: str | None = None, judge_base_url: str | None = None, token_counter: str = "o200k",
+              judge_model: str | None = None, judge_base_url: str | None = None, token_counter: str = "auto",
               processor_path: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS, check_images: bool = True,
               data_verified: bool = False, llm: Mapping[str, Any] | None = None) -> V2Run:
     """:func:`run_v2` with every component chosen by name (what the CLI and the DVC stage call)."""
     from mnemetric.longmemeval_v2.baselines import make_memory
-    from mnemetric.longmemeval_v2.tokens import counter_for
+    from mnemetric.longmemeval_v2.tokens import auto_counter, counter_for
 
-    counter = counter_for(token_counter, processor_path)
+    counter, note = auto_counter(processor_path) if token_counter == "auto" else (
+        counter_for(token_counter, processor_path), None)
     the_reader, texts = make_reader(reader, model=reader_model, base_url=reader_base_url,
                                     enable_thinking=enable_thinking, llm=llm)
     the_checker = make_checker(checker, model=judge_model, base_url=judge_base_url, llm=llm)
     options = dict(memory_options or {})
     return run_v2(root, haystack, tuple(dict.fromkeys(domains)), factory=lambda: make_memory(memory, root, options),
                   memory_name=memory, reader=the_reader, checker=the_checker, counter=counter,
-                  max_tokens=max_tokens, texts=texts, check_images=check_images, data_verified=data_verified)
+                  max_tokens=max_tokens, texts=texts, check_images=check_images, data_verified=data_verified,
+                  counter_note=note)

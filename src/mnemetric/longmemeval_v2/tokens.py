@@ -122,12 +122,25 @@ def load_official_counter(path: str | os.PathLike[str] | None = None) -> QwenPro
 
 
 def counter_for(name: str, path: str | os.PathLike[str] | None = None) -> TokenCounter:
-    """``"qwen"`` (official; see :func:`load_official_counter`) or ``"o200k"`` (offline stand-in)."""
+    """``"qwen"`` (official; see :func:`load_official_counter`), ``"o200k"`` (offline stand-in) or ``"auto"``
+    (:func:`auto_counter`, its note dropped)."""
     if name == "o200k":
         return O200kCounter()
     if name == "qwen":
         return load_official_counter(path)
-    raise ConfigError("token_counter", f"unknown counter {name!r}", fix="use 'qwen' (official) or 'o200k' (offline)")
+    if name == "auto":
+        return auto_counter(path)[0]
+    raise ConfigError("token_counter", f"unknown counter {name!r}",
+                      fix="use 'qwen' (official), 'o200k' (offline) or 'auto' (qwen when available, else o200k)")
+
+
+def auto_counter(path: str | os.PathLike[str] | None = None) -> tuple[TokenCounter, str | None]:
+    """(the official counter, None) when it is available locally; else (the o200k stand-in, a note saying
+    why and how to get the official one — the run is then not official)."""
+    try:
+        return load_official_counter(path), None
+    except ConfigError as exc:
+        return O200kCounter(), f"official token counter unavailable, o200k stand-in used: {exc}"
 
 
 def fit_to_budget(items: Sequence[dict[str, str]], max_tokens: int,
