@@ -1,6 +1,7 @@
 """Stage inventory: the upstream task inventory as a product of evidence → data/inventory/upstream-task-inventory.json.
 
-Inputs: the seed's descriptive text (data/inventory/base.json), the run manifest (metrics/run.json),
+Inputs: the seed's descriptive text (data/inventory/base.json), the run manifests (metrics/run.json,
+and metrics/run-v2.json of stage v2),
 the QA metrics, the V2 aggregated metrics and the cross-check evidence (data/custody/crosscheck.json)
 when present, and the ``@pytest.mark.task`` markers of tests/ (read with ast). Every status is
 recomputed by :func:`mnemetric.custody.inventory.derive_inventory` (its docstring has the rules).
@@ -21,6 +22,8 @@ PARAMS: list[str] = []
 BASE = "data/inventory/base.json"
 OUT = "data/inventory/upstream-task-inventory.json"
 RUN_MANIFEST = "metrics/run.json"
+RUN_MANIFEST_V2 = "metrics/run-v2.json"
+"""Stage v2's manifest: the five LongMemEval-V2 tasks are measured through it."""
 CROSSCHECK = "data/custody/crosscheck.json"
 QA_DETAIL = "metrics/detail/qa.json"
 TESTS = "tests"
@@ -36,12 +39,13 @@ def qa_metrics_doc() -> dict[str, Any] | None:
 
 
 def main() -> None:
-    manifest = {**read_json_file(RUN_MANIFEST), "path": RUN_MANIFEST}
+    manifests = [{**read_json_file(path), "path": path} for path in (RUN_MANIFEST, RUN_MANIFEST_V2)
+                 if path == RUN_MANIFEST or Path(path).is_file()]
     metrics = {QA_METRICS: qa_metrics_doc()}
     if Path(V2_METRICS).is_file():
         metrics[V2_METRICS] = read_json_file(V2_METRICS)
     crosscheck = {**read_json_file(CROSSCHECK), "path": CROSSCHECK} if Path(CROSSCHECK).is_file() else None
-    inventory = derive_inventory(read_json_file(BASE), run_manifests=[manifest], crosscheck=crosscheck,
+    inventory = derive_inventory(read_json_file(BASE), run_manifests=manifests, crosscheck=crosscheck,
                                  markers=collect_task_markers(TESTS, root=".") if Path(TESTS).is_dir() else {},
                                  metrics={k: v for k, v in metrics.items() if v is not None})
     write_json_atomic(OUT, inventory)
