@@ -208,3 +208,22 @@ def test_against_a_naive_implementation(rows):
         assert r["task_averaged"]["diff"] == pytest.approx(macro(1) - macro(0))
     else:
         assert r["task_averaged"]["diff"] is None
+
+
+def test_upstream_protocol_worked_example_task_averaged_and_overall():
+    """shared/docs/upstream-protocol.md 3.3: SSU [1,0,0], SSA [1], SSP [0], MS [1,1], TR [0,1], KU [1]
+    -> task-averaged 3.8333/6 = 0.6389, overall 6/10; the second SSU entry _abs -> abstention 0 of 1."""
+    rows = [("u1", "single-session-user", True), ("u2_abs", "single-session-user", False),
+            ("u3", "single-session-user", False), ("a1", "single-session-assistant", True),
+            ("p1", "single-session-preference", False), ("m1", "multi-session", True),
+            ("m2", "multi-session", True), ("t1", "temporal-reasoning", False),
+            ("t2", "temporal-reasoning", True), ("k1", "knowledge-update", True)]
+    a = {q: lab for q, _, lab in rows}
+    b = {q: False for q, _, _ in rows}
+    types = {q: t for q, t, _ in rows}
+    r = compare_qa(a, b, types, resamples=50)
+    assert r["task_averaged"]["a_mean"] == pytest.approx((1 / 3 + 1 + 0 + 1 + 0.5 + 1) / 6)
+    assert round(r["task_averaged"]["a_mean"], 4) == 0.6389
+    assert r["overall"]["a_mean"] == pytest.approx(0.6) and r["overall"]["diff"] == pytest.approx(-0.6)
+    assert r["abstention"]["n"] == 1 and r["abstention"]["a_mean"] == 0.0
+    assert r["overall"]["p_value"] == pytest.approx(2 / 2 ** 6)  # b = 6, c = 0: 2 * (1/2)^6
