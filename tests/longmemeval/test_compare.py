@@ -139,7 +139,8 @@ def test_one_differing_field_only_that_one():
 
 def test_keys_from_params_metrics_and_judged_lines():
     params = {"variant": {"sha256": "fallback"}, "adapter": {"schema": "from-params"},
-              "scoring": {"name": "prof"}, "reader": {"name": "openai", "model": "gpt", "temperature": 0},
+              "scoring": {"name": "prof"},
+              "reader": {"_target_": "x.Reader", "name": "openai", "model": "gpt", "temperature": 0},
               "retrieval": {"context_k": 7, "context_tokens": 900}}
     data = {"variant": {"sha256": "verified"}, "suite": {"ids_sha256": "ids"}, "adapter": {"schema": "s/v3"}}
     traces = [("gpt-4o", {"prompt_set_sha256": "p"}), ("gpt-4o", {"prompt_set_sha256": "p"})]

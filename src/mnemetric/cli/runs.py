@@ -39,6 +39,7 @@ def _headline(value: Any) -> float | None:
 def run_summary(name: str, kind: str, repo: Path) -> dict[str, Any]:
     """One row: the revision, its headline numbers and its comparability keys (or why it has none)."""
     from mnemetric import revisions
+    from mnemetric.longmemeval.compare import conf_settings
 
     rev = revisions.resolve(name, repo)
     row: dict[str, Any] = {"name": name, "kind": kind, "commit": rev.short}
@@ -65,7 +66,7 @@ def run_summary(name: str, kind: str, repo: Path) -> dict[str, Any]:
         "judge": ",".join(judge.get("models") or []) or _get(params, "judge.model"),
         "judge_name": _get(params, "judge.name"),
         "prompt_set": (judge.get("prompt_set_sha256") or "")[:12] or None,
-        "reader": json.dumps(_get(params, "reader"), sort_keys=True),
+        "reader": json.dumps(conf_settings(_get(params, "reader")), sort_keys=True),
         "budget": f"k={_get(params, 'retrieval.context_k')},tokens={_get(params, 'retrieval.context_tokens')}",
     }
     row["memory"] = _get(params, "memory.name")

@@ -64,7 +64,8 @@ class RunKeys:
     judge_prompt_set_sha256: str | None
     """mnemetric_judge.prompt_set_sha256 of the judged lines (None for the lexical judge)."""
     reader: str
-    """params.yaml ``reader`` as canonical JSON (model and every setting)."""
+    """params.yaml ``reader`` as canonical JSON (model and every setting; not ``_target_``, the class's
+    import path, which moves when code is reorganised — its code is fingerprinted separately)."""
     context_k: int | None
     context_tokens: int | None
 
@@ -91,6 +92,11 @@ def _get(tree: Any, dotted: str) -> Any:
     return tree
 
 
+def conf_settings(block: Any) -> Any:
+    """A conf block without Hydra's ``_target_`` / ``_partial_`` keys."""
+    return {k: v for k, v in block.items() if not k.startswith("_")} if isinstance(block, Mapping) else block
+
+
 def keys_from(params: Mapping[str, Any], data_metrics: Mapping[str, Any],
               judged_traces: Sequence[tuple[str, Mapping[str, Any]]]) -> RunKeys:
     """Keys from a run's params.yaml, metrics/data.json and judged lines ((model, mnemetric_judge) pairs).
@@ -106,7 +112,7 @@ def keys_from(params: Mapping[str, Any], data_metrics: Mapping[str, Any],
         scoring_profile=_get(params, "scoring.name"),
         judge_models=tuple(sorted({m for m, _ in judged_traces})),
         judge_prompt_set_sha256=",".join(prompt_sets) or None,
-        reader=json.dumps(_get(params, "reader"), sort_keys=True),
+        reader=json.dumps(conf_settings(_get(params, "reader")), sort_keys=True),
         context_k=_get(params, "retrieval.context_k"),
         context_tokens=_get(params, "retrieval.context_tokens"),
     )
