@@ -28,7 +28,7 @@ def test_repro_writes_retrieval_metrics_and_plot(dvc_repo):
 
 def test_oracle_memory_reaches_recall_all_of_one(dvc_repo):
     dvc_repo.dvc("exp", "run", "-S", "memory=oracle")
-    m = dvc_repo.json("metrics/retrieval.json")
+    m = dvc_repo.json("metrics/detail/retrieval.json")
     for rule in ("exclude_abs", "exclude_abs_and_no_user_target"):
         assert m[rule]["session"]["recall_all@50"] == 1.0 and m[rule]["session"]["recall_all@10"] == 1.0
 
