@@ -1,6 +1,7 @@
 """`mnemetric compare` and `mnemetric runs` against real DVC experiments of the sample pipeline.
 
-main runs the sample (`dvc repro`, committed); experiments: memory=oracle (better retrieval),
+main runs the sample (`dvc repro`, committed); branch `rejudged` holds another judge model (the judged
+file, a DVC output, rewritten and `dvc commit`ed); experiments: memory=oracle (better retrieval),
 adapter=legacy-v2 (not comparable: another adapter schema), memory=none (retrieval collapses).
 Expected numbers come from each run's own metric files (written by the pipeline's stages, not by
 compare) and from a McNemar p recomputed here from the printed flips.
@@ -24,6 +25,26 @@ def _exp(repo, name: str, *sets: str) -> dict:
     return {"qa": repo.json("metrics/qa.json"), "retrieval": repo.json("metrics/retrieval.json")}
 
 
+JUDGED = "data/runs/hypotheses.jsonl.eval-results-lexical"
+
+
+def _rejudged_branch(repo) -> tuple[str, bool]:
+    """Branch `rejudged`: the judged file (a DVC output) says another judge model and flips the first label."""
+    repo.run("git", "checkout", "-qb", "rejudged")
+    path = repo.path / JUDGED
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    lines[0]["autoeval_label"]["label"] = not lines[0]["autoeval_label"]["label"]
+    for line in lines:
+        line["autoeval_label"]["model"] = "other-judge-v2"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    repo.dvc("commit", "-q", "-f", "judge")
+    repo.run("git", "add", "-A")
+    repo.run("git", "commit", "-qm", "another judge")
+    repo.run("git", "checkout", "-q", "main")
+    repo.dvc("checkout", "-q")
+    return lines[0]["question_id"], not lines[0]["autoeval_label"]["label"]
+
+
 def _compare(repo, *args: str):
     return repo.run("mnemetric", "compare", *args, check=False)
 
@@ -33,6 +54,7 @@ def test_compare_and_runs_on_real_experiments(dvc_repo):
     main = {"qa": dvc_repo.json("metrics/qa.json"), "retrieval": dvc_repo.json("metrics/retrieval.json")}
     dvc_repo.run("git", "add", "-A")
     dvc_repo.run("git", "commit", "-qm", "sample run")
+    first_id, first_label = _rejudged_branch(dvc_repo)
     oracle = _exp(dvc_repo, "oracle", "memory=oracle")
     _exp(dvc_repo, "legacy", "adapter=legacy-v2")
     _exp(dvc_repo, "none", "memory=none")
@@ -70,6 +92,13 @@ def test_compare_and_runs_on_real_experiments(dvc_repo):
     assert "longmemeval-session/v3" in refused.stderr and "longmemeval-session/v2" in refused.stderr
     forced = _compare(dvc_repo, "main", "legacy", "--force")
     assert forced.returncode == 0 and "warning (--force)" in forced.stderr and "adapter schema" in forced.stderr
+
+    # another judge (read from the DVC-tracked judged file at each branch): refused; forced, the flip shows
+    judge = _compare(dvc_repo, "main", "rejudged")
+    assert judge.returncode == 2 and "judge model" in judge.stderr and "other-judge-v2" in judge.stderr
+    forced = json.loads(_compare(dvc_repo, "main", "rejudged", "--force", "--json").stdout)
+    assert [(f["question_id"], f["old"], f["new"]) for f in forced["qa"]["flips"]] == \
+        [(first_id, first_label, not first_label)]
 
     # the CI gate: memory=none loses recall significantly
     gate = _compare(dvc_repo, "main", "none", "--fail-on-regression", "recall_all@10")
