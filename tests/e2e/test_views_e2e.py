@@ -59,3 +59,11 @@ def test_views_on_main_against_an_oracle_experiment(dvc_repo):
     assert "<script" not in page and not re.search(r"https?://", page.replace('xmlns="http://www.w3.org/2000/svg"', "")
                                                      .replace("https://api.openai.com/v1", ""))
     assert 'id="official-equivalence"' in page and 'id="per-type"' in page and 'id="retrieval"' in page
+
+    # the CLI adds flips against a baseline revision, read with dvc.api at that revision
+    out = dvc_repo.run("mnemetric", "report", "--baseline", "main", "--out", "flips.html", "--resamples", "200")
+    flips = (dvc_repo.path / "flips.html").read_text(encoding="utf-8")
+    assert 'id="flips"' in flips and "exact McNemar p = " in flips and "against main" in out.stdout
+    bad = dvc_repo.run("mnemetric", "report", "--baseline", "no-such-rev", "--out", "bad.html", check=False)
+    assert bad.returncode == 2 and "no-such-rev" in bad.stderr and "Traceback" not in bad.stderr
+    assert not (dvc_repo.path / "bad.html").exists()
