@@ -124,5 +124,7 @@ def test_compare_and_runs_on_real_experiments(dvc_repo):
     assert rows["oracle"]["headline"]["overall"] == pytest.approx(oracle["qa"]["overall"])
     sha = dvc_repo.json("metrics/data.json")["variant"]["sha256"]
     assert rows["main"]["keys"]["sha256"] == sha[:12] and rows["legacy"]["keys"]["adapter"].endswith("/v2")
+    assert rows["main"]["official"]["value"] is False and rows["main"]["official"]["reasons"]  # the sample's gate
     text = dvc_repo.run("mnemetric", "runs").stdout
     assert "comparable: " in text and "alone: legacy" in text
+    assert "not official (main): " in text and "no (" in text

@@ -48,7 +48,7 @@ def run_summary(name: str, kind: str, repo: Path) -> dict[str, Any]:
         paths = params.get("paths") or {}
         files = {"data": paths.get("metrics_data", "metrics/data.json"), "qa": paths.get("metrics_qa", "metrics/qa.json"),
                  "retrieval": paths.get("metrics_retrieval", "metrics/retrieval.json"),
-                 "qa_detail": "metrics/detail/qa.json"}
+                 "qa_detail": "metrics/detail/qa.json", "run": "metrics/run.json"}
         metrics = {k: revisions.read_json(rev, f, repo) if revisions.exists(rev, f, repo) else {} for k, f in files.items()}
     except InputError as exc:
         return {**row, "error": str(exc).splitlines()[0]}
@@ -70,6 +70,9 @@ def run_summary(name: str, kind: str, repo: Path) -> dict[str, Any]:
         "budget": f"k={_get(params, 'retrieval.context_k')},tokens={_get(params, 'retrieval.context_tokens')}",
     }
     row["memory"] = _get(params, "memory.name")
+    gate = _get(metrics["run"], "official_equivalence")
+    row["official"] = ({"value": bool(gate.get("value")), "reasons": list(gate.get("reasons") or [])}
+                       if isinstance(gate, dict) else None)
     return row
 
 
@@ -100,10 +103,12 @@ def rows_group(rows: list[dict[str, Any]], keys: dict) -> str:
 
 def render(rows: list[dict[str, Any]]) -> str:
     """A table of runs, then one line per comparability group naming its keys."""
-    head = ["group", "run", "kind", "commit", "memory", *[h[0] for h in HEADLINE]]
+    head = ["group", "run", "kind", "commit", "memory", "official", *[h[0] for h in HEADLINE]]
     body = [head]
     for r in rows:
-        body.append([r.get("group", "!"), r["name"], r["kind"], r["commit"], str(r.get("memory") or "—"),
+        gate = r.get("official")
+        official = "—" if not gate else ("yes" if gate["value"] else f"no ({len(gate['reasons'])} reasons)")
+        body.append([r.get("group", "!"), r["name"], r["kind"], r["commit"], str(r.get("memory") or "—"), official,
                      *[_fmt((r.get("headline") or {}).get(h[0])) for h in HEADLINE]])
     widths = [max(len(b[i]) for b in body) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(b, widths)).rstrip() for b in body]
@@ -120,12 +125,16 @@ def render(rows: list[dict[str, Any]]) -> str:
         lines.append(f"group {g} ({verdict})" + ("" if keys is first else f"; differs from group {rows_group(rows, first)} in:"))
         lines.append("  " + ", ".join(f"{k}={v}" for k, v in shown.items()))
     lines += [f"! {r['name']}: {r['error']}" for r in rows if "error" in r]
+    for r in rows:  # the publishability gate's reasons (metrics/run.json), one line each
+        gate = r.get("official")
+        lines += [f"not official ({r['name']}): {reason}" for reason in (gate["reasons"] if gate else [])]
     return "\n".join(lines)
 
 
 @command("runs", "branches and DVC experiments with headline numbers and comparability keys",
          "List the workspace, local branches and DVC experiments with their headline numbers (overall and "
-         "task-averaged accuracy, session recall_all@10 and ndcg_any@10) and comparability keys (variant, "
+         "task-averaged accuracy, session recall_all@10 and ndcg_any@10), the publishability verdict of "
+         "metrics/run.json (official_equivalence and its reasons) and comparability keys (variant, "
          "dataset sha256 prefix, suite, adapter, profile, judge, reader, retrieval budget). Runs sharing a "
          "group letter may be compared with `mnemetric compare`.")
 def _runs(p: argparse.ArgumentParser) -> Handler:
