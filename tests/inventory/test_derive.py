@@ -65,25 +65,25 @@ def test_markers_alone_make_tasks_mapped_with_sorted_unique_refs():
 def test_a_manifest_and_qa_metrics_measure_the_v1_tasks_with_n_above_zero():
     n = dict(ALL_V1, **{"knowledge-update": 0})
     markers = {("longmemeval", "knowledge-update"): ["tests/t/test_k.py::test_k"]}
-    t = tasks(derive([manifest()], markers=markers, metrics={"metrics/qa.json": qa_metrics(n, abstention_n=7)}))
+    t = tasks(derive([manifest()], markers=markers, metrics={"metrics/detail/qa.json": qa_metrics(n, abstention_n=7)}))
     assert t["multi-session"]["coverage_status"] == "measured"
-    assert t["multi-session"]["evidence_refs"] == ["metrics/qa.json#per_type.multi-session.accuracy", "metrics/run.json"]
+    assert t["multi-session"]["evidence_refs"] == ["metrics/detail/qa.json#per_type.multi-session.accuracy", "metrics/run.json"]
     assert t["multi-session"]["test_refs"] == []
-    assert t["abstention"]["evidence_refs"] == ["metrics/qa.json#abstention.accuracy", "metrics/run.json"]
+    assert t["abstention"]["evidence_refs"] == ["metrics/detail/qa.json#abstention.accuracy", "metrics/run.json"]
     assert t["knowledge-update"]["coverage_status"] == "mapped"    # n == 0: a test, but no measurement
     assert t["knowledge-update"]["evidence_refs"] == []
     assert {t[x]["coverage_status"] for x in V2_TASKS} == {"unmapped"}   # a V1 run measures no V2 task
 
 
 def test_metrics_without_a_manifest_measure_nothing():
-    t = tasks(derive([], metrics={"metrics/qa.json": qa_metrics(ALL_V1)}))
+    t = tasks(derive([], metrics={"metrics/detail/qa.json": qa_metrics(ALL_V1)}))
     assert {x["coverage_status"] for x in t.values()} == {"unmapped"}
 
 
 @pytest.mark.parametrize("field, value", [("variant", "s"), ("suite", "development")])
 def test_a_metrics_file_of_another_run_is_not_evidence(field, value):
     qa = qa_metrics(ALL_V1, **{field: value})
-    assert tasks(derive([manifest()], metrics={"metrics/qa.json": qa}))["multi-session"]["coverage_status"] == "unmapped"
+    assert tasks(derive([manifest()], metrics={"metrics/detail/qa.json": qa}))["multi-session"]["coverage_status"] == "unmapped"
 
 
 @pytest.mark.parametrize("accuracy, n", [(None, 4), (math.nan, 4), (True, 4), ("0.5", 4), (0.5, 0), (0.5, True),
@@ -91,21 +91,21 @@ def test_a_metrics_file_of_another_run_is_not_evidence(field, value):
 def test_values_that_do_not_measure(accuracy, n):
     qa = qa_metrics(ALL_V1)
     qa["per_type"]["multi-session"] = {"accuracy": accuracy, "n": n}
-    t = tasks(derive([manifest()], metrics={"metrics/qa.json": qa}))
+    t = tasks(derive([manifest()], metrics={"metrics/detail/qa.json": qa}))
     assert t["multi-session"]["coverage_status"] == "unmapped"
     assert t["temporal-reasoning"]["coverage_status"] == "measured"
 
 
 def test_two_manifests_of_the_same_run_are_both_evidence():
     other = manifest(path="runs/copy/run.json")
-    t = tasks(derive([other, manifest()], metrics={"metrics/qa.json": qa_metrics(ALL_V1)}))
-    assert t["abstention"]["evidence_refs"] == ["metrics/qa.json#abstention.accuracy", "metrics/run.json",
+    t = tasks(derive([other, manifest()], metrics={"metrics/detail/qa.json": qa_metrics(ALL_V1)}))
+    assert t["abstention"]["evidence_refs"] == ["metrics/detail/qa.json#abstention.accuracy", "metrics/run.json",
                                                 "runs/copy/run.json"]
 
 
 def test_v2_tasks_are_measured_by_a_v2_manifest_and_complete_needs_every_task():
     v2 = manifest(path="metrics/run-v2.json", benchmark="LongMemEval-V2", **{"variant.name": "small"})
-    metrics = {"metrics/qa.json": qa_metrics(ALL_V1), "metrics/v2.json": v2_metrics()}
+    metrics = {"metrics/detail/qa.json": qa_metrics(ALL_V1), "metrics/v2.json": v2_metrics()}
     inv = derive([manifest(), v2], metrics=metrics)
     t = tasks(inv)
     assert t["Workflow knowledge"]["evidence_refs"] == [
@@ -121,9 +121,9 @@ def test_v2_tasks_are_measured_by_a_v2_manifest_and_complete_needs_every_task():
 
 
 def test_temporal_reasoning_measured_follows_the_task():
-    assert reviews(derive([manifest()], metrics={"metrics/qa.json": qa_metrics(ALL_V1)}))["temporal_reasoning_measured"]
+    assert reviews(derive([manifest()], metrics={"metrics/detail/qa.json": qa_metrics(ALL_V1)}))["temporal_reasoning_measured"]
     n = dict(ALL_V1, **{"temporal-reasoning": 0})
-    assert not reviews(derive([manifest()], metrics={"metrics/qa.json": qa_metrics(n)}))["temporal_reasoning_measured"]
+    assert not reviews(derive([manifest()], metrics={"metrics/detail/qa.json": qa_metrics(n)}))["temporal_reasoning_measured"]
 
 
 FULL = {"variant.name": "s", "variant.sha256_verified": True, "suite.name": "full", "counts.failed": 0}
@@ -192,7 +192,7 @@ def test_prompt_parity_by_cross_check_evidence(evidence, verified):
 def test_the_seed_is_not_changed():
     seed = helpers.seed()
     before = copy.deepcopy(seed)
-    derive([manifest()], seed=seed, metrics={"metrics/qa.json": qa_metrics(ALL_V1)},
+    derive([manifest()], seed=seed, metrics={"metrics/detail/qa.json": qa_metrics(ALL_V1)},
            markers={("longmemeval", "abstention"): ["tests/test_a.py::test_b"]})
     assert seed == before
 
@@ -229,16 +229,17 @@ def test_a_seed_of_another_schema_is_an_error():
 
 def test_cli_derive_end_to_end(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics" / "detail").mkdir(parents=True)
     (tmp_path / "seed.json").write_text(json.dumps(helpers.seed()), encoding="utf-8")
     (tmp_path / "metrics" / "run.json").write_text(json.dumps(manifest(path=DELETE)), encoding="utf-8")
-    (tmp_path / "metrics" / "qa.json").write_text(json.dumps(qa_metrics(ALL_V1, abstention_n=0)), encoding="utf-8")
+    (tmp_path / "metrics" / "detail" / "qa.json").write_text(json.dumps(qa_metrics(ALL_V1, abstention_n=0)),
+                                                            encoding="utf-8")
     (tmp_path / "tests" / "scoring").mkdir(parents=True)
     (tmp_path / "tests" / "scoring" / "test_qa.py").write_text(
         'import pytest\n\n@pytest.mark.task("longmemeval", "abstention")\ndef test_abs():\n    pass\n', encoding="utf-8")
     assert main(["inventory", "derive", "--seed", "seed.json", "--out", "out/inventory.json"]) == 0
     t = tasks(json.loads((tmp_path / "out" / "inventory.json").read_text(encoding="utf-8")))
-    assert t["multi-session"]["evidence_refs"] == ["metrics/qa.json#per_type.multi-session.accuracy", "metrics/run.json"]
+    assert t["multi-session"]["evidence_refs"] == ["metrics/detail/qa.json#per_type.multi-session.accuracy", "metrics/run.json"]
     assert t["abstention"]["coverage_status"] == "mapped"
     assert t["abstention"]["test_refs"] == ["tests/scoring/test_qa.py::test_abs"]
     assert "12 tasks (6 measured, 1 mapped, 5 unmapped); complete: false" in capsys.readouterr().out
@@ -260,7 +261,7 @@ def test_cli_derive_errors_are_one_message(tmp_path, monkeypatch, capsys):
 
 def test_structure_and_text_of_the_seed_are_kept():
     seed = helpers.seed()
-    inv = derive([manifest()], metrics={"metrics/qa.json": qa_metrics(ALL_V1)},
+    inv = derive([manifest()], metrics={"metrics/detail/qa.json": qa_metrics(ALL_V1)},
                  markers={("longmemeval-v2", "Workflow knowledge"): ["tests/v/test_w.py::test_w"]})
     assert list(inv) == list(seed)
     for s, i in zip(seed["families"], inv["families"], strict=True):
@@ -282,7 +283,7 @@ def test_statuses_equal_a_naive_rule(n, marked, with_manifest):
     qa = qa_metrics({t: n[t] for t in V1_TYPES}, abstention_n=n["abstention"])
     fam = {t: "longmemeval" for t in V1_TASKS} | {t: "longmemeval-v2" for t in V2_TASKS}
     markers = {(fam[t], t): [f"tests/test_{i}.py::test_{i}"] for i, t in enumerate(sorted(marked))}
-    inv = derive([manifest()] if with_manifest else [], metrics={"metrics/qa.json": qa}, markers=markers)
+    inv = derive([manifest()] if with_manifest else [], metrics={"metrics/detail/qa.json": qa}, markers=markers)
     for name, task in tasks(inv).items():
         measured = with_manifest and n.get(name, 0) > 0
         want = "measured" if measured else ("mapped" if name in marked else "unmapped")

@@ -44,7 +44,7 @@ def derived(seed: dict) -> dict:
     markers = {("longmemeval", "multi-session"): ["tests/scoring/test_x.py::test_y"],
                ("longmemeval-v2", "Static state recall"): ["tests/v2/test_a.py::TestB::test_c"]}
     return derive_inventory(seed, run_manifests=[helpers.manifest()], crosscheck=None, markers=markers,
-                            metrics={"metrics/qa.json": qa})
+                            metrics={"metrics/detail/qa.json": qa})
 
 
 def test_a_derived_inventory_is_valid(validator):
@@ -60,7 +60,7 @@ def test_the_inventory_derived_from_the_users_seed_and_this_repository_is_valid(
     if not SEED.exists():
         pytest.skip(f"the user's seed is not present at {SEED}")
     qa_file = ROOT / "metrics" / "qa.json"
-    metrics = {"metrics/qa.json": json.loads(qa_file.read_text(encoding="utf-8"))} if qa_file.exists() else {}
+    metrics = {"metrics/detail/qa.json": json.loads(qa_file.read_text(encoding="utf-8"))} if qa_file.exists() else {}
     inv = derive_inventory(json.loads(SEED.read_text(encoding="utf-8")), run_manifests=[helpers.manifest()],
                            crosscheck=None, markers=collect_task_markers(ROOT / "tests"), metrics=metrics)
     assert errors(validator, inv) == []
@@ -118,9 +118,9 @@ def test_a_missing_task_key_is_refused(validator, key):
     ("unmapped", [], ["tests/a/test_b.py::test_c"], False),     # a marked test makes it mapped
     ("mapped", [], ["tests/a/test_b.py::test_c"], True),
     ("mapped", [], [], False),
-    ("mapped", ["metrics/qa.json#abstention.accuracy", "metrics/run.json"], ["tests/a/test_b.py::test_c"], False),
-    ("measured", ["metrics/qa.json#abstention.accuracy", "metrics/run.json"], [], True),
-    ("measured", ["metrics/qa.json#abstention.accuracy"], [], False),   # the manifest is part of the evidence
+    ("mapped", ["metrics/detail/qa.json#abstention.accuracy", "metrics/run.json"], ["tests/a/test_b.py::test_c"], False),
+    ("measured", ["metrics/detail/qa.json#abstention.accuracy", "metrics/run.json"], [], True),
+    ("measured", ["metrics/detail/qa.json#abstention.accuracy"], [], False),   # the manifest is part of the evidence
     ("measured", [], [], False),
 ])
 def test_status_and_references_agree(validator, status, evidence, tests, ok):

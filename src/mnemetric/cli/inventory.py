@@ -11,7 +11,7 @@ from typing import Any
 from mnemetric.cli.registry import Handler, command
 
 DEFAULT_INVENTORY = "data/inventory/upstream-task-inventory.json"
-DEFAULT_METRICS = ("metrics/qa.json", "metrics/v2_aggregated.json")
+DEFAULT_METRICS = ("metrics/detail/qa.json", "metrics/v2.json")
 V1, V2 = "LongMemEval", "LongMemEval-V2"
 
 

@@ -51,9 +51,9 @@ def _run(args: argparse.Namespace) -> int:
     from mnemetric.longmemeval.hypotheses import read_judged
     from mnemetric.longmemeval.report import flips_between, labels_by_id
     from mnemetric.params import stage_params
-    from mnemetric.stages.report import PARAMS, write_report
+    from mnemetric.longmemeval.report import REPORT_PARAMS as PARAMS, write_report
 
-    p = stage_params(PARAMS + ["paths.adapted"], args.params)
+    p = stage_params([*PARAMS, "paths.adapted"], args.params)
     flips = None
     if args.baseline:
         current = labels_by_id(read_judged(p["paths.judged"]))

@@ -72,7 +72,7 @@ __all__ = ["SourceCheck", "collect_task_markers", "derive_inventory", "verify_re
 
 SCHEMA = "mnemetric.upstream-task-inventory/v1"
 DEFAULT_MANIFEST = "metrics/run.json"
-QA_METRICS = "metrics/qa.json"
+QA_METRICS = "metrics/detail/qa.json"
 EVALUATE_QA_PATH = "src/evaluation/evaluate_qa.py"
 EVALUATE_QA_NAME = "evaluate_qa.py"
 V2_METRICS = "metrics/v2.json"

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemetric.errors import InputError
-from mnemetric.io import require_file
+from mnemetric.io import atomic_open, require_file, sha256_file
 from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES
 from mnemetric.report.model import (
     CostRow,
@@ -195,3 +195,37 @@ def check_layout(qa: Mapping[str, Any], file: str) -> None:
 def labels_by_id(lines: Sequence[Any]) -> dict[str, bool]:
     """question_id → label of judged hypotheses (mnemetric.longmemeval.hypotheses.JudgedHypothesis)."""
     return {j.question_id: bool(j.label) for j in lines}
+
+
+REPORT_PARAMS = ("paths.metrics_qa", "paths.metrics_retrieval", "paths.metrics_data", "paths.judged",
+                 "paths.custody_dir")
+"""The params the report reads (stage report and `mnemetric report` alike)."""
+
+
+def detail(path: str | Path) -> Path:
+    """metrics/qa.json → metrics/detail/qa.json (the layout of the qa_metrics / retrieval_metrics stages)."""
+    return Path(path).parent / "detail" / Path(path).name
+
+
+def write_report(p: dict, out: Path, flips=None) -> str:
+    """Read the inputs named by ``p`` (stage params), render, write ``out``; returns the page text."""
+    from mnemetric.custody.card import render_card
+    from mnemetric.report import render_report
+
+    inputs = read_inputs(detail(p["paths.metrics_qa"]), detail(p["paths.metrics_retrieval"]), p["paths.metrics_data"],
+                         Path(p["paths.metrics_qa"]).parent / "run.json")
+    check_layout(inputs["qa"], str(detail(p["paths.metrics_qa"])))
+    judged = Path(p["paths.judged"])
+    card = ""
+    if inputs["run"] is not None:
+        outputs = Path(p["paths.custody_dir"]) / "outputs.sha256.json"
+        card = render_card(inputs["run"], inputs["qa"], inputs["retrieval"],
+                           read_json(outputs, fix="run `dvc repro`") if outputs.is_file() else None, p["paths.judged"])
+    model = build_report(inputs["qa"], inputs["retrieval"], inputs["data"], run=inputs["run"],
+                         judged_sha256=sha256_file(judged) if judged.is_file() else None, flips=flips,
+                         result_card=card)
+    page = render_report(model)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(out, "w") as fh:
+        fh.write(page)
+    return page

@@ -14,41 +14,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mnemetric.custody.card import render_card
-from mnemetric.io import atomic_open, sha256_file
-from mnemetric.longmemeval.report import build_report, check_layout, read_inputs, read_json
+from mnemetric.longmemeval.report import REPORT_PARAMS, write_report
 from mnemetric.params import stage_params
-from mnemetric.report import render_report
 from mnemetric.stages import run
 
-PARAMS = ["paths.metrics_qa", "paths.metrics_retrieval", "paths.metrics_data", "paths.judged", "paths.custody_dir"]
+PARAMS = list(REPORT_PARAMS)
 OUT = Path("reports/index.html")
-
-
-def detail(path: str | Path) -> Path:
-    """metrics/qa.json → metrics/detail/qa.json (the layout of the qa_metrics / retrieval_metrics stages)."""
-    return Path(path).parent / "detail" / Path(path).name
-
-
-def write_report(p: dict, out: Path, flips=None) -> str:
-    """Read the inputs named by ``p`` (stage params), render, write ``out``; returns the page text."""
-    inputs = read_inputs(detail(p["paths.metrics_qa"]), detail(p["paths.metrics_retrieval"]), p["paths.metrics_data"],
-                         Path(p["paths.metrics_qa"]).parent / "run.json")
-    check_layout(inputs["qa"], str(detail(p["paths.metrics_qa"])))
-    judged = Path(p["paths.judged"])
-    card = ""
-    if inputs["run"] is not None:
-        outputs = Path(p["paths.custody_dir"]) / "outputs.sha256.json"
-        card = render_card(inputs["run"], inputs["qa"], inputs["retrieval"],
-                           read_json(outputs, fix="run `dvc repro`") if outputs.is_file() else None, p["paths.judged"])
-    model = build_report(inputs["qa"], inputs["retrieval"], inputs["data"], run=inputs["run"],
-                         judged_sha256=sha256_file(judged) if judged.is_file() else None, flips=flips,
-                         result_card=card)
-    page = render_report(model)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_open(out, "w") as fh:
-        fh.write(page)
-    return page
 
 
 def main() -> None:

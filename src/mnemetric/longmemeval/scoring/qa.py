@@ -38,16 +38,8 @@ import numpy as np
 from mnemetric.errors import InputError
 from mnemetric.stats import clopper_pearson, minimal_detectable_difference, stratified_bootstrap
 
-QUESTION_TYPES = (
-    "single-session-user",
-    "single-session-preference",
-    "single-session-assistant",
-    "multi-session",
-    "temporal-reasoning",
-    "knowledge-update",
-)
-OFFICIAL_JUDGE_MODEL = "gpt-4o-2024-08-06"
-ABSTENTION_MARK = "_abs"
+from mnemetric.longmemeval.rules import ABSTENTION_MARK, OFFICIAL_JUDGE_MODEL, OFFICIAL_JUDGE_PARAMS  # noqa: E402
+from mnemetric.longmemeval.rules import UPSTREAM_PRINT_ORDER as QUESTION_TYPES  # noqa: E402
 CI_LEVEL = 0.95
 CI_CHUNK = 1000
 SHOW_IDS = 10
@@ -268,8 +260,6 @@ def join_with_reference(judged: Iterable[tuple[str, bool]], ref_types: Mapping[s
     return [(q, ref_types[q], label) for q, label in pairs], coverage
 
 
-OFFICIAL_JUDGE_PARAMS = {"temperature": 0, "max_tokens": 10, "n": 1}
-"""Request parameters of upstream evaluate_qa.py @ 9e0b455f."""
 
 
 def judge_provenance(models: Iterable[str], prompt_set_sha256: str | None,
