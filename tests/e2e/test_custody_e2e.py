@@ -52,9 +52,12 @@ def test_sample_run_manifest_inventory_verify_and_card(dvc_repo):
         assert "metrics/run.json" in task["evidence_refs"] and task["test_refs"], task["task"]
         for ref in task["evidence_refs"] + task["test_refs"]:
             assert (repo.path / ref.split("#")[0].split("::")[0]).is_file(), ref
-    # V2: no V2 run manifest in this pipeline, so the tasks are mapped by tests, not measured
-    assert {t["coverage_status"] for t in v2["tasks"]} == {"mapped"}
-    assert inv["complete"] is False
+    # V2: stage v2 runs the bundled V2 sample and writes its manifest (metrics/run-v2.json): measured there
+    assert {t["coverage_status"] for t in v2["tasks"]} == {"measured"}
+    for task in v2["tasks"]:
+        assert task["evidence_refs"][1:] == ["metrics/run-v2.json"] and task["test_refs"], task["task"]
+    assert inv["complete"] is True  # every task measured, on the samples: the review fields say it is not official
+    assert inv["families"][0]["implementation"]["full_held_out_run_completed"] is False
     assert inv["qa_aggregation_review"]["judge_executed"] is False  # the lexical judge is not upstream's
 
     assert mnemetric(repo, "verify").returncode == 0

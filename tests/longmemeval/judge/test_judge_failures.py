@@ -80,7 +80,8 @@ def test_non_answers_are_reported_failed_not_labelled_and_not_official(tmp_path)
         metrics_run = run(QA_STAGE, ws, env)
     assert metrics_run.returncode == 0, metrics_run.stderr
     assert null_q in metrics_run.stderr and refused_q in metrics_run.stderr
-    m = json.loads((ws / params["paths"]["metrics_qa"]).read_text())
+    qa_file = ws / params["paths"]["metrics_qa"]
+    m = json.loads((qa_file.parent / "detail" / qa_file.name).read_text())  # counts and failures: the detail view
     assert m["n"] == QUESTIONS - 2 and m["coverage"]["n_failed"] == 2 and m["coverage"]["n_judged"] == QUESTIONS - 2
     assert m["failures"]["question_ids"] == [null_q, refused_q]
     assert m["official_equivalence"] is False

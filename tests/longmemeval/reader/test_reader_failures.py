@@ -85,7 +85,8 @@ def test_reader_non_answers_are_failed_questions_carried_through_judge_and_metri
     assert len(lines(judged_path)) == n - 2
     assert lines(Path(f"{judged_path}.failures.jsonl")) == reader_failed  # carried, not judged
     stage("qa_metrics", ws, env)
-    m = json.loads((ws / params["paths"]["metrics_qa"]).read_text())
+    qa_file = ws / params["paths"]["metrics_qa"]
+    m = json.loads((qa_file.parent / "detail" / qa_file.name).read_text())  # counts and failures: the detail view
     assert m["n"] == n - 2 and m["failures"] == {"n": 2, "by_stage": {"answer": 2},
                                                  "by_reason": {"content is empty": 1,
                                                                "finish_reason 'content_filter'": 1},
