@@ -89,6 +89,12 @@ class Suite:
 
 
 @dataclass
+class Errata:
+    enabled: bool = False
+    file: str = MISSING
+
+
+@dataclass
 class Variant:
     name: str = MISSING
     source: str = field(default=MISSING, metadata=_spec(choices=("bundled", "huggingface")))
@@ -104,7 +110,7 @@ class Variant:
 
 
 SECTIONS: dict[str, type] = {"retrieval": Retrieval, "llm": LLM, "scoring": Scoring, "suite": Suite,
-                             "variant": Variant}
+                             "variant": Variant, "errata": Errata}
 COMPONENTS = ("adapter", "memory", "reader", "judge", "benchmark", "v2")
 """Open sections: the component's own constructor checks its keys."""
 
@@ -210,6 +216,7 @@ class RunSchema:
     benchmark: Any = None
     v2: Any = None
     retrieval: Retrieval = field(default_factory=Retrieval)
+    errata: Errata = field(default_factory=Errata)
     llm: LLM = field(default_factory=LLM)
     paths: dict[str, str] = field(default_factory=dict)
 

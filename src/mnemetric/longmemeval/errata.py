@@ -146,3 +146,15 @@ def sensitivity(items: Iterable[Sequence[Any]], errata_ids: Iterable[str]) -> di
         "excluded": sorted(present),
         "absent": sorted(wanted - present),
     }
+
+
+def errata_block(path: str | Path, variant: str, judged: Iterable[Any], ref_types: dict[str, str]) -> dict[str, Any]:
+    """metrics/detail/qa.json ``errata_sensitivity``: :func:`sensitivity` over the judged labels, with
+    the errata that apply to ``variant`` (every entry for a variant the file does not name, e.g. the
+    bundled sample: they are then listed as absent)."""
+    errata = read_errata(path)
+    ids = errata.ids(variant if variant in VARIANTS else None)
+    block = sensitivity([(j.question_id, ref_types[j.question_id], j.label) for j in judged
+                         if j.question_id in ref_types], ids)
+    return {"file": str(path), "source": errata.source, "variant": variant, **block,
+            "note": "opt-in sensitivity analysis (a Mnemetric addition); the official numbers include every question"}

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from mnemetric.longmemeval.adapted import read_adapted
+from mnemetric.longmemeval.errata import errata_block
 from mnemetric.longmemeval.hypotheses import read_judged
 from mnemetric.io import write_json_atomic
 from mnemetric.llm.failures import describe, failures_path, read_failures
@@ -23,7 +24,7 @@ from mnemetric.params import stage_params
 from mnemetric.longmemeval.scoring.qa_report import cost_block, judge_traces, per_type_plot_rows, qa_headline, qa_report
 from mnemetric.stages import run
 
-PARAMS = ["judge.name", "reader.name", "memory.name", "variant.name", "suite.name", "scoring.bootstrap",
+PARAMS = ["judge.name", "reader.name", "memory.name", "variant.name", "suite.name", "scoring.bootstrap", "errata",
           "paths.adapted", "paths.suite", "paths.judged", "paths.retrieve_usage", "paths.answer_usage", "paths.judge_usage",
           "paths.metrics_qa"]
 
@@ -53,6 +54,8 @@ def main() -> None:
     names = {"reader": p["reader.name"], "memory": p["memory.name"], "variant": p["variant.name"],
              "suite": p["suite.name"]}
     metrics = {**names, **report, "cost": cost_block(*usage)}
+    if p["errata"]["enabled"]:  # opt-in; the official numbers above are untouched
+        metrics["errata_sensitivity"] = errata_block(p["errata"]["file"], p["variant.name"], judged, ref_types)
     write_json_atomic(detail_path(p["paths.metrics_qa"]), metrics)
     write_json_atomic(plot_path(p["paths.metrics_qa"]), per_type_plot_rows(metrics))
     write_json_atomic(p["paths.metrics_qa"], {**names, "judge": p["judge.name"], **qa_headline(metrics)})
