@@ -23,29 +23,10 @@ from mnemetric.io import read_jsonl
 from mnemetric.longmemeval.adapt import adapt_file
 
 from tests.conftest import ROOT
+from tests.longmemeval.test_instance import good  # one valid instance, shared
 
 V3 = SessionAdapter("session-v3", "mnemetric.longmemeval-session/v3")
 SAMPLE = ROOT / "data" / "sample" / "longmemeval_sample.json"
-
-
-def good() -> dict:
-    """One valid instance (the shape of tests/longmemeval/test_instance.py's, kept here so this file runs
-    unchanged against the code before the fix)."""
-    return {
-        "question_id": "abcd1234",
-        "question_type": "single-session-user",
-        "question": "What is my cat's name?",
-        "answer": "Miso",
-        "question_date": "2023/05/30 (Tue) 08:08",
-        "haystack_session_ids": ["sharegpt_x_0", "answer_abcd1234"],
-        "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/05/21 (Sun) 10:00"],
-        "haystack_sessions": [
-            [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
-            [{"role": "user", "content": "My cat is Miso.", "has_answer": True},
-             {"role": "assistant", "content": "Nice name!", "has_answer": False}],
-        ],
-        "answer_session_ids": ["answer_abcd1234"],
-    }
 
 
 def write_text(tmp_path: Path, text: str, name: str = "data.json") -> Path:
