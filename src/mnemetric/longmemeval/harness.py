@@ -144,41 +144,47 @@ def context_items(rec: AdaptedRecord, ranked: list[Retrieved], k: int, budget: i
     A session item carries the whole session; a turn item carries its round (the turn and the next
     one, as upstream's reader expands turns). The first item that does not fit is cut at the
     budget (marked ``truncated``) and ends the context. Dates are those of the memory view, so an
-    undated adapter (legacy-v2) gives an undated context. Returns (items, tokens used).
+    undated adapter (legacy-v2) gives an undated context. Returns (items, tokens used); each item
+    is the record of a typed :class:`~mnemetric.longmemeval.contexts.ContextItem` (what callers write).
     """
+    from mnemetric.longmemeval.contexts import ContextItem  # the contexts file's one typed format
+
     sessions = {s.session_id: s for s in rec.memory.sessions}
     upstream = {e.session_id: e.upstream_id for e in rec.eval.sessions}
-    items, used = [], 0
+    items: list[ContextItem] = []
+    used = 0
     for r in ranked[:k]:
         s = sessions[r.session_id]
         msgs = s.messages if r.turn_index is None else s.messages[r.turn_index : r.turn_index + 2]
-        kept, cost = _fit([{"role": m.role, "content": m.content} for m in msgs], budget - used)
+        kept, cost = _fit(msgs, budget - used)
         if kept:
-            items.append({"session_id": s.session_id, "upstream_session_id": upstream[s.session_id],
-                          "turn_index": r.turn_index, "date": s.date, "messages": kept,
-                          "truncated": len(kept) < len(msgs) or kept[-1]["content"] != msgs[len(kept) - 1].content})
+            truncated = len(kept) < len(msgs) or kept[-1].content != msgs[len(kept) - 1].content
+            items.append(ContextItem(s.session_id, upstream[s.session_id], r.turn_index, s.date, kept, truncated))
             used += cost
-        if not kept or items[-1]["truncated"]:
+        if not kept or items[-1].truncated:
             break
-    return items, used
+    return [item.to_record() for item in items], used
 
 
-def _fit(messages: list[dict], room: int) -> tuple[list[dict], int]:
-    """Messages that fit in ``room`` tokens; the last one cut at a token boundary if needed."""
+def _fit(messages: Iterable, room: int) -> tuple[tuple, int]:
+    """Messages (role, content) that fit in ``room`` tokens, as ContextMessage; the last one cut at
+    a token boundary if needed. Returns (messages kept, tokens used)."""
+    from mnemetric.longmemeval.contexts import ContextMessage
+
     kept, used = [], 0
     for m in messages:
-        n = count_tokens(m["content"])
+        n = count_tokens(m.content)
         if used + n <= room:
-            kept.append(m)
+            kept.append(ContextMessage(m.role, m.content))
             used += n
             continue
         left = room - used
         if left > 0:
-            cut = list(_TOKEN.finditer(m["content"]))[left - 1].end()
-            kept.append({"role": m["role"], "content": m["content"][:cut]})
+            cut = list(_TOKEN.finditer(m.content))[left - 1].end()
+            kept.append(ContextMessage(m.role, m.content[:cut]))
             used += left
         break
-    return kept, used
+    return tuple(kept), used
 
 
 def retrieve_all(memory: MemorySystem, records: Iterable[AdaptedRecord], granularity: str, k: int,
