@@ -33,13 +33,14 @@ from mnemetric.llm.cache import (
 from mnemetric.llm.client import LLMClient
 from mnemetric.llm.dry_run import plan
 from mnemetric.llm.failures import AllQuestionsFailed, QuestionFailure, failures_path, read_failures, write_failures
-from mnemetric.llm.replies import non_answer_reason
+from mnemetric.llm.replies import TEXT_FROM, message_text, non_answer_reason
 from mnemetric.llm.retry import RetryPolicy, parse_retry_after
 from mnemetric.llm.types import ChatRequest, ChatResult, LLMRequestError, MalformedResponse, Usage
 
 __all__ = [
     "CACHE_FILENAME",
     "DEFAULT_OUTPUT_TOKENS_ESTIMATE",
+    "TEXT_FROM",
     "AllQuestionsFailed",
     "Budget",
     "BudgetExceeded",
@@ -64,6 +65,7 @@ __all__ = [
     "estimate_prompt_tokens",
     "failures_path",
     "key_payload",
+    "message_text",
     "non_answer_reason",
     "normalize_base_url",
     "parse_retry_after",

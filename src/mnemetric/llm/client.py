@@ -11,7 +11,9 @@ Every chat call goes: response cache -> claim the key (cross-process single flig
 :mod:`mnemetric.llm.retry`) -> a usable answer is committed to the cache at once (and the claim
 dropped) -> usage bookkeeping. A non-answer (:mod:`mnemetric.llm.replies`) is retried a bounded
 number of times, never cached, and returned as a result with ``failure`` set: the caller reports
-the question as failed. The SDK's built-in retries are off.
+the question as failed. Which part of a reply is its text is the request's ``text_from`` rule
+(default "content"; "content_or_reasoning" also takes text parts and ``message.reasoning``); the
+rule is not in the cache key. The SDK's built-in retries are off.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from mnemetric.llm.claims import new_token
 from mnemetric.llm.dry_run import plan as plan_requests
 from mnemetric.llm.embed import EmbedMixin
 from mnemetric.llm.gather import gather_until_error
-from mnemetric.llm.replies import chat_result, non_answer_reason, parse_chat_response, usage_of
+from mnemetric.llm.replies import chat_result, check_text_from, non_answer_reason, parse_chat_response, usage_of
 from mnemetric.llm.retry import RetryPolicy, parse_retry_after, send_with_retries
 from mnemetric.llm.types import ChatRequest, ChatResult, LLMRequestError, MalformedResponse, Usage
 
@@ -187,13 +189,14 @@ class LLMClient(EmbedMixin):
         return cost
 
     # -- claims (single flight across processes) -----------------------------------------------
-    async def _claim_or_wait(self, key: str, model: str, token: str, get=None) -> dict[str, Any] | None:
+    async def _claim_or_wait(self, key: str, model: str, token: str, get=None,
+                             text_from: str = "content") -> dict[str, Any] | None:
         """Claim ``key`` under ``token`` for sending (→ None), or wait for the response of whoever
         holds the claim (another process, or another call in this one) (→ it).
 
         Bounded: a claim older than ``claim_timeout`` (or of a dead process) is taken over.
         ``get`` reads the stored response (default: a usable chat response)."""
-        get = get or (lambda k: self._usable_hit(k, model))
+        get = get or (lambda k: self._usable_hit(k, model, text_from))
         delay, waited = POLL_START, False
         while True:
             state = self.cache.claim(key, token, self.claim_timeout)
@@ -210,11 +213,11 @@ class LLMClient(EmbedMixin):
             await asyncio.sleep(delay)
             delay = min(delay * 2, POLL_MAX)
 
-    def _usable_hit(self, key: str, model: str) -> dict[str, Any] | None:
-        """The cached chat response, unless it is a non-answer stored by an older version (then
-        it is evicted, so the question is asked again)."""
+    def _usable_hit(self, key: str, model: str, text_from: str = "content") -> dict[str, Any] | None:
+        """The cached chat response, unless it is a non-answer under ``text_from`` (stored by an older
+        version, or usable only under another rule): then it is evicted, so the question is asked again."""
         hit = self.cache.get(key) if self.cache is not None else None
-        if hit is not None and non_answer_reason(hit) is not None:
+        if hit is not None and non_answer_reason(hit, text_from) is not None:
             self.cache.delete([key])
             return None
         return hit
@@ -228,37 +231,41 @@ class LLMClient(EmbedMixin):
         )
         return parse_chat_response(raw.http_response.content)
 
-    def _hit_result(self, hit: Mapping[str, Any], key: str, model: str) -> ChatResult:
+    def _hit_result(self, hit: Mapping[str, Any], key: str, model: str, text_from: str) -> ChatResult:
         self.stats.record_hit(model)
         resolved = str(hit.get("model") or model)
-        return chat_result(hit, key, cached=True, cost_usd=self._use(model, resolved, usage_of(hit)), attempts=0)
+        return chat_result(hit, key, cached=True, cost_usd=self._use(model, resolved, usage_of(hit)), attempts=0,
+                           text_from=text_from)
 
-    async def chat(self, model: str, messages: Sequence[Mapping[str, Any]], **params: Any) -> ChatResult:
+    async def chat(self, model: str, messages: Sequence[Mapping[str, Any]], *, text_from: str = "content",
+                   **params: Any) -> ChatResult:
         """One chat completion: from the cache if this exact request was answered before, else sent.
 
         ``params`` are OpenAI request parameters (temperature, max_tokens, seed, extra_body, ...);
         ``timeout`` / ``extra_headers`` / ``extra_query`` are transport-only and not in the key.
+        ``text_from`` is the reply-text rule (:mod:`mnemetric.llm.replies`; not sent, not in the key).
         A non-answer gives a result with ``failure`` set (never cached, never raised).
         """
         if params.get("stream"):
             raise ValueError("streaming is not supported by LLMClient.chat")
+        check_text_from(text_from)
         messages = [dict(m) for m in messages]
         payload = key_payload("chat", self.base_url, model, messages, params)
         key = request_key(payload)
         token = new_token()  # one claim per call: concurrent calls for one key send it once too
-        hit = self._usable_hit(key, model)
+        hit = self._usable_hit(key, model, text_from)
         if hit is None and self.cache is not None:
-            hit = await self._claim_or_wait(key, model, token)
+            hit = await self._claim_or_wait(key, model, token, text_from=text_from)
         if hit is not None:
-            return self._hit_result(hit, key, model)
+            return self._hit_result(hit, key, model, text_from)
         try:
-            return await self._send_chat(model, messages, params, payload, key, token)
+            return await self._send_chat(model, messages, params, payload, key, token, text_from)
         finally:
             if self.cache is not None:
                 self.cache.release([key], token)  # no-op once the response is stored
 
     async def _send_chat(self, model: str, messages: list[dict], params: Mapping[str, Any], payload: dict,
-                         key: str, token: str) -> ChatResult:
+                         key: str, token: str, text_from: str = "content") -> ChatResult:
         """Send until a usable answer or ``non_answer_attempts`` non-answers; commit a usable one."""
         prompt, out = estimate_chat_tokens(messages, params)
         estimate = self._price([model], prompt, out)
@@ -266,18 +273,18 @@ class LLMClient(EmbedMixin):
         for attempt in range(1, attempts + 1):
             data = await self._paid(model, estimate, lambda: self._post_chat(model, messages, params))
             resolved = str(data.get("model") or model)
-            if non_answer_reason(data) is None:
+            if non_answer_reason(data, text_from) is None:
                 if self.cache is not None:  # commit before anything else can fail
                     self.cache.put(key, payload, data, stage=self.role, release=token)
                 self._account(model, resolved, estimate, usage_of(data))
                 cost = self._use(model, resolved, usage_of(data))
-                return chat_result(data, key, cached=False, cost_usd=cost, attempts=attempt)
+                return chat_result(data, key, cached=False, cost_usd=cost, attempts=attempt, text_from=text_from)
             cost = self._account(model, resolved, estimate, usage_of(data))
             self.stats.record_non_answer(model)
             if attempt < attempts:
                 self.stats.record_retry(model)
                 await asyncio.sleep(self.retry.backoff(attempt))
-        return chat_result(data, key, cached=False, cost_usd=cost, attempts=attempts)
+        return chat_result(data, key, cached=False, cost_usd=cost, attempts=attempts, text_from=text_from)
 
     # -- batches and sync wrappers -------------------------------------------------------------
     async def arun_chat_batch(
@@ -297,7 +304,7 @@ class LLMClient(EmbedMixin):
 
             async def one(i: int) -> None:
                 req = reqs[i]
-                results[i] = first = await self.chat(req.model, req.messages, **req.params)
+                results[i] = first = await self.chat(req.model, req.messages, text_from=req.text_from, **req.params)
                 for j in copies[i][1:]:
                     self.stats.record_hit(reqs[j].model)
                     if first.ok:
@@ -310,12 +317,13 @@ class LLMClient(EmbedMixin):
         return [r for r in results if r is not None]
 
     def _same_requests(self, reqs: Sequence[ChatRequest]) -> dict[int, list[int]]:
-        """Index of each distinct request's first occurrence -> indices of all its occurrences."""
-        first: dict[str, int] = {}
+        """Index of each distinct request's first occurrence -> indices of all its occurrences (the same
+        cache key read by the same ``text_from`` rule)."""
+        first: dict[tuple[str, str], int] = {}
         copies: dict[int, list[int]] = {}
         for i, req in enumerate(reqs):
             payload = key_payload("chat", self.base_url, req.model, [dict(m) for m in req.messages], req.params)
-            copies.setdefault(first.setdefault(request_key(payload), i), []).append(i)
+            copies.setdefault(first.setdefault((request_key(payload), req.text_from), i), []).append(i)
         return copies
 
     def run_chat_batch(

@@ -40,7 +40,7 @@ def plan(
         total += 1
         key = request_key(key_payload("chat", base_url, req.model, req.messages, req.params))
         hit = cache.get(key) if cache is not None else None
-        if hit is not None and non_answer_reason(hit) is None:  # a stored non-answer would be asked again
+        if hit is not None and non_answer_reason(hit, req.text_from) is None:  # a non-answer is asked again
             cached += 1
             continue
         prompt, out = estimate_chat_tokens(req.messages, req.params)

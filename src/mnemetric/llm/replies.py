@@ -16,6 +16,20 @@ checked on every choice (``n > 1``: all of them must be usable):
 A non-answer is never cached and never becomes a label: upstream evaluate_qa.py @ 9e0b455f reads
 ``completion.choices[0].message.content.strip()``, which raises on null content and turns empty
 content into the label "no"; we report the question as failed instead.
+
+Where a reply's text comes from is a per-request choice, ``text_from`` (:data:`TEXT_FROM`):
+
+* ``"content"`` (the default): ``message.content``, a non-blank string, unchanged (not stripped);
+  anything else is a non-answer as above.
+* ``"content_or_reasoning"`` (opt-in): ``message.content`` stripped if it is a non-blank string; else,
+  for a list of parts, the stripped non-blank ``text`` of each part (a dict's ``"text"`` key) joined
+  with ``"\n"`` and stripped; else ``message.reasoning`` stripped if it is a non-blank string. Only
+  ``reasoning`` is read, never ``reasoning_content`` (the rule of LongMemEval-V2
+  evaluation/harness.py extract_text_from_response_message, github.com/xiaowu0162/LongMemEval-V2 at
+  be15ea6e995462f3391c1a610892df3f67dfa7bd; code ours). A reply with none of these is a non-answer
+  ("no text in content or reasoning"); the refusal and finish_reason rules apply as for "content".
+
+:func:`message_text` names the text it used: "content", "content_parts" or "reasoning".
 """
 
 from __future__ import annotations
@@ -27,6 +41,39 @@ from typing import Any
 from mnemetric.llm.types import ChatResult, MalformedResponse, Usage
 
 OK_FINISH_REASONS = frozenset({"stop", "length"})
+TEXT_FROM = ("content", "content_or_reasoning")
+"""The reply-text rules (module docstring); "content" is the default."""
+
+
+def check_text_from(text_from: str) -> str:
+    """``text_from`` if it is one of :data:`TEXT_FROM`, else ValueError (a programming error)."""
+    if text_from not in TEXT_FROM:
+        raise ValueError(f"text_from must be one of {', '.join(TEXT_FROM)}; got {text_from!r}")
+    return text_from
+
+
+def _stripped_str(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def message_text(message: Mapping[str, Any], text_from: str = "content") -> tuple[str, str] | None:
+    """(text, where it came from) of a choice's ``message`` under rule ``text_from``; None if it has none.
+
+    "content": the content string as sent (source "content") when it is non-blank. "content_or_reasoning":
+    see the module docstring (sources "content", "content_parts", "reasoning"; the text stripped).
+    """
+    content = message.get("content")
+    if check_text_from(text_from) == "content":
+        return (content, "content") if isinstance(content, str) and content.strip() else None
+    if _stripped_str(content):
+        return content.strip(), "content"
+    if isinstance(content, list):
+        parts = (_stripped_str(p.get("text")) for p in content if isinstance(p, Mapping))
+        joined = "\n".join(p for p in parts if p).strip()
+        if joined:
+            return joined, "content_parts"
+    reasoning = _stripped_str(message.get("reasoning"))
+    return (reasoning, "reasoning") if reasoning else None
 
 
 def _parse_json(raw: bytes) -> dict[str, Any]:
@@ -54,7 +101,7 @@ def parse_chat_response(raw: bytes) -> dict[str, Any]:
     return data
 
 
-def _choice_problem(choice: Mapping[str, Any]) -> str | None:
+def _choice_problem(choice: Mapping[str, Any], text_from: str) -> str | None:
     message = choice["message"]
     refusal = message.get("refusal")
     if refusal:
@@ -62,6 +109,8 @@ def _choice_problem(choice: Mapping[str, Any]) -> str | None:
     finish = choice.get("finish_reason")
     if finish not in OK_FINISH_REASONS:
         return f"finish_reason {finish!r}"
+    if text_from != "content":
+        return None if message_text(message, text_from) is not None else "no text in content or reasoning"
     content = message.get("content")
     if content is None:
         return "content is null"
@@ -72,13 +121,15 @@ def _choice_problem(choice: Mapping[str, Any]) -> str | None:
     return None
 
 
-def non_answer_reason(data: Mapping[str, Any]) -> str | None:
-    """Why a parsed chat.completion is a non-answer (module docstring), or None if usable."""
+def non_answer_reason(data: Mapping[str, Any], text_from: str = "content") -> str | None:
+    """Why a parsed chat.completion is a non-answer under rule ``text_from`` (module docstring), or None
+    if usable."""
+    check_text_from(text_from)
     choices = data.get("choices")
     if not choices:
         return "no choices"
     for choice in sorted(choices, key=lambda c: c.get("index", 0)):
-        problem = _choice_problem(choice)
+        problem = _choice_problem(choice, text_from)
         if problem is not None:
             return problem if len(choices) == 1 else f"choice {choice.get('index', 0)}: {problem}"
     return None
@@ -102,24 +153,25 @@ def usage_of(data: Mapping[str, Any]) -> Usage:
 
 
 def chat_result(data: Mapping[str, Any], key: str, *, cached: bool, cost_usd: float | None,
-                attempts: int = 1) -> ChatResult:
-    """Build a :class:`ChatResult` from a (cached or fresh) chat.completion dict; a non-answer
-    gives a result with ``failure`` set and empty text."""
-    failure = non_answer_reason(data)
+                attempts: int = 1, text_from: str = "content") -> ChatResult:
+    """Build a :class:`ChatResult` from a (cached or fresh) chat.completion dict, the text of each choice
+    taken by rule ``text_from``; a non-answer gives a result with ``failure`` set and empty text."""
+    failure = non_answer_reason(data, text_from)
     choices = sorted(data.get("choices") or [], key=lambda c: c.get("index", 0))
-    texts = tuple(c["message"].get("content") if isinstance(c["message"].get("content"), str) else ""
-                  for c in choices)
+    found = [] if failure else [message_text(c["message"], text_from) for c in choices]
+    texts = tuple(f[0] for f in found if f is not None)
     return ChatResult(
-        text="" if failure else texts[0],
+        text=texts[0] if texts else "",
         model=str(data.get("model") or ""),
         usage=usage_of(data),
         request_sha256=key,
         cached=cached,
         cost_usd=cost_usd,
         finish_reason=choices[0].get("finish_reason") if choices else None,
-        texts=() if failure else texts,
+        texts=texts,
         failure=failure,
         attempts=attempts,
+        text_sources=tuple(f[1] for f in found if f is not None),
     )
 
 

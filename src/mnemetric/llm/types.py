@@ -62,25 +62,40 @@ class ChatResult:
     """Why there is no answer (e.g. "content is null"), or None for a usable answer."""
     attempts: int = 1
     """Responses received for this request in this call (> 1 after a non-answer retry; 0 for a hit)."""
+    text_sources: tuple[str, ...] = ()
+    """Where each of ``texts`` came from: "content", "content_parts" or "reasoning" (the request's
+    ``text_from`` rule, :mod:`mnemetric.llm.replies`); () for a non-answer."""
 
     @property
     def ok(self) -> bool:
         """True for a usable answer."""
         return self.failure is None
 
+    @property
+    def text_source(self) -> str | None:
+        """Where ``text`` came from ("content", "content_parts", "reasoning"), None for a non-answer."""
+        return self.text_sources[0] if self.text_sources else None
+
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One chat request for :meth:`LLMClient.run_chat_batch` / :func:`plan`."""
+    """One chat request for :meth:`LLMClient.run_chat_batch` / :func:`plan`.
+
+    ``text_from`` is how the reply's text is read ("content", the default, or "content_or_reasoning";
+    :mod:`mnemetric.llm.replies`). It is not sent and not part of the cache key: the stored response
+    is the server's, whichever rule reads it.
+    """
 
     model: str
     messages: list[dict[str, Any]]
     params: dict[str, Any] = field(default_factory=dict)
+    text_from: str = "content"
 
     @classmethod
     def coerce(cls, obj: ChatRequest | Mapping[str, Any]) -> ChatRequest:
-        """Accept a ChatRequest or a mapping ``{"model", "messages", **params}``."""
+        """Accept a ChatRequest or a mapping ``{"model", "messages", "text_from"?, **params}``."""
         if isinstance(obj, ChatRequest):
             return obj
-        rest = {k: v for k, v in obj.items() if k not in ("model", "messages", "params")}
-        return cls(str(obj["model"]), list(obj["messages"]), {**dict(obj.get("params") or {}), **rest})
+        rest = {k: v for k, v in obj.items() if k not in ("model", "messages", "params", "text_from")}
+        return cls(str(obj["model"]), list(obj["messages"]), {**dict(obj.get("params") or {}), **rest},
+                   str(obj.get("text_from") or "content"))
