@@ -121,7 +121,7 @@ def _score_qa(p: argparse.ArgumentParser) -> Handler:
 
         judged = read_judged(a.judged)
         failures = read_failures(failures_path(a.judged))  # none if the judged file was made elsewhere
-        traces = judge_traces([j.trace for j in judged])
+        traces = judge_traces([j.judge_trace for j in judged])
         types = {r.question_id: r.question_type for r in read_reference_minimal(a.ref)}
         report = qa_report(judged, types, judge=traces["judge"], traces=traces, resamples=a.resamples, seed=a.seed,
                            allow_partial=a.allow_partial, file=str(a.judged), reference_file=str(a.ref),

@@ -20,6 +20,7 @@ from typing import Any, ContextManager, Protocol
 from mnemetric.errors import ConfigError
 from mnemetric.llm.failures import QuestionFailure
 from mnemetric.longmemeval.adapted import Query
+from mnemetric.longmemeval.contexts import Context
 from mnemetric.longmemeval.judge.run import (
     Judged,
     Reference,
@@ -129,7 +130,7 @@ def write_judged(path, judged: Judged) -> None:
 class Reader(Protocol):
     name: str
 
-    def answer(self, queries: Sequence[Query], contexts: Sequence[Mapping[str, Any]], llm: LLMFactory) -> Answered: ...
+    def answer(self, queries: Sequence[Query], contexts: Sequence[Context], llm: LLMFactory) -> Answered: ...
 
 
 @dataclass(frozen=True)

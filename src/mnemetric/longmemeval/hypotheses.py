@@ -4,7 +4,8 @@ Formats (shared/docs/upstream-protocol.md §3.1–3.3; xiaowu0162/LongMemEval
 src/evaluation/evaluate_qa.py and print_qa_metrics.py @ 9e0b455f):
 
 * hypotheses: JSONL of ``{"question_id", "hypothesis"}`` (upstream falls back to one JSON list);
-* judged: the hypothesis lines echoed with ``autoeval_label = {"model": str, "label": bool}``;
+* judged: the hypothesis lines echoed with ``autoeval_label = {"model": str, "label": bool}`` (and, when
+  Mnemetric judged them, ``mnemetric_judge``: :class:`mnemetric.longmemeval.judgments.JudgeTrace`);
 * reference: one JSON list of instances (we fall back to JSONL); only question_id, question_type,
   question and answer are read, so a trimmed reference works. ``answer`` may be a bare number.
 
@@ -22,6 +23,7 @@ from typing import Any
 from mnemetric.errors import InputError
 from mnemetric.io import require_file
 from mnemetric.jsonstream import iter_json_list
+from mnemetric.longmemeval.judgments import JudgeTrace
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,13 @@ class JudgedHypothesis:
     label: bool
     """autoeval_label.label: True if the judge said the hypothesis is correct."""
     hypothesis: str | None = None
-    trace: dict = field(default_factory=dict, compare=False, repr=False)
-    """Mnemetric's ``mnemetric_judge`` custody fields of the line ({} for files judged elsewhere)."""
+    judge_trace: JudgeTrace | None = field(default=None, compare=False, repr=False)
+    """Mnemetric's ``mnemetric_judge`` custody fields of the line, typed (None for files judged elsewhere)."""
+
+    @property
+    def trace(self) -> dict[str, Any]:
+        """The trace as its record (``{}`` without one), for readers of the dict form."""
+        return self.judge_trace.to_record() if self.judge_trace is not None else {}
 
 
 @dataclass(frozen=True)
@@ -142,7 +149,9 @@ def read_judged(path: str | Path) -> list[JudgedHypothesis]:
         hyp = rec.get("hypothesis")
         if hyp is not None and not isinstance(hyp, str):
             raise InputError(str(path), here, "hypothesis", f"expected a string, got {type(hyp).__name__}")
-        out.append(JudgedHypothesis(qid, model, label, hyp, rec.get("mnemetric_judge") or {}))
+        raw_trace = rec.get("mnemetric_judge")
+        trace = None if raw_trace is None else JudgeTrace.from_record(raw_trace, file=str(path), line=here)
+        out.append(JudgedHypothesis(qid, model, label, hyp, trace))
     return out
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import time
 
 from mnemetric.config import build
-from mnemetric.io import write_json_atomic
 from mnemetric.llm.budget import UsageStats
 from mnemetric.llm.failures import failures_path, read_failures
 from mnemetric.llm.run_log import finish_stage_run
+from mnemetric.llm.usage import write_usage
 from mnemetric.longmemeval.adapted import read_adapted
 from mnemetric.longmemeval.components import Judge, judge_file, llm_factory, write_judged
 from mnemetric.longmemeval.hypotheses import read_hypotheses
@@ -35,7 +35,7 @@ def main() -> None:
     judged = judge_file(judge, hyps, refs, hyp_file, llm_factory(p["llm"], stats), carried)
     finish_stage_run("judge", stats, start, judged.failures, total=len(hyps) + len(carried))
     write_judged(p["paths.judged"], judged)
-    write_json_atomic(p["paths.judge_usage"], stats.work.to_dict())
+    write_usage(p["paths.judge_usage"], stats.work)
     print(f"judge: {judge.name}: {len(judged.lines)} judgments, {len(judged.failures)} failed → {p['paths.judged']}")
 
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from mnemetric.longmemeval.adapted import read_adapted
-from mnemetric.io import write_json_atomic
 from mnemetric.params import stage_params
-from mnemetric.longmemeval.suite import QuestionMeta, SuiteSpec, select, suite_record
+from mnemetric.longmemeval.suite import QuestionMeta, SuiteSpec, select, suite_record, write_suite
 from mnemetric.stages import run
 
 PARAMS = ["suite", "variant.name", "paths.adapted", "paths.suite"]
@@ -17,7 +16,7 @@ def main() -> None:
     questions = [QuestionMeta(r.eval.question_id, r.eval.question_type, r.eval.abstention)
                  for r in read_adapted(p["paths.adapted"])]
     ids = select(spec, questions)
-    write_json_atomic(p["paths.suite"], suite_record(spec, p["variant.name"], ids))
+    write_suite(p["paths.suite"], suite_record(spec, p["variant.name"], ids))
     print(f"suite: {spec.name}: {len(ids)} of {len(questions)} questions → {p['paths.suite']}")
 
 

@@ -22,6 +22,7 @@ from mnemetric.llm.failures import AllQuestionsFailed, QuestionFailure, describe
 from mnemetric.llm.types import LLMRequestError
 from mnemetric.longmemeval.judge.lexical import LexicalJudge
 from mnemetric.longmemeval.judge.upstream_prompts import PromptSet, parse_label
+from mnemetric.longmemeval.judgments import JudgeCall, JudgeParams, JudgeTrace
 
 @dataclass(frozen=True)
 class Reference:
@@ -47,8 +48,7 @@ def judge_lexical(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Referenc
     out = []
     for h, r in zip(hyps, _refs_for(hyps, refs, file)):
         label = judge.autoeval_label(r.question_id, r.question_type, r.question, r.answer, h["hypothesis"])
-        out.append(dict(h) | {"autoeval_label": label,
-                              "mnemetric_judge": {"judge": "lexical", "official_equivalence": False}})
+        out.append(dict(h) | {"autoeval_label": label, "mnemetric_judge": JudgeTrace.offline("lexical").to_record()})
     return out
 
 
@@ -71,16 +71,11 @@ class Judged:
 
 
 def _judged_line(h: Mapping[str, Any], res, prompts: PromptSet, spec: Mapping[str, Any], endpoint: str) -> dict:
-    return dict(h) | {
-        "autoeval_label": {"model": res.model, "label": parse_label(res.text)},
-        "mnemetric_judge": {"judge": spec["name"], "prompt_set_sha256": prompts.prompt_set_sha256,
-                            "source_sha256": prompts.source_sha256, "requested_model": spec["model"],
-                            "params": {k: spec[k] for k in ("temperature", "max_tokens", "n")},
-                            "endpoint": endpoint, "request_sha256": res.request_sha256, "response": res.text,
-                            "usage": {"prompt_tokens": res.usage.prompt_tokens,
-                                      "completion_tokens": res.usage.completion_tokens},
-                            "cost_usd": res.cost_usd},
-    }
+    call = JudgeCall(prompts.prompt_set_sha256, prompts.source_sha256, spec["model"],
+                     JudgeParams(spec["temperature"], spec["max_tokens"], spec["n"]), endpoint, res.request_sha256,
+                     res.text, res.usage.prompt_tokens, res.usage.completion_tokens, res.cost_usd)
+    return dict(h) | {"autoeval_label": {"model": res.model, "label": parse_label(res.text)},
+                      "mnemetric_judge": JudgeTrace(spec["name"], call).to_record()}
 
 
 def judge_upstream_outcome(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], prompts: PromptSet,

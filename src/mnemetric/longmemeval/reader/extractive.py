@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from mnemetric.longmemeval.contexts import ContextItem
 
 _SENT = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"\w+")
@@ -31,14 +32,14 @@ class ExtractiveReader:
     min_overlap: int = 2
     roles: tuple[str, ...] = ("user", "assistant")
 
-    def answer(self, question: str, items: Sequence[dict[str, Any]]) -> str:
+    def answer(self, question: str, items: Sequence[ContextItem]) -> str:
         want = content_words(question)
         best, best_score = None, 0
         for item in items:
-            for m in item["messages"]:
-                if m["role"] not in self.roles:
+            for m in item.messages:
+                if m.role not in self.roles:
                     continue
-                for sentence in _SENT.split(m["content"]):
+                for sentence in _SENT.split(m.content):
                     score = len(want & content_words(sentence))
                     if score > best_score:
                         best, best_score = sentence.strip(), score

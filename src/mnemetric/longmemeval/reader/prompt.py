@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from mnemetric.errors import ConfigError
+from mnemetric.longmemeval.contexts import ContextItem
 
 FORMATS = ("json", "nl")
 MODES = ("direct", "con")
@@ -36,9 +36,9 @@ def _encoding(name: str = "o200k_base"):
     return bpe_openai.get_encoding(name)
 
 
-def render_session(index: int, item: dict[str, Any], history_format: str) -> str:
-    head = f"### Session {index}" + (f" (date: {item['date']})" if item.get("date") else "")
-    msgs = [{"role": m["role"], "content": m["content"]} for m in item["messages"]]
+def render_session(index: int, item: ContextItem, history_format: str) -> str:
+    head = f"### Session {index}" + (f" (date: {item.date})" if item.date else "")
+    msgs = [m.to_record() for m in item.messages]
     if history_format == "json":
         body = json.dumps(msgs, ensure_ascii=False)
     else:
@@ -46,7 +46,7 @@ def render_session(index: int, item: dict[str, Any], history_format: str) -> str
     return f"{head}\n{body}\n"
 
 
-def render_history(items: Sequence[dict[str, Any]], history_format: str, budget_tokens: int,
+def render_history(items: Sequence[ContextItem], history_format: str, budget_tokens: int,
                    encoding_name: str = "o200k_base") -> tuple[str, int]:
     """History text within ``budget_tokens``; returns (text, tokens).
 
@@ -57,7 +57,7 @@ def render_history(items: Sequence[dict[str, Any]], history_format: str, budget_
     if history_format not in FORMATS:
         raise ConfigError(f"reader.history_format: {history_format!r} is not one of {FORMATS}")
     enc = _encoding(encoding_name)
-    kept: list[tuple[dict[str, Any], int | None]] = []  # (item, token cut or None)
+    kept: list[tuple[ContextItem, int | None]] = []  # (item, token cut or None)
     used = 0
     for i, item in enumerate(items, start=1):
         n = len(enc.encode(render_session(i, item, history_format)))
@@ -67,7 +67,7 @@ def render_history(items: Sequence[dict[str, Any]], history_format: str, budget_
             break
         kept.append((item, None))
         used += n
-    order = sorted(range(len(kept)), key=lambda j: (kept[j][0].get("date") or "", j))
+    order = sorted(range(len(kept)), key=lambda j: (kept[j][0].date or "", j))
     parts, total = [], 0
     for shown, j in enumerate(order, start=1):
         item, cut = kept[j]
@@ -77,7 +77,7 @@ def render_history(items: Sequence[dict[str, Any]], history_format: str, budget_
     return "\n".join(parts), total
 
 
-def build_prompt(question: str, question_date: str | None, items: Sequence[dict[str, Any]], *,
+def build_prompt(question: str, question_date: str | None, items: Sequence[ContextItem], *,
                  history_format: str = "json", mode: str = "con", budget_tokens: int = 100_000) -> str:
     """One user message: intro, history (cut to the budget), current date, question, instruction."""
     if mode not in MODES:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mnemetric.longmemeval.adapted import Query
+from mnemetric.longmemeval.contexts import Context
 from mnemetric.errors import ConfigError
 from mnemetric.llm.failures import QuestionFailure
 from mnemetric.longmemeval.reader.extractive import ExtractiveReader
@@ -26,12 +27,12 @@ def prompt_budget(spec: Mapping[str, Any]) -> int:
     return budget
 
 
-def chat_requests(queries: Sequence[Query], contexts: Sequence[Mapping[str, Any]],
+def chat_requests(queries: Sequence[Query], contexts: Sequence[Context],
                   spec: Mapping[str, Any]) -> list[dict]:
     budget = prompt_budget(spec)
     params = {"temperature": spec["temperature"], "max_tokens": spec["max_tokens"], "n": 1}
     return [{"model": spec["model"], "params": params, "messages": [{"role": "user", "content": build_prompt(
-                q.text, q.date, ctx["items"], history_format=spec["history_format"], mode=spec["mode"],
+                q.text, q.date, ctx.items, history_format=spec["history_format"], mode=spec["mode"],
                 budget_tokens=budget)}]}
             for q, ctx in zip(queries, contexts, strict=True)]
 
@@ -44,15 +45,15 @@ class Answered:
     failures: list[QuestionFailure] = field(default_factory=list)
 
 
-def answer_extractive(queries: Sequence[Query], contexts: Sequence[Mapping[str, Any]], name: str,
+def answer_extractive(queries: Sequence[Query], contexts: Sequence[Context], name: str,
                       min_overlap: int = 1) -> Answered:
     """The offline extractive reader's hypothesis per question (never a failure)."""
     reader = ExtractiveReader(min_overlap=int(min_overlap))
-    return Answered([{"question_id": c["question_id"], "hypothesis": reader.answer(q.text, c["items"]),
+    return Answered([{"question_id": c.question_id, "hypothesis": reader.answer(q.text, c.items),
                       "reader": name} for q, c in zip(queries, contexts, strict=True)])
 
 
-def answer_chat(queries: Sequence[Query], contexts: Sequence[Mapping[str, Any]], spec: Mapping[str, Any],
+def answer_chat(queries: Sequence[Query], contexts: Sequence[Context], spec: Mapping[str, Any],
                 client, progress: bool = True) -> Answered:
     """One hypothesis record per answered question ({question_id, hypothesis} + our trace fields),
     one failure per question whose reply was a non-answer; both in question order."""
@@ -60,9 +61,9 @@ def answer_chat(queries: Sequence[Query], contexts: Sequence[Mapping[str, Any]],
     out = Answered()
     for c, r in zip(contexts, results, strict=True):
         if r.ok:
-            out.hypotheses.append({"question_id": c["question_id"], "hypothesis": r.text, "reader": spec["name"],
+            out.hypotheses.append({"question_id": c.question_id, "hypothesis": r.text, "reader": spec["name"],
                                    "model": r.model, "request_sha256": r.request_sha256})
         else:
-            out.failures.append(QuestionFailure(c["question_id"], "answer", r.failure, r.request_sha256,
+            out.failures.append(QuestionFailure(c.question_id, "answer", r.failure, r.request_sha256,
                                                 spec["model"], r.attempts))
     return out

@@ -25,8 +25,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mnemetric.longmemeval.hypotheses import JudgedHypothesis
+from mnemetric.longmemeval.judgments import JudgeTrace
 from mnemetric.errors import InputError
 from mnemetric.llm.failures import QuestionFailure
+from mnemetric.llm.usage import UsageRecord
 from mnemetric.longmemeval.scoring.qa import (
     CI_LEVEL,
     QUESTION_TYPES,
@@ -44,18 +46,27 @@ INTERVAL_NOTE = ("intervals are a Mnemetric addition, not upstream metrics; each
                  "of a paired comparison at 80% power (its assumption is recorded with it)")
 
 
-def judge_traces(traces: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """What the judged lines' ``mnemetric_judge`` fields say about how they were judged (empty
-    mappings for files judged elsewhere, e.g. by upstream's own script)."""
-    first = traces[0] if traces else {}
+def _typed(trace: JudgeTrace | Mapping[str, Any] | None, i: int) -> JudgeTrace | None:
+    if trace is None or isinstance(trace, JudgeTrace):
+        return trace
+    return JudgeTrace.from_record(trace, file="<judged>", line=f"index {i}") if trace else None
+
+
+def judge_traces(traces: Sequence[JudgeTrace | Mapping[str, Any] | None]) -> dict[str, Any]:
+    """What the judged lines' traces (``mnemetric_judge``) say about how they were judged (None, or
+    an empty mapping, for lines judged elsewhere, e.g. by upstream's own script). A mapping is read
+    as a :class:`~mnemetric.longmemeval.judgments.JudgeTrace` record."""
+    typed = [_typed(t, i) for i, t in enumerate(traces)]
+    calls = [t.call for t in typed if t is not None and t.call is not None]
+    first = typed[0] if typed else None
     return {
-        "judge": first.get("judge", "unknown"),
-        "prompt_set_sha256": first.get("prompt_set_sha256"),
-        "source_sha256": first.get("source_sha256"),
-        "prompt_set_sha256s": sorted({t.get("prompt_set_sha256") for t in traces if t.get("prompt_set_sha256")}),
-        "requested_models": [t["requested_model"] for t in traces if "requested_model" in t],
-        "params": [t["params"] for t in traces if "params" in t],
-        "endpoints": sorted({t["endpoint"] for t in traces if t.get("endpoint")}),
+        "judge": first.judge if first is not None else "unknown",
+        "prompt_set_sha256": first.call.prompt_set_sha256 if first is not None and first.call else None,
+        "source_sha256": first.call.source_sha256 if first is not None and first.call else None,
+        "prompt_set_sha256s": sorted({c.prompt_set_sha256 for c in calls if c.prompt_set_sha256}),
+        "requested_models": [c.requested_model for c in calls],
+        "params": [c.params.to_record() for c in calls],
+        "endpoints": sorted({c.endpoint for c in calls if c.endpoint}),
     }
 
 
@@ -158,16 +169,18 @@ COST_NOTE = ("the cost of the work: the usage recorded with each response used (
              "llm.prices; what a run sent, reused and how long it took is in the run log (.mnemetric/run-log.jsonl)")
 
 
-def cost_block(retrieve_usage: Mapping[str, Any], answer_usage: Mapping[str, Any],
-               judge_usage: Mapping[str, Any]) -> dict[str, Any]:
+def cost_block(retrieve_usage: UsageRecord | Mapping[str, Any], answer_usage: UsageRecord | Mapping[str, Any],
+               judge_usage: UsageRecord | Mapping[str, Any]) -> dict[str, Any]:
     """Responses used, tokens and dollars per stage and in total, with a per-model breakdown.
 
-    Inputs are the stages' usage sidecars (:meth:`mnemetric.llm.budget.WorkUsage.to_dict`): a pure
-    function of the responses, so the block is the same on a cold and a warm run. Dollars are
-    summed in a fixed order (retrieve, answer, judge; models sorted)."""
+    Inputs are the stages' usage sidecars (:class:`mnemetric.llm.usage.UsageRecord`; a mapping is
+    read as one, validated): a pure function of the responses, so the block is the same on a cold
+    and a warm run. Dollars are summed in a fixed order (retrieve, answer, judge; models sorted)."""
     stages = (("retrieve", retrieve_usage), ("answer", answer_usage), ("judge", judge_usage))
-    per = {name: {k: u.get(k, 0) for k in COST_KEYS} | {"per_model": dict(u.get("per_model") or {})}
-           for name, u in stages}
+    records = {name: u if isinstance(u, UsageRecord) else UsageRecord.from_record(u, file=f"<{name} usage>")
+               for name, u in stages}
+    per = {name: {k: getattr(u, k) for k in COST_KEYS} | {"per_model": u.to_record()["per_model"]}
+           for name, u in records.items()}
     total: dict[str, Any] = {k: 0.0 if k == "usd" else 0 for k in COST_KEYS}
     models: dict[str, dict[str, Any]] = {}
     for name, _ in stages:
