@@ -1,13 +1,18 @@
-"""Dense retrieval: embed documents and query, rank by cosine similarity (vectors are normalised)."""
+"""Dense retrieval: embed documents and query, rank by cosine similarity (vectors are normalised).
+
+The kernel (backend choice, cached embedding, cosine scores, tie order) is the generic
+:mod:`mnemetric.ranking`, shared with LongMemEval-V2; this class feeds it the store's documents.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from mnemetric.embeddings import EmbeddingCache, OpenAIEmbeddingBackend
 from mnemetric.longmemeval.adapted import Query
-from mnemetric.longmemeval.memory.base import Retrieved, TextMemory, check_granularity, rank
-from mnemetric.embeddings import EmbeddingCache, MiniLMBackend, OpenAIEmbeddingBackend
+from mnemetric.longmemeval.memory.base import Retrieved, TextMemory, check_granularity
+from mnemetric.ranking import dense_scores, embedding_backend, ranked
 
 
 @dataclass
@@ -23,7 +28,7 @@ class Dense(TextMemory):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.cache = EmbeddingCache()
-        self.embedder = _backend(self.backend, self.model, self.base_url)
+        self.embedder = embedding_backend(self.backend, self.model, self.base_url)
 
     def configure_llm(self, llm: dict, stats) -> None:
         """Called by the harness: an endpoint backend spends under the run's budget and counts usage."""
@@ -33,22 +38,5 @@ class Dense(TextMemory):
     def retrieve(self, query: Query, granularity: str) -> list[Retrieved]:
         check_granularity(granularity)
         refs, texts = self.store.documents(granularity)
-        if not refs:
-            return []
-        vecs = self.cache.embed(self.embedder, [*texts, query.text])
-        scores = vecs[:-1] @ vecs[-1]
-        return rank(refs, scores)
-
-
-def _backend(kind: str, model: str | None, base_url: str | None):
-    if kind == "minilm":
-        return MiniLMBackend()
-    if kind == "openai":
-        if not model:
-            from mnemetric.errors import ConfigError
-
-            raise ConfigError("memory.model must name the embedding model for backend openai")
-        return OpenAIEmbeddingBackend(model=model, base_url=base_url)
-    from mnemetric.errors import ConfigError
-
-    raise ConfigError(f"memory.backend: unknown {kind!r}; expected 'minilm' or 'openai'")
+        scores = dense_scores(self.cache, self.embedder, texts, query.text)
+        return [Retrieved(refs[i].session_id, refs[i].turn_index, score) for i, score in ranked(scores)]
