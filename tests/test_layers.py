@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from tests.conftest import ROOT
 
 SRC = ROOT / "src" / "mnemetric"
 GENERIC = ["llm", "stats", "upstream", "report", "io.py", "errors.py", "params.py", "schema.py", "config.py",
-           "fingerprint.py", "jsonstream.py", "download.py", "embeddings.py"]
+           "fingerprint.py", "jsonstream.py", "download.py", "embeddings.py", "ranking.py"]
 FAMILIES = ("mnemetric.longmemeval", "mnemetric.longmemeval_v2")
 
 
@@ -41,3 +42,29 @@ def test_the_cli_imports_no_stage_module():
     bad = {f"{p.relative_to(ROOT)}: {m}" for p in files("cli") for m in imported_modules(p)
            if m == "mnemetric.stages" or m.startswith("mnemetric.stages.")}
     assert not bad, sorted(bad)
+
+
+def family_imports(package: str, other: str) -> set[str]:
+    """Modules of family ``other`` that files under the ``package`` folder import (function-level included)."""
+    return {f"{p.relative_to(ROOT)}: {m}" for p in files(package) for m in imported_modules(p)
+            if m == other or m.startswith(other + ".")}
+
+
+@pytest.mark.parametrize("package, other", [("longmemeval", "mnemetric.longmemeval_v2"),
+                                            ("longmemeval_v2", "mnemetric.longmemeval")])
+def test_no_benchmark_family_imports_the_other(package, other):
+    """Families are siblings: what both need lives in a generic layer (e.g. ``mnemetric.ranking``)."""
+    bad = family_imports(package, other)
+    assert not bad, sorted(bad)
+
+
+def test_the_family_rule_sees_a_cross_import(tmp_path, monkeypatch):
+    """The check can fail: a V2 file that imports the V1 family (and one that only looks alike) is judged right."""
+    pkg = tmp_path / "longmemeval_v2"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("def f():\n    from mnemetric.longmemeval.memory.bm25 import BM25\n")
+    (pkg / "b.py").write_text("import mnemetric.longmemeval_v2.lafs\nfrom mnemetric.ranking import BM25Ranker\n")
+    monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    found = family_imports("longmemeval_v2", "mnemetric.longmemeval")
+    assert found == {"longmemeval_v2/a.py: mnemetric.longmemeval.memory.bm25"}
