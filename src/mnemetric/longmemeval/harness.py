@@ -1,7 +1,7 @@
 """Running a memory system over adapted records: rankings, upstream-format logs, reader contexts.
 
 The memory system sees only the memory view. This module — harness side — maps what it returns
-back to upstream corpus ids (scoring/retrieval.py holds the corpus rules), writes one upstream
+back to upstream corpus ids (scoring/retrieval_corpus.py holds the corpus rules), writes one upstream
 retrievallog line per question (so upstream tools can read our logs), and picks the context the
 reader will get: the top ``k`` items under a token budget, the same ``k`` and budget for every system.
 """
@@ -16,7 +16,8 @@ from mnemetric.longmemeval.adapted import AdaptedRecord
 from mnemetric.errors import MnemetricError, PluginError
 from mnemetric.longmemeval.memory.base import MemorySystem, Retrieved
 from mnemetric.longmemeval.memory.simple import Oracle
-from mnemetric.longmemeval.scoring.retrieval import evaluate_question, session_corpus, targets, turn_corpus
+from mnemetric.longmemeval.scoring.retrieval import evaluate_question
+from mnemetric.longmemeval.scoring.retrieval_corpus import session_corpus, targets, turn_corpus
 
 TOKENIZER = "wordpunct-v1"
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)

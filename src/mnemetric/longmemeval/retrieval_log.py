@@ -17,17 +17,11 @@ from typing import Any
 
 from mnemetric.errors import InputError
 from mnemetric.io import read_jsonl, require_file
-from mnemetric.longmemeval.scoring.retrieval import (
-    DEFAULT_KS,
-    GRANULARITIES,
-    RetrievalProfile,
-    average_exclude_abs,
-    average_exclude_abs_and_no_user_target,
-    get_profile,
-    has_user_target,
-    haystack_corpus,
-    targets,
-)
+from mnemetric.longmemeval.rules import GRANULARITIES
+from mnemetric.longmemeval.scoring.retrieval import DEFAULT_KS
+from mnemetric.longmemeval.scoring.retrieval_averaging import average_exclude_abs, average_exclude_abs_and_no_user_target
+from mnemetric.longmemeval.scoring.retrieval_corpus import has_user_target, haystack_corpus, targets
+from mnemetric.longmemeval.scoring.retrieval_profiles import RetrievalProfile, get_profile
 
 AUTO = "auto"
 

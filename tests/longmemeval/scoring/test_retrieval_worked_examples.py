@@ -10,26 +10,29 @@ import pytest
 
 from mnemetric.errors import ConfigError
 from mnemetric.longmemeval.scoring.retrieval import (
-    PROFILES,
-    average_exclude_abs,
-    average_exclude_abs_and_no_user_target,
-    bootstrap_ci,
     effective_k,
     evaluate_question,
     evaluate_turn_as_session,
-    get_profile,
-    has_user_target,
-    haystack_corpus,
     ndcg_any_at_k_upstream,
     ndcg_at_k_standard,
     recall_all_at_k,
     recall_any_at_k,
     recall_fraction_at_k,
+    turn_to_session_id,
+)
+from mnemetric.longmemeval.scoring.retrieval_averaging import (
+    average_exclude_abs,
+    average_exclude_abs_and_no_user_target,
+    bootstrap_ci,
+)
+from mnemetric.longmemeval.scoring.retrieval_corpus import (
+    has_user_target,
+    haystack_corpus,
     session_corpus,
     targets,
     turn_corpus,
-    turn_to_session_id,
 )
+from mnemetric.longmemeval.scoring.retrieval_profiles import PROFILES, get_profile
 
 TOL = 1e-12
 SAMPLE = Path("/work/shared/data/upstream/longmemeval_oracle_2q_sample.json")

@@ -2,20 +2,20 @@
 
 from mnemetric.longmemeval.scoring.retrieval import (
     DEFAULT_KS,
-    PROFILES,
-    RetrievalProfile,
-    average_exclude_abs,
-    average_exclude_abs_and_no_user_target,
-    bootstrap_ci,
     evaluate_question,
     evaluate_question_historical,
-    get_profile,
     ndcg_any_at_k_upstream,
     ndcg_at_k_standard,
     recall_all_at_k,
     recall_any_at_k,
     recall_fraction_at_k,
 )
+from mnemetric.longmemeval.scoring.retrieval_averaging import (
+    average_exclude_abs,
+    average_exclude_abs_and_no_user_target,
+    bootstrap_ci,
+)
+from mnemetric.longmemeval.scoring.retrieval_profiles import PROFILES, RetrievalProfile, get_profile
 
 __all__ = [
     "DEFAULT_KS",

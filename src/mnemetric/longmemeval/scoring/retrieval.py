@@ -1,11 +1,12 @@
-"""Retrieval metrics for LongMemEval (V1): upstream-exact profile plus a labelled historical one.
+"""Retrieval metric kernels for LongMemEval (V1): upstream-exact ones plus a labelled historical pair.
 
-Every function here is pure: plain lists in, numbers out. The upstream reference for the
-``longmemeval-session-upstream-v1`` profile is xiaowu0162/LongMemEval @
-9e0b455f4ef0e2ab8f2e582289761153549043fc: ``src/retrieval/eval_utils.py`` (metric kernels),
-``src/retrieval/run_retrieval.py`` (corpus rules, averaging in ``main()``) and
-``src/evaluation/print_retrieval_metrics.py`` (the ``_abs``-only averaging). The functions are
+Every function here is pure: plain lists in, numbers out, one question at a time. The upstream
+reference for the ``longmemeval-session-upstream-v1`` kernels is xiaowu0162/LongMemEval @
+9e0b455f4ef0e2ab8f2e582289761153549043fc ``src/retrieval/eval_utils.py``. The functions are
 written from the facts in docs/upstream-protocol.md section 2; no upstream code is copied.
+Beside this module: ``retrieval_corpus`` (the corpus rules of run_retrieval.py: a question's
+corpus ids and targets), ``retrieval_averaging`` (upstream's two averaging rules) and
+``retrieval_profiles`` (the named profiles that pick a per-question function).
 
 Notation used in the docstrings: ``R`` = ranked corpus ids, best first; ``R[:k]`` its top k;
 ``C`` = set of correct ids; ``ids`` = the corpus ids (duplicates allowed);
@@ -15,21 +16,18 @@ Notation used in the docstrings: ``R`` = ranked corpus ids, best first; ``R[:k]`
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from mnemetric.errors import ConfigError
+from mnemetric.longmemeval.rules import GRANULARITIES
+from mnemetric.longmemeval.scoring.retrieval_averaging import Metrics
+
+# bootstrap_ci lives in retrieval_averaging; importable here too only for tests/stats/test_bootstrap.py.
+from mnemetric.longmemeval.scoring.retrieval_averaging import bootstrap_ci  # noqa: F401
 
 UPSTREAM_REF = "xiaowu0162/LongMemEval src/retrieval/eval_utils.py @ 9e0b455f4ef0e2ab8f2e582289761153549043fc"
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 30, 50)
-from mnemetric.longmemeval.rules import ABSTENTION_MARK as ABS_MARKER  # noqa: E402 (re-exported)
-from mnemetric.longmemeval.rules import GRANULARITIES  # noqa: E402,F401 (re-exported)
-
-Metrics = dict[str, dict[str, float | None]]
-"""Per-question result: level ("session" / "turn") -> metric name -> value."""
-
 
 # --------------------------------------------------------------------------------------------
 # Upstream metric kernels (eval_utils.py)
@@ -254,191 +252,3 @@ def evaluate_question_historical(
     """
     return _evaluate_levels(ranked_ids, corpus_ids, correct, ks, granularity, _historical_at)
 
-
-# --------------------------------------------------------------------------------------------
-# Corpus rules (run_retrieval.py), per question, from its own haystack
-# --------------------------------------------------------------------------------------------
-
-
-def _turn_fields(turn: Any) -> tuple[str, str, bool | None]:
-    """Accept a (role, content, has_answer) tuple or an object with those attributes."""
-    if hasattr(turn, "role"):
-        return turn.role, turn.content, turn.has_answer
-    role, content, has_answer = turn
-    return role, content, has_answer
-
-
-def session_corpus(session_id: str, turns: Iterable[Any]) -> tuple[str, str]:
-    """One session document: (corpus id, user-turn contents joined by one space).
-
-    Only user turns are indexed. If the id contains "answer" and no user turn has
-    has_answer true, every "answer" in the id becomes "noans" (the session is then no target).
-    Source: run_retrieval.py (xiaowu0162/LongMemEval @ 9e0b455f).
-    """
-    users = [(c, h) for r, c, h in map(_turn_fields, turns) if r == "user"]
-    text = " ".join(c for c, _ in users)
-    cid = session_id
-    if "answer" in cid and not any(h is True for _, h in users):
-        cid = cid.replace("answer", "noans")
-    return cid, text
-
-
-def turn_corpus(session_id: str, turns: Iterable[Any]) -> list[tuple[str, str]]:
-    """One document per user turn: (session_id + "_" + (i+1), content), i = 0-based position
-    among ALL turns (assistant turns included), so user turns are usually _1, _3, _5, ...
-
-    In a session whose id contains "answer", a user turn whose has_answer is not true gets
-    "answer" -> "noans" in its id. Source: run_retrieval.py (xiaowu0162/LongMemEval @ 9e0b455f).
-    """
-    docs: list[tuple[str, str]] = []
-    for i, (role, content, has_answer) in enumerate(map(_turn_fields, turns)):
-        if role != "user":
-            continue
-        cid = f"{session_id}_{i + 1}"
-        if "answer" in session_id and has_answer is not True:
-            cid = cid.replace("answer", "noans")
-        docs.append((cid, content))
-    return docs
-
-
-def haystack_corpus(
-    session_ids: Sequence[str], sessions: Sequence[Iterable[Any]], granularity: str
-) -> list[tuple[str, str]]:
-    """The whole corpus of one question, in haystack order, at the given granularity."""
-    if granularity not in GRANULARITIES:
-        raise ValueError(f"unknown granularity {granularity!r}; expected one of {GRANULARITIES}")
-    if granularity == "session":
-        return [session_corpus(sid, turns) for sid, turns in zip(session_ids, sessions, strict=True)]
-    return [doc for sid, turns in zip(session_ids, sessions, strict=True) for doc in turn_corpus(sid, turns)]
-
-
-def targets(corpus_ids: Iterable[str]) -> set[str]:
-    """correct_docs = the corpus ids containing the substring "answer" (derived from ids only)."""
-    return {x for x in corpus_ids if "answer" in x}
-
-
-def has_user_target(sessions: Iterable[Iterable[Any]]) -> bool:
-    """True iff some user turn anywhere in the haystack has has_answer true (run_retrieval main())."""
-    return any(
-        role == "user" and has_answer is True
-        for turns in sessions
-        for role, _, has_answer in map(_turn_fields, turns)
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# Averaging rules (two named functions, not a flag)
-# --------------------------------------------------------------------------------------------
-
-
-def _average(per_question: Mapping[str, Metrics], keep: Callable[[str], bool]) -> dict[str, Any]:
-    kept = [qid for qid in per_question if keep(qid)]
-    out: dict[str, Any] = {"n": len(kept), "excluded": len(per_question) - len(kept)}
-    levels = _ordered_union(per_question[q] for q in per_question)
-    for level in levels:
-        names = _ordered_union(per_question[q].get(level, {}) for q in per_question)
-        out[level] = {m: _mean([per_question[q].get(level, {}).get(m) for q in kept]) for m in names}
-    return out
-
-
-def _ordered_union(mappings: Iterable[Mapping[str, Any]]) -> list[str]:
-    seen: dict[str, None] = {}
-    for m in mappings:
-        seen.update(dict.fromkeys(m))
-    return list(seen)
-
-
-def _mean(values: Sequence[float | None]) -> float | None:
-    """np.mean over the non-None values (upstream averages with numpy); none left -> None."""
-    present = [v for v in values if v is not None]
-    if not present:
-        return None
-    return float(np.mean(np.asarray(present, dtype=np.float64)))
-
-
-def average_exclude_abs(per_question: Mapping[str, Metrics]) -> dict[str, Any]:
-    """Mean of every metric over questions whose question_id does not contain "_abs".
-
-    Rule of src/evaluation/print_retrieval_metrics.py (xiaowu0162/LongMemEval @ 9e0b455f):
-    questions without targets stay in (recall_all 1, ndcg 0). Returns
-    {"n", "excluded", <level>: {metric: mean}}; a metric with no value -> None (never NaN).
-    """
-    return _average(per_question, lambda qid: ABS_MARKER not in qid)
-
-
-def average_exclude_abs_and_no_user_target(
-    per_question: Mapping[str, Metrics], has_user_target: Mapping[str, bool]
-) -> dict[str, Any]:
-    """Mean over questions that are not "_abs" AND have a has_answer=true user turn.
-
-    Rule of src/retrieval/run_retrieval.py main() (xiaowu0162/LongMemEval @ 9e0b455f).
-    ``has_user_target`` maps question_id -> bool (see the function of that name); a missing
-    question id raises KeyError. Same return shape as average_exclude_abs.
-    """
-    return _average(per_question, lambda qid: ABS_MARKER not in qid and has_user_target[qid])
-
-
-def bootstrap_ci(
-    values: Sequence[float], resamples: int, seed: int, level: float = 0.95
-) -> list[float] | None:
-    """Percentile bootstrap interval of the mean: [low, high]; empty values -> None.
-
-    Mnemetric addition (upstream reports no intervals). Draws ``resamples`` samples of size n
-    with replacement using numpy Generator(PCG64(seed)), takes each mean, and returns the
-    (1-level)/2 and (1+level)/2 quantiles (numpy default linear interpolation).
-    """
-    if resamples < 1 or not 0 < level < 1:
-        raise ValueError(f"need resamples >= 1 and 0 < level < 1, got {resamples}, {level}")
-    data = np.asarray(values, dtype=np.float64)
-    if data.size == 0:
-        return None
-    rng = np.random.Generator(np.random.PCG64(seed))
-    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
-    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return [float(low), float(high)]
-
-
-# --------------------------------------------------------------------------------------------
-# Profiles
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RetrievalProfile:
-    """A named way of scoring retrieval: per-question function + what it claims."""
-
-    name: str
-    official_equivalence: bool
-    """True only when the numbers equal upstream's for the same ranking."""
-    metric_names: tuple[str, ...]
-    """Metric name stems; output keys are "<stem>@<k>"."""
-    evaluate: Callable[..., Metrics]
-    """(ranked_ids, corpus_ids, correct, ks, granularity) -> {level: {metric: value}}."""
-    description: str
-
-
-PROFILES: dict[str, RetrievalProfile] = {
-    "longmemeval-session-upstream-v1": RetrievalProfile(
-        name="longmemeval-session-upstream-v1",
-        official_equivalence=True,
-        metric_names=("recall_any", "recall_all", "ndcg_any"),
-        evaluate=evaluate_question,
-        description="Upstream eval_utils.py metrics, incl. the rank-1/rank-2 DCG quirk.",
-    ),
-    "mnemetric-historical": RetrievalProfile(
-        name="mnemetric-historical",
-        official_equivalence=False,
-        metric_names=("recall", "ndcg"),
-        evaluate=evaluate_question_historical,
-        description="Share-of-targets recall and standard rel/log2(i+1) NDCG; not upstream.",
-    ),
-}
-
-
-def get_profile(name: str) -> RetrievalProfile:
-    """Look up a retrieval profile; an unknown name raises ConfigError listing the known ones."""
-    try:
-        return PROFILES[name]
-    except KeyError:
-        known = ", ".join(sorted(PROFILES))
-        raise ConfigError(f"unknown retrieval profile {name!r}; known profiles: {known}") from None

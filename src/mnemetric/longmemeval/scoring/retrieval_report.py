@@ -1,12 +1,12 @@
 """Retrieval metrics from a scored retrieval log: both averaging rules, per type, bootstrap CIs.
 
 Pure: takes the dict returned by ``score_retrieval_log`` and returns the metrics dict. The
-averages are upstream's (see scoring/retrieval.py); the per-type breakdown and the intervals are
+averages are upstream's two rules (scoring/retrieval_averaging.py); the per-type breakdown and the intervals are
 Mnemetric additions, labelled as such in the file.
 
 Intervals: every retrieval number is a plain mean over questions (per rule, or per rule and type),
 so its interval is a pooled percentile bootstrap of that mean (``mnemetric.stats.bootstrap_mean``,
-the same draws as scoring/retrieval.py ``bootstrap_ci``); each ``ci95`` entry names that method.
+the same draws as scoring/retrieval_averaging.py ``bootstrap_ci``); each ``ci95`` entry names that method.
 
 Two views: :func:`retrieval_metrics` is the detail (metrics/detail/retrieval.json);
 :func:`retrieval_headline` the headline (metrics/retrieval.json): for each rule, n and the
@@ -16,11 +16,11 @@ at both levels, no interval.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from mnemetric.longmemeval.instance import QUESTION_TYPES
-from mnemetric.longmemeval.scoring.retrieval import ABS_MARKER, _average
+from mnemetric.longmemeval.rules import QUESTION_TYPES
+from mnemetric.longmemeval.scoring.retrieval_averaging import AVERAGING_RULES, average_over
 from mnemetric.stats import bootstrap_mean
 
 BOOTSTRAP_METHOD = "percentile bootstrap of the mean over questions (pooled)"
@@ -28,21 +28,10 @@ HEADLINE_METRICS = ("recall_all", "ndcg_any", "recall", "ndcg")
 HEADLINE_KS = (5, 10)
 LEVELS = ("session", "turn")
 
-RULES: dict[str, tuple[str, Callable[[str, Mapping[str, Any]], bool]]] = {
-    "exclude_abs": (
-        "print_retrieval_metrics.py: every question except _abs ones (no-target questions stay in)",
-        lambda qid, q: ABS_MARKER not in qid,
-    ),
-    "exclude_abs_and_no_user_target": (
-        "run_retrieval.py main(): also drops questions without a has_answer=true user turn",
-        lambda qid, q: ABS_MARKER not in qid and q["has_user_target"],
-    ),
-}
-
 
 def _block(per_question: Mapping[str, Any], kept: list[str], resamples: int, seed: int) -> dict[str, Any]:
     """Averages over ``kept`` plus a CI for each averaged number."""
-    avg = _average({q: per_question[q] for q in kept}, lambda _q: True)
+    avg = average_over({q: per_question[q] for q in kept}, kept)
     avg.pop("excluded")
     ci: dict[str, Any] = {}
     for level, metrics in avg.items():
@@ -61,14 +50,14 @@ def retrieval_metrics(scored: Mapping[str, Any], resamples: int, seed: int) -> d
     """Both averaging rules, each with per-question-type blocks; CIs on every averaged number."""
     per_q, questions = scored["per_question"], scored["questions"]
     out: dict[str, Any] = {}
-    for rule, (description, keep) in RULES.items():
-        kept = [q for q in per_q if keep(q, questions[q])]
-        block = {"rule": description, **_block(per_q, kept, resamples, seed),
+    for rule in AVERAGING_RULES:
+        kept = [q for q in per_q if rule.keeps(q, questions[q]["has_user_target"])]
+        block = {"rule": rule.description, **_block(per_q, kept, resamples, seed),
                  "excluded": len(per_q) - len(kept), "per_type": {}}
         for qtype in QUESTION_TYPES:
             of_type = [q for q in kept if questions[q]["question_type"] == qtype]
             block["per_type"][qtype] = _block(per_q, of_type, resamples, seed) if of_type else {"n": 0}
-        out[rule] = block
+        out[rule.name] = block
     return out
 
 
@@ -76,7 +65,7 @@ def retrieval_headline(detail: Mapping[str, Any]) -> dict[str, Any]:
     """Per rule: ``n`` and, per level present, the headline means (module docstring), in a fixed
     key order; no interval, no per-type block."""
     out: dict[str, Any] = {}
-    for rule in RULES:
+    for rule in (r.name for r in AVERAGING_RULES):
         block = detail[rule]
         out[rule] = {"n": block["n"]}
         for level in LEVELS:
