@@ -5,10 +5,11 @@
   (reverse insertion order), optionally each state's screenshot after its trajectory's text. The harness's
   budget cut keeps the longest whole-item prefix, so the oldest trajectories are dropped first.
 * ``bm25`` / ``dense``: every state of every inserted trajectory is one document (:func:`render_state`);
-  the query text is ranked against them by the V1 text rankers — ``mnemetric.longmemeval.memory.bm25.BM25``
-  (bm25s, lowercased word tokens, English stopwords) and ``mnemetric.longmemeval.memory.dense.Dense`` —
-  called through their own ``ingest`` / ``retrieve`` (one trajectory = one session, one state = one
-  turn), not copied. The top ``top_k`` states are returned best first as text items.
+  the query text is ranked against them by the generic text rankers of :mod:`mnemetric.ranking` —
+  ``BM25Ranker`` (bm25s, lowercased word tokens, English stopwords) and ``DenseRanker`` (cached
+  embeddings, cosine) — the same kernels LongMemEval's ``bm25`` / ``dense`` memories use, so the
+  rankings are theirs. States are ranked in insertion order (trajectory, then step), which decides
+  ties. The top ``top_k`` states are returned best first as text items.
 
 Rendering is ours (not upstream's): a state is ``"[<goal>] step <n> <url>"`` then the thought, the action
 and the page text on their own lines when present. Image items are absolute paths under the data root.
@@ -24,7 +25,6 @@ from mnemetric.errors import ConfigError
 from mnemetric.longmemeval_v2.trajectories import State, Trajectory
 
 BASELINES = ("none", "full-context", "bm25", "dense")
-STATE_ROLE = "state"
 
 
 def render_state(trajectory: Trajectory, state: State) -> str:
@@ -76,31 +76,22 @@ class FullContext:
 
 @dataclass
 class StateRetrieval:
-    """States ranked by a V1 text ranker (``ranker``: a ``TextMemory`` with ingest / retrieve)."""
+    """States ranked by a generic text ranker (``ranker``: :class:`mnemetric.ranking.BM25Ranker` or
+    :class:`mnemetric.ranking.DenseRanker`, anything with ``rank(texts, query) -> [(index, score)]``)."""
 
     ranker: Any
     name: str
     top_k: int = 10
-    _states: list[str] = field(default_factory=list, init=False, repr=False)
-    _texts: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
+    _texts: list[str] = field(default_factory=list, init=False, repr=False)
 
     def insert(self, trajectory: Trajectory) -> None:
-        from mnemetric.longmemeval.adapted import MemorySession, Message
-
-        sid = f"t{len(self._states):05d}"  # opaque: the ranker never sees a trajectory id
-        texts = [render_state(trajectory, s) for s in trajectory.states]
-        self._states.append(sid)
-        self._texts[sid] = texts
-        self.ranker.ingest(MemorySession(sid, None, "", tuple(Message(STATE_ROLE, t) for t in texts),
-                                         position=len(self._states) - 1))
+        self._texts.extend(render_state(trajectory, s) for s in trajectory.states)
 
     def query(self, text: str, image: str | None = None) -> list[dict[str, str]]:
-        from mnemetric.longmemeval.adapted import Query
-
-        if not self._states:
+        if not self._texts:
             return []
-        ranked = self.ranker.retrieve(Query("query", text, None, ""), "turn")[: self.top_k]
-        return [{"type": "text", "value": self._texts[r.session_id][r.turn_index]} for r in ranked]
+        ranked = self.ranker.rank(self._texts, text)[: self.top_k]
+        return [{"type": "text", "value": self._texts[i]} for i, _ in ranked]
 
 
 def make_memory(name: str, root: str | Path, options: dict[str, Any] | None = None):
@@ -111,13 +102,13 @@ def make_memory(name: str, root: str | Path, options: dict[str, Any] | None = No
     if name == "full-context":
         return FullContext(Path(root), images=bool(opts.get("images", False)))
     if name == "bm25":
-        from mnemetric.longmemeval.memory.bm25 import BM25
+        from mnemetric.ranking import BM25Ranker
 
-        return StateRetrieval(BM25(roles=(STATE_ROLE,)), "bm25", top_k=int(opts.get("top_k", 10)))
+        return StateRetrieval(BM25Ranker(key="v2.memory"), "bm25", top_k=int(opts.get("top_k", 10)))
     if name == "dense":
-        from mnemetric.longmemeval.memory.dense import Dense
+        from mnemetric.ranking import DenseRanker
 
-        ranker = Dense(roles=(STATE_ROLE,), backend=opts.get("backend", "minilm"), model=opts.get("model"),
-                       base_url=opts.get("base_url"))
+        ranker = DenseRanker(backend=opts.get("backend", "minilm"), model=opts.get("model"),
+                             base_url=opts.get("base_url"), key="v2.memory")
         return StateRetrieval(ranker, "dense", top_k=int(opts.get("top_k", 10)))
     raise ConfigError("memory", f"unknown LongMemEval-V2 baseline {name!r}", fix=f"one of: {', '.join(BASELINES)}")
