@@ -52,7 +52,11 @@ def test_non_answer_reason_per_rule():
     assert non_answer_reason(reply) == "content is empty"
     assert non_answer_reason(reply, CR) is None
     reply["choices"][0]["message"]["reasoning"] = " "
-    assert non_answer_reason(reply, CR) == "no text in content or reasoning"
+    assert non_answer_reason(reply, CR) == "no text in content or reasoning (content is empty)"
+    reply["choices"][0]["message"]["content"] = [{"type": "text", "text": " "}]
+    assert non_answer_reason(reply, CR) == "no text in content or reasoning (content parts have no text)"
+    reply["choices"][0]["message"]["content"] = None
+    assert non_answer_reason(reply, CR) == "no text in content or reasoning (content is null)"
     reply["choices"][0]["finish_reason"] = "content_filter"
     assert non_answer_reason(reply, CR) == "finish_reason 'content_filter'"
     with pytest.raises(ValueError, match="text_from"):
@@ -144,7 +148,7 @@ def test_reasoning_is_the_answer_and_a_rerun_sends_nothing(server, tmp_path):
 def test_neither_is_a_non_answer_never_cached(server, tmp_path):
     for text in ("neither", "other field"):
         result = client(server, tmp_path).run_chat_batch([ask(text)], progress=False)[0]
-        assert not result.ok and result.failure == "no text in content or reasoning"
+        assert not result.ok and result.failure == "no text in content or reasoning (content is empty)"
         assert result.text == "" and result.text_source is None and result.attempts == 2
     assert server.count == 4  # two bounded attempts each, and nothing stored
     client(server, tmp_path).run_chat_batch([ask("neither")], progress=False)

@@ -27,7 +27,8 @@ Where a reply's text comes from is a per-request choice, ``text_from`` (:data:`T
   ``reasoning`` is read, never ``reasoning_content`` (the rule of LongMemEval-V2
   evaluation/harness.py extract_text_from_response_message, github.com/xiaowu0162/LongMemEval-V2 at
   be15ea6e995462f3391c1a610892df3f67dfa7bd; code ours). A reply with none of these is a non-answer
-  ("no text in content or reasoning"); the refusal and finish_reason rules apply as for "content".
+  ("no text in content or reasoning (content is null)", ...); the refusal and finish_reason rules
+  apply as for "content".
 
 :func:`message_text` names the text it used: "content", "content_parts" or "reasoning".
 """
@@ -101,6 +102,16 @@ def parse_chat_response(raw: bytes) -> dict[str, Any]:
     return data
 
 
+def _content_problem(content: Any) -> str | None:
+    if content is None:
+        return "content is null"
+    if not isinstance(content, str):
+        return f"content is not a string ({type(content).__name__})"
+    if not content.strip():
+        return "content is empty"
+    return None
+
+
 def _choice_problem(choice: Mapping[str, Any], text_from: str) -> str | None:
     message = choice["message"]
     refusal = message.get("refusal")
@@ -109,16 +120,13 @@ def _choice_problem(choice: Mapping[str, Any], text_from: str) -> str | None:
     finish = choice.get("finish_reason")
     if finish not in OK_FINISH_REASONS:
         return f"finish_reason {finish!r}"
-    if text_from != "content":
-        return None if message_text(message, text_from) is not None else "no text in content or reasoning"
+    if text_from == "content":
+        return _content_problem(message.get("content"))
+    if message_text(message, text_from) is not None:
+        return None
     content = message.get("content")
-    if content is None:
-        return "content is null"
-    if not isinstance(content, str):
-        return f"content is not a string ({type(content).__name__})"
-    if not content.strip():
-        return "content is empty"
-    return None
+    why = "content parts have no text" if isinstance(content, list) else _content_problem(content)
+    return f"no text in content or reasoning ({why})"
 
 
 def non_answer_reason(data: Mapping[str, Any], text_from: str = "content") -> str | None:
