@@ -11,10 +11,14 @@ score_prediction, run_eval.py defaults; code ours, texts read at run time — :m
 * It is sent through :class:`mnemetric.llm.LLMClient` (cache, budget, retries). A rerun of the same
   requests is served from the cache: zero requests.
 * The answer: ``response_parsed_boxed = extract_boxed_answer(response_raw)``; ``is_unknown`` of that.
-* Upstream aborts the run on an empty reader text. Ours: a non-answer (null / empty content, refusal,
-  no choices … — :mod:`mnemetric.llm.replies`, after the client's bounded retries) makes the question
-  FAILED with its reason, never an answer. (The client keeps ``message.content`` only; upstream would fall
-  back to ``message.reasoning`` when content is empty — we mark that question failed instead.)
+* The response text is upstream's (harness.py extract_text_from_response_message): ``message.content``
+  stripped if a non-blank string; else the stripped non-blank ``text`` of its parts joined with ``"\n"``;
+  else ``message.reasoning`` stripped (never ``reasoning_content``) — the client's opt-in rule
+  ``text_from="content_or_reasoning"`` (:mod:`mnemetric.llm.replies`). A reply answered from its parts or
+  its reasoning is an answer like any other (cached); :attr:`ReaderReply.text_source` says which text it was.
+* Upstream aborts the run on an empty reader text. Ours: a non-answer (no text in content or reasoning,
+  a refusal, no choices … — after the client's bounded retries) makes the question FAILED with its
+  reason, never an answer.
 * A 400 (upstream: BadRequestError) gives an empty answer with zero usage, and the run goes on: the
   question is scored (0), as upstream.
 
@@ -54,10 +58,17 @@ class ReaderReply:
     usage: dict[str, int]
     failed: str | None = None
     cached: bool = False
+    text_source: str | None = None
+    """Which part of the reply ``response_raw`` is: "content", "content_parts" or "reasoning" (None offline,
+    after a 400, or for a failure)."""
 
     @property
     def response_parsed_boxed(self) -> str | None:
         return None if self.response_raw is None else extract_boxed_answer(self.response_raw)
+
+
+READER_TEXT_FROM = "content_or_reasoning"
+"""The client's reply-text rule for the reader: upstream's content, else text parts, else reasoning."""
 
 
 def _usage(prompt: int, completion: int) -> dict[str, int]:
@@ -76,7 +87,8 @@ def _reply(result: ChatResult | None) -> ReaderReply:
     if not text:
         return ReaderReply(None, dict(ZERO_USAGE), failed="reader text is empty")
     u = result.usage
-    return ReaderReply(text, _usage(u.prompt_tokens, u.completion_tokens), cached=result.cached)
+    return ReaderReply(text, _usage(u.prompt_tokens, u.completion_tokens), cached=result.cached,
+                       text_source=result.text_source)
 
 
 @dataclass
@@ -110,7 +122,7 @@ class OpenAIReader:
 
     async def _one(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> ChatResult | None:
         try:
-            return await self.client.chat(self.model, messages, **params)
+            return await self.client.chat(self.model, messages, text_from=READER_TEXT_FROM, **params)
         except LLMRequestError as exc:
             if exc.status == 400:
                 return None
