@@ -13,10 +13,18 @@ from mnemetric.longmemeval.reader.extractive import UNKNOWN
 from mnemetric.longmemeval.reader.prompt import render_session
 from mnemetric.longmemeval.reader.run import chat_requests, prompt_budget
 
+from dataclasses import replace
+
+from mnemetric.longmemeval.contexts import Context, ContextItem, ContextMessage
+
+
+def _item(sid: str, date: str | None, *turns: tuple[str, str]) -> ContextItem:
+    return ContextItem(sid, f"up_{sid}", None, date, tuple(ContextMessage(r, c) for r, c in turns), False)
+
+
 ITEMS = [
-    {"date": "2023/05/20 (Sat) 02:21", "messages": [{"role": "user", "content": "My cat is called Miso."},
-                                                    {"role": "assistant", "content": "What a lovely name!"}]},
-    {"date": "2023/05/22 (Mon) 10:00", "messages": [{"role": "user", "content": "I started learning the cello."}]},
+    _item("s001", "2023/05/20 (Sat) 02:21", ("user", "My cat is called Miso."), ("assistant", "What a lovely name!")),
+    _item("s002", "2023/05/22 (Mon) 10:00", ("user", "I started learning the cello.")),
 ]
 
 
@@ -24,13 +32,14 @@ def test_json_history_keeps_order_and_dates():
     text, used = render_history(ITEMS, "json", 10_000)
     assert text.index("Miso") < text.index("cello")
     assert "### Session 1 (date: 2023/05/20 (Sat) 02:21)" in text
-    assert json.loads(text.split("\n")[1]) == ITEMS[0]["messages"]
+    assert json.loads(text.split("\n")[1]) == [{"role": "user", "content": "My cat is called Miso."},
+                                              {"role": "assistant", "content": "What a lovely name!"}]
     enc = bpe_openai.get_encoding("o200k_base")
     assert used == sum(len(enc.encode(render_session(i, item, "json"))) for i, item in enumerate(ITEMS, 1))
 
 
 def test_nl_history_and_undated_sessions():
-    undated = [dict(i, date=None) for i in ITEMS]
+    undated = [replace(i, date=None) for i in ITEMS]
     text, _ = render_history(undated, "nl", 10_000)
     assert "user: My cat is called Miso." in text and "date:" not in text
 
@@ -58,7 +67,7 @@ def test_budget_and_requests_follow_the_spec():
             "margin_tokens": 1000, "history_format": "json", "mode": "con"}
     assert prompt_budget(spec) == 126200
     from mnemetric.longmemeval.adapted import Query
-    (req,) = chat_requests([Query("q0", "What is my cat called?", None, "")], [{"question_id": "x", "items": ITEMS}], spec)
+    (req,) = chat_requests([Query("q0", "What is my cat called?", None, "")], [Context("x", "bm25", "session", 10, 6000, "wordpunct-v1", 20, tuple(ITEMS))], spec)
     assert req["params"] == {"temperature": 0, "max_tokens": 800, "n": 1} and len(req["messages"]) == 1
     with pytest.raises(ConfigError):
         prompt_budget(spec | {"context_window": 1000})

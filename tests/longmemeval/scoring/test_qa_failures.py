@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from mnemetric.longmemeval.hypotheses import JudgedHypothesis
+from mnemetric.longmemeval.judgments import JudgeCall, JudgeParams, JudgeTrace
 from mnemetric.errors import InputError
 from mnemetric.longmemeval.judge.upstream_prompts import PROMPT_SET_SHA256, SHA256
 from mnemetric.llm.failures import QuestionFailure
@@ -23,18 +24,18 @@ from mnemetric.longmemeval.scoring.qa_report import cost_block, judge_traces, qa
 
 M = "gpt-4o-2024-08-06"
 OK = {"temperature": 0, "max_tokens": 10, "n": 1}
-TRACE = {"judge": "upstream-gpt-4o", "prompt_set_sha256": PROMPT_SET_SHA256, "source_sha256": SHA256,
-         "requested_model": M, "params": OK, "endpoint": "http://127.0.0.1:1/v1"}
+TRACE = JudgeTrace("upstream-gpt-4o", JudgeCall(PROMPT_SET_SHA256, SHA256, M, JudgeParams(0, 10, 1),
+                                                 "http://127.0.0.1:1/v1", "cd" * 32, "yes", 100, 1, None))
 REF = {"q1": "single-session-user", "q2": "single-session-user", "q3": "multi-session", "q4_abs": "multi-session"}
 FAILED = QuestionFailure("q2", "judge", "content is null", "ab" * 32, M, 2)
 
 
 def judged(*labels: tuple[str, bool]) -> list[JudgedHypothesis]:
-    return [JudgedHypothesis(q, M, label, "h", dict(TRACE)) for q, label in labels]
+    return [JudgedHypothesis(q, M, label, "h", TRACE) for q, label in labels]
 
 
 def report(lines: list[JudgedHypothesis], failures=(), **kw):
-    return qa_report(lines, REF, judge="upstream-gpt-4o", traces=judge_traces([j.trace for j in lines]),
+    return qa_report(lines, REF, judge="upstream-gpt-4o", traces=judge_traces([j.judge_trace for j in lines]),
                      resamples=0, seed=0, failures=list(failures), **kw)
 
 
@@ -105,7 +106,7 @@ def usage(responses: int, prompt: int, completion: int, usd: float, model: str) 
 
 def test_cost_is_the_work_per_stage_and_in_total():
     empty = {"responses": 0, "prompt_tokens": 0, "completion_tokens": 0, "usd": 0.0, "per_model": {}}
-    cost = cost_block(empty, usage(43, 4300, 430, 0.25, "gpt-4o-mini"), usage(43, 8600, 86, 0.5, M))
+    cost = cost_block(empty | {"unpriced_models": []}, usage(43, 4300, 430, 0.25, "gpt-4o-mini"), usage(43, 8600, 86, 0.5, M))
     assert cost["retrieve"] == empty
     assert cost["answer"]["responses"] == 43 and cost["judge"]["usd"] == 0.5
     assert {k: cost["total"][k] for k in ("responses", "prompt_tokens", "completion_tokens", "usd")} == \

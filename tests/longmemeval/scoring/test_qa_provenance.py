@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mnemetric.longmemeval.judge.upstream_prompts import PROMPT_SET_SHA256, SHA256
+from mnemetric.longmemeval.judgments import JudgeCall, JudgeParams, JudgeTrace
 from mnemetric.longmemeval.scoring.qa import judge_provenance
 from mnemetric.longmemeval.scoring.qa_report import judge_traces
 
@@ -34,10 +35,22 @@ def test_prompts_from_another_file_are_not_official():
     assert judge_provenance([M], "x", "0" * 64, requested_models=[M], params=[OK])["official_equivalence"] is False
 
 
+def _trace(prompt_set: str, endpoint: str | None) -> JudgeTrace:
+    return JudgeTrace("upstream-gpt-4o", JudgeCall(prompt_set, SHA256, M, JudgeParams(0, 10, 1), endpoint, "r" * 64,
+                                                   "yes", 50, 1, 0.0001))
+
+
 def test_traces_collect_every_line():
-    recs = [{"mnemetric_judge": {"judge": "upstream-gpt-4o", "prompt_set_sha256": "a", "source_sha256": SHA256,
-                                 "requested_model": M, "params": OK, "endpoint": "https://api.openai.com/v1"}},
-            {"mnemetric_judge": {"prompt_set_sha256": "b", "requested_model": M, "params": OK}}]
-    t = judge_traces([r["mnemetric_judge"] for r in recs])
-    assert t["prompt_set_sha256s"] == ["a", "b"] and t["requested_models"] == [M, M]
+    t = judge_traces([_trace("a", "https://api.openai.com/v1"), _trace("b", None), None])
+    assert t["judge"] == "upstream-gpt-4o" and t["prompt_set_sha256"] == "a" and t["source_sha256"] == SHA256
+    assert t["prompt_set_sha256s"] == ["a", "b"] and t["requested_models"] == [M, M] and t["params"] == [OK, OK]
     assert t["endpoints"] == ["https://api.openai.com/v1"] and judge_traces([])["judge"] == "unknown"
+
+
+def test_traces_of_a_file_judged_elsewhere_or_offline():
+    assert judge_traces([None, None]) == {"judge": "unknown", "prompt_set_sha256": None, "source_sha256": None,
+                                          "prompt_set_sha256s": [], "requested_models": [], "params": [], "endpoints": []}
+    lexical = judge_traces([JudgeTrace.offline("lexical")])
+    assert lexical["judge"] == "lexical" and lexical["prompt_set_sha256"] is None and lexical["params"] == []
+    # a record (the dict form of a judged line's mnemetric_judge) is read as the typed trace
+    assert judge_traces([_trace("a", "http://x/v1").to_record()]) == judge_traces([_trace("a", "http://x/v1")])
