@@ -11,7 +11,8 @@ import pytest
 from tests.conftest import ROOT
 
 SRC = ROOT / "src" / "mnemetric"
-GENERIC = ["llm", "stats", "upstream", "report", "io.py", "errors.py", "params.py", "schema.py", "config.py",
+GENERIC = ["llm", "stats", "upstream", "report", "custody", "family.py", "io.py", "errors.py", "params.py", "schema.py",
+           "config.py",
            "fingerprint.py", "jsonstream.py", "download.py", "embeddings.py", "ranking.py"]
 FAMILIES = ("mnemetric.longmemeval", "mnemetric.longmemeval_v2")
 

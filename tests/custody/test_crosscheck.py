@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from mnemetric.cli import main
-from mnemetric.custody.crosscheck import PINNED_SHA256, describe_env, ensure_env, read_evidence, read_lock
+from mnemetric.custody.crosscheck import describe_env, ensure_env, read_evidence, read_lock
 from mnemetric.errors import ConfigError, InputError
+from mnemetric.longmemeval.family import CROSSCHECK
 
 from tests.conftest import ROOT
 from tests.support.openai_server import FakeOpenAIServer
@@ -199,9 +200,9 @@ def test_wrong_hash_is_refused_naming_file_and_both_hashes(tmp_path, capsys):
     hashes = write_standins(tmp_path / "up")
     assert run(tmp_path / "up", tmp_path / "ev.json", "--retrieval-log", str(hand_log(tmp_path))) == 2
     err = capsys.readouterr().err
-    first = sorted(PINNED_SHA256)[0]  # files are verified in path order
+    first = sorted(CROSSCHECK.pinned_sha256)[0]  # files are verified in path order
     assert str(tmp_path / "up" / first) in err
-    assert PINNED_SHA256[first] in err and hashes[first] in err
+    assert CROSSCHECK.pinned_sha256[first] in err and hashes[first] in err
     assert not (tmp_path / "ev.json").exists()
 
 

@@ -6,7 +6,13 @@ import copy
 
 import pytest
 
-from mnemetric.custody.gate import official_equivalence
+from mnemetric.custody.gate import official_equivalence as gate
+from mnemetric.longmemeval.family import OFFICIAL
+
+
+def official_equivalence(manifest):
+    """The gate under LongMemEval's official protocol."""
+    return gate(manifest, OFFICIAL)
 
 PINNED = "80a2a38e6c8aa82aaefb929f7b755d2bdfce9253c066f20174e0ab51cc358b53"  # recorded 2026-11-29 (README)
 

@@ -22,6 +22,7 @@ from mnemetric.custody.manifest import (
     nest,
 )
 from mnemetric.errors import InputError
+from mnemetric.longmemeval.family import FAMILY
 from mnemetric.llm.cache import ResponseCache
 
 UPSTREAM = {"temperature": 0, "max_tokens": 10, "n": 1}
@@ -88,7 +89,7 @@ def run(tmp_path):
 
 def manifest(run) -> dict:
     tmp, p, cache_file = run
-    return build_manifest(gather_inputs(p, cache_path=cache_file))
+    return build_manifest(gather_inputs(p, cache_path=cache_file), FAMILY)
 
 
 def test_values_are_read_from_the_run_files(run):
@@ -122,9 +123,9 @@ def test_a_request_absent_from_the_cache_says_so(run):
     tmp, p, cache_file = run
     jsonl(tmp / "hyp.jsonl.eval-results-gpt-4o", [judged_line("q1", "jq1"), judged_line("q2", "unknown"),
                                                   judged_line("q3_abs", "jq3_abs")])
-    sent = build_manifest(gather_inputs(p, cache_path=cache_file))["judge"]["params_sent"]
+    sent = build_manifest(gather_inputs(p, cache_path=cache_file), FAMILY)["judge"]["params_sent"]
     assert sent == {"requests": 3, "values": [UPSTREAM], "not_in_cache": 1}
-    nothing = build_manifest(gather_inputs(p, cache_path=tmp / "no-such-cache.sqlite3"))["judge"]["params_sent"]
+    nothing = build_manifest(gather_inputs(p, cache_path=tmp / "no-such-cache.sqlite3"), FAMILY)["judge"]["params_sent"]
     assert nothing == {"requests": 3, "values": [], "not_in_cache": 3}
     assert not (tmp / "no-such-cache.sqlite3").exists()  # reading never creates a cache
 
@@ -189,17 +190,17 @@ NO_CHANGE = {
 @pytest.mark.parametrize("name", sorted(CHANGES))
 def test_the_manifest_changes_when_a_recorded_input_changes(run, name):
     tmp, p, cache_file = run
-    before = build_manifest(gather_inputs(copy.deepcopy(p), cache_path=cache_file))
+    before = build_manifest(gather_inputs(copy.deepcopy(p), cache_path=cache_file), FAMILY)
     CHANGES[name](tmp, p)
-    assert build_manifest(gather_inputs(p, cache_path=cache_file)) != before
+    assert build_manifest(gather_inputs(p, cache_path=cache_file), FAMILY) != before
 
 
 @pytest.mark.parametrize("name", sorted(NO_CHANGE))
 def test_the_manifest_does_not_change_otherwise(run, name):
     tmp, p, cache_file = run
-    before = json.dumps(build_manifest(gather_inputs(copy.deepcopy(p), cache_path=cache_file)))
+    before = json.dumps(build_manifest(gather_inputs(copy.deepcopy(p), cache_path=cache_file), FAMILY))
     NO_CHANGE[name](tmp, p)
-    assert json.dumps(build_manifest(gather_inputs(p, cache_path=cache_file))) == before
+    assert json.dumps(build_manifest(gather_inputs(p, cache_path=cache_file), FAMILY)) == before
 
 
 def test_a_bad_line_names_file_and_line(run):
@@ -221,7 +222,7 @@ def test_cache_lookup_reads_params_of_a_real_cache(tmp_path):
 def test_two_prompt_sets_in_one_judged_file_are_named(run):
     tmp, p, cache_file = run
     _edit_jsonl(tmp / "hyp.jsonl.eval-results-gpt-4o", 0, lambda r: r["mnemetric_judge"].update(prompt_set_sha256="q" * 64))
-    m = build_manifest(gather_inputs(p, cache_path=cache_file))
+    m = build_manifest(gather_inputs(p, cache_path=cache_file), FAMILY)
     assert m["judge"]["prompt_set_sha256"] is None and m["judge"]["prompt_set_sha256s"] == ["p" * 64, "q" * 64]
     assert "the judgments name 2 different prompt sets" in m["official_equivalence"]["reasons"]
 
@@ -231,5 +232,5 @@ def test_an_unreadable_cache_is_an_input_error(run):
     bad = tmp / "bad.sqlite3"
     bad.write_bytes(b"this is not a database" * 100)
     with pytest.raises(InputError) as exc:
-        build_manifest(gather_inputs(p, cache_path=bad))
+        build_manifest(gather_inputs(p, cache_path=bad), FAMILY)
     assert "bad.sqlite3" in str(exc.value)

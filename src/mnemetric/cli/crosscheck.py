@@ -25,7 +25,7 @@ def _override(text: str) -> tuple[str, str]:
          "agree, 1 when any differs, 2 for bad input (missing files, wrong hashes). src/evaluation/evaluate_qa.py "
          "(the judge) runs only with --hypotheses and an endpoint in OPENAI_BASE_URL + OPENAI_API_KEY.")
 def _crosscheck(p: argparse.ArgumentParser) -> Handler:
-    from mnemetric.custody.crosscheck import DEFAULT_LOCK
+    from mnemetric.longmemeval.family import CROSSCHECK
 
     p.add_argument("--upstream-dir", type=Path, required=True, default=argparse.SUPPRESS, metavar="DIR",
                    help="a LongMemEval checkout at the pinned revision")
@@ -40,7 +40,7 @@ def _crosscheck(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--python", metavar="PY", help="use this interpreter instead of the locked venv")
     p.add_argument("--env-dir", type=Path, metavar="D", help="where to build/reuse the venv "
                    "(default: <cache>/crosscheck-env-<sha256 of the lock>)")
-    p.add_argument("--lock", type=Path, default=DEFAULT_LOCK, help="the lock file of the environment")
+    p.add_argument("--lock", type=Path, default=CROSSCHECK.lock, help="the lock file of the environment")
     p.add_argument("--expected-sha256", type=_override, action="append", default=[], metavar="PATH=SHA256",
                    help="expect another sha256 for an upstream file (the evidence then says pinned: false)")
     p.add_argument("--note", action="append", default=[], metavar="TEXT",
@@ -51,7 +51,7 @@ def _crosscheck(p: argparse.ArgumentParser) -> Handler:
     def run(a: argparse.Namespace) -> int:
         from mnemetric.custody.crosscheck import crosscheck, write_evidence
 
-        evidence = crosscheck(a.upstream_dir, retrieval_log=a.retrieval_log, granularity=a.granularity,
+        evidence = crosscheck(a.upstream_dir, CROSSCHECK, retrieval_log=a.retrieval_log, granularity=a.granularity,
                               judged=a.judged, reference=a.reference, hypotheses=a.hypotheses,
                               python=a.python, judge_timeout=a.judge_timeout, env_dir=a.env_dir,
                               lock=a.lock, expected_sha256=dict(a.expected_sha256),

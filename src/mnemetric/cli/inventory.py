@@ -108,6 +108,7 @@ def _head(folder: Path) -> str:
 def _derive(a: argparse.Namespace) -> int:
     from mnemetric.custody.inventory import DEFAULT_MANIFEST, collect_task_markers, derive_inventory
     from mnemetric.errors import ConfigError
+    from mnemetric.family import conf_families
     from mnemetric.io import write_json_atomic
     _refuse(a, ("--upstream-dir", "--v2-dir"))
     for name in ("seed", "out"):
@@ -123,7 +124,8 @@ def _derive(a: argparse.Namespace) -> int:
                                                     "path": _rel(a.crosscheck)}
     inventory = derive_inventory(_object(read_json(a.seed), a.seed), run_manifests=run_manifests, crosscheck=crosscheck,
                                  markers=collect_task_markers(a.tests_dir),
-                                 metrics={_rel(m): _object(read_json(m), m) for m in metric_files})
+                                 metrics={_rel(m): _object(read_json(m), m) for m in metric_files},
+                                 families=conf_families())
     write_json_atomic(a.out, inventory)
     tasks = [t for f in inventory["families"] for t in f["tasks"]]
     counts = {s: sum(t["coverage_status"] == s for t in tasks) for s in ("measured", "mapped", "unmapped")}

@@ -47,6 +47,7 @@ def _report(p: argparse.ArgumentParser) -> Handler:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from mnemetric.custody.card import render_card
     from mnemetric.longmemeval.adapted import read_adapted
     from mnemetric.longmemeval.hypotheses import read_judged
     from mnemetric.longmemeval.report import flips_between, labels_by_id
@@ -60,6 +61,6 @@ def _run(args: argparse.Namespace) -> int:
         types = {r.eval.question_id: r.eval.question_type for r in read_adapted(p["paths.adapted"])}
         flips = flips_between(baseline_labels(p["paths.judged"], args.baseline), current, types, args.baseline,
                               resamples=args.resamples, seed=args.seed)
-    write_report({k: p[k] for k in PARAMS}, args.out, flips)
+    write_report({k: p[k] for k in PARAMS}, args.out, flips, render_card=render_card)
     print(f"report: {args.out}" + (f" ({len(flips.rows)} flip(s) against {args.baseline})" if flips else ""))
     return 0

@@ -4,13 +4,15 @@ The user's seed (an audit) fixes the format: families (LongMemEval, LongMemEval-
 tasks, reviewed upstream sources (path + sha256 at a pinned revision) and review blocks. Here the
 seed's descriptive text is kept and every status is **recomputed**, never typed by hand:
 
-* ``coverage_status`` of a task: ``measured`` when a metric key of :data:`TASK_METRICS` holds a
-  number over ``n > 0`` questions in a metrics file attributed to a run manifest of the task's
-  family; else ``mapped`` when a test carries ``@pytest.mark.task(family, task)``; else ``unmapped``.
+* ``coverage_status`` of a task: ``measured`` when the metric key its family names for it
+  (``Family.task_metrics``, :mod:`mnemetric.family`) holds a number over ``n > 0`` questions in a
+  metrics file attributed to a run manifest of the task's family; else ``mapped`` when a test
+  carries ``@pytest.mark.task(family, task)``; else ``unmapped``.
 * ``evidence_refs``: the metric key (``metrics/qa.json#per_type.multi-session.accuracy``) and the
   manifest(s) (``metrics/run.json``) that measure the task; empty unless measured.
 * ``test_refs``: the tests carrying the task's marker (found by :func:`collect_task_markers`).
-* review fields, from the LongMemEval (V1) manifests and the cross-check evidence (rules below).
+* review fields, from the manifests of the reviewed family (the first family with an official
+  protocol: LongMemEval) and the cross-check evidence (rules below).
 * ``complete``: true only when every task of every family is measured.
 
 A metrics file is attributed to a manifest when the manifest's ``benchmark`` is the family and,
@@ -26,12 +28,12 @@ key                             type         used for
 =============================== ============ ===================================================
 ``path``                        str, opt.    evidence ref of the manifest (default metrics/run.json;
                                              the loader sets it to the file it read)
-``benchmark``                   str, opt.    family: "LongMemEval" (default) or "LongMemEval-V2"
-``variant.name``                str          s / m / oracle are official files; attribution
+``benchmark``                   str, opt.    a family's display name (default: the reviewed family's)
+``variant.name``                str          official files (protocol.official_variants); attribution
 ``variant.sha256_verified``     bool         full held-out run: the file matched its pinned sha256
 ``suite.name``                  str          full held-out run needs "full"; attribution
 ``judge.name``                  str          the conf/judge option (e.g. upstream-gpt-4o, lexical)
-``judge.kind``                  str          "upstream" = the upstream LLM judge (evaluate_qa.py)
+``judge.kind``                  str          protocol.judge_kind = the upstream LLM judge
 ``judge.prompt_set_sha256``     str | null   judge prompt parity (equal to the pinned hash)
 ``counts.questions``            int >= 0     questions in the run
 ``counts.judged``               int >= 0     judge executed needs > 0
@@ -41,76 +43,66 @@ key                             type         used for
 =============================== ============ ===================================================
 
 Cross-check evidence read (``mnemetric crosscheck`` output, schema mnemetric.crosscheck/v1;
-optional as a whole): ``upstream.pinned``, ``upstream.files["src/evaluation/evaluate_qa.py"]`` and
-the ``checks`` whose ``script`` is ``evaluate_qa.py`` (all must ``agree``; see :class:`Crosscheck`).
+optional as a whole): ``upstream.pinned``, ``upstream.files[<judge script>]`` and the ``checks``
+whose ``script`` is the judge script's name (all must ``agree``; see :class:`Crosscheck`); the
+judge script and its pin come from the reviewed family's ``crosscheck`` spec (LongMemEval:
+src/evaluation/evaluate_qa.py).
 
-Review rules (V1 manifests only): official_equivalence = some manifest's gate is true;
-full_held_out_run_completed = some manifest has variant s/m/oracle with sha256_verified, suite full,
-questions > 0 and failed == 0; judge_executed = some manifest has judge.kind upstream and judged > 0;
-judge_prompt_parity_verified = the cross-check agrees on the pinned evaluate_qa.py, or some manifest's
-judge.prompt_set_sha256 equals :data:`mnemetric.longmemeval.judge.upstream_prompts.PROMPT_SET_SHA256`.
+Review rules (the reviewed family's manifests only; ``protocol`` = its ``official``):
+official_equivalence = some manifest's gate is true; full_held_out_run_completed = some manifest has
+a variant of protocol.official_variants (s/m/oracle) with sha256_verified, suite protocol.suite
+(full), questions > 0 and failed == 0; judge_executed = some manifest has judge.kind
+protocol.judge_kind (upstream) and judged > 0; judge_prompt_parity_verified = the cross-check agrees
+on the pinned judge script, or some manifest's judge.prompt_set_sha256 equals
+protocol.prompt_set_sha256.
 
-Task facts: the six V1 question types and the ``_abs`` overlay (upstream-protocol.md §1.2;
-LongMemEval src/evaluation/print_qa_metrics.py @ 9e0b455f); the five V2 abilities map to harness.py
-categories static, dynamic, procedure, gotchas and the three ``-abs`` categories
-(upstream-v2-protocol.md §1; LongMemEval-V2 evaluation/harness.py CATEGORY_MAP @ be15ea6e).
+The families come from the caller (the stage passes :func:`mnemetric.family.conf_families`, every
+option of the ``benchmark`` conf group); this module imports no family.
+
+Task facts live with each family (``task_metrics``): LongMemEval's six question types and the
+``_abs`` overlay in :mod:`mnemetric.longmemeval.family`, LongMemEval-V2's five abilities in
+:mod:`mnemetric.longmemeval_v2.family`.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mnemetric.errors import InputError
 from mnemetric.custody.reviewed_sources import SourceCheck, verify_reviewed_sources
 from mnemetric.custody.task_markers import collect_task_markers
+from mnemetric.errors import InputError
+from mnemetric.family import CrosscheckSpec, Family, OfficialProtocol, TaskMetric
 
-__all__ = ["SourceCheck", "collect_task_markers", "derive_inventory", "verify_reviewed_sources"]
+__all__ = ["SourceCheck", "collect_task_markers", "derive_inventory", "metrics_files", "verify_reviewed_sources"]
 
 SCHEMA = "mnemetric.upstream-task-inventory/v1"
 DEFAULT_MANIFEST = "metrics/run.json"
-QA_METRICS = "metrics/detail/qa.json"
-EVALUATE_QA_PATH = "src/evaluation/evaluate_qa.py"
-EVALUATE_QA_NAME = "evaluate_qa.py"
-V2_METRICS = "metrics/v2.json"
-"""Stage v2's metrics: ``by_category`` holds upstream's aggregated_metrics breakdowns (web + enterprise)."""
-OFFICIAL_VARIANTS = frozenset({"s", "m", "oracle"})
-UPSTREAM_JUDGE_KIND = "upstream"
-V1_TYPES = ("single-session-user", "single-session-assistant", "single-session-preference",
-            "temporal-reasoning", "knowledge-update", "multi-session")
-
-
-@dataclass(frozen=True)
-class MetricKey:
-    """A number in a metrics file and the count of questions behind it (dotted paths)."""
-
-    file: str
-    value: str
-    count: str
-
-    def ref(self) -> str:
-        return f"{self.file}#{self.value}"
-
-
-TASK_METRICS: Mapping[tuple[str, str], MetricKey] = {
-    **{("longmemeval", t): MetricKey(QA_METRICS, f"per_type.{t}.accuracy", f"per_type.{t}.n") for t in V1_TYPES},
-    ("longmemeval", "abstention"): MetricKey(QA_METRICS, "abstention.accuracy", "abstention.n"),
-    **{("longmemeval-v2", task): MetricKey(V2_METRICS, f"by_category.non_abstention_by_category.{c}.pct_correct",
-                                           f"by_category.non_abstention_by_category.{c}.count")
-       for task, c in (("Static state recall", "static"), ("Dynamic state tracking", "dynamic"),
-                       ("Workflow knowledge", "procedure"), ("Environment gotchas", "gotchas"))},
-    ("longmemeval-v2", "Premise awareness"): MetricKey(V2_METRICS, "by_category.abstention_overall.pct_correct",
-                                                       "by_category.abstention_overall.count"),
-}
-"""(family id, task) -> the metric key that measures it."""
+MetricKey = TaskMetric
+"""The old name of :class:`mnemetric.family.TaskMetric`."""
 
 
 def family_id(benchmark: str) -> str:
     """The marker spelling of a family: the benchmark name in lower case (LongMemEval-V2 -> longmemeval-v2)."""
     return benchmark.lower()
+
+
+def task_metrics(families: Sequence[Family]) -> dict[tuple[str, str], TaskMetric]:
+    """(family name, task) -> the metric key that measures it, over ``families``."""
+    return {(f.name, task): key for f in families for task, key in dict(f.task_metrics).items()}
+
+
+def metrics_files(families: Sequence[Family]) -> list[str]:
+    """Every metrics file a task of ``families`` is measured in (what the door reads), sorted."""
+    return sorted({key.file for key in task_metrics(families).values()})
+
+
+def reviewed_family(families: Sequence[Family]) -> Family | None:
+    """The family the seed's review blocks are about: the first (in order) with an official protocol."""
+    return next((f for f in families if f.official is not None), None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,7 +146,10 @@ class RunManifest:
     official_equivalence_reasons: tuple[str, ...]
 
     @classmethod
-    def from_record(cls, raw: Any, *, file: str, line: int | str) -> RunManifest:
+    def from_record(cls, raw: Any, *, file: str, line: int | str, known: Mapping[str, str] | None = None,
+                    default_benchmark: str | None = None) -> RunManifest:
+        """``known``: family name -> display name of the families a manifest may name (None: any);
+        ``default_benchmark``: the family of a manifest without ``benchmark`` (None: the key is required)."""
         record = f"index {line}" if isinstance(line, int) else line
         if not isinstance(raw, Mapping):
             raise InputError(file, record, "<manifest>", f"expected a JSON object, got {type(raw).__name__}")
@@ -162,10 +157,10 @@ class RunManifest:
         reasons = g("official_equivalence.reasons", (list,))
         if not all(isinstance(r, str) for r in reasons):
             raise InputError(file, record, "official_equivalence.reasons", "expected a list of strings")
-        benchmark = g("benchmark", (str,), default="LongMemEval")
-        if family_id(benchmark) not in {"longmemeval", "longmemeval-v2"}:
+        benchmark = g("benchmark", (str,), **({} if default_benchmark is None else {"default": default_benchmark}))
+        if known is not None and family_id(benchmark) not in known:
             raise InputError(file, record, "benchmark", f"unknown benchmark {benchmark!r}",
-                             fix="LongMemEval or LongMemEval-V2")
+                             fix=" or ".join(known[k] for k in sorted(known)))
         return cls(
             path=g("path", (str,), default=DEFAULT_MANIFEST), benchmark=benchmark,
             variant_name=g("variant.name", (str,)), variant_sha256_verified=g("variant.sha256_verified", (bool,)),
@@ -186,15 +181,13 @@ class RunManifest:
                                      "reasons": list(self.official_equivalence_reasons)},
         }
 
-    @property
-    def full_held_out(self) -> bool:
-        """An official file, verified by sha256, the full suite, no failed question."""
-        return (self.variant_name in OFFICIAL_VARIANTS and self.variant_sha256_verified
-                and self.suite_name == "full" and self.questions > 0 and self.failed == 0)
+    def full_held_out(self, protocol: OfficialProtocol) -> bool:
+        """An official file, verified by sha256, the official (full) suite, no failed question."""
+        return (self.variant_name in protocol.official_variants and self.variant_sha256_verified
+                and self.suite_name == protocol.suite and self.questions > 0 and self.failed == 0)
 
-    @property
-    def judge_executed(self) -> bool:
-        return self.judge_kind == UPSTREAM_JUDGE_KIND and self.judged > 0
+    def judge_executed(self, protocol: OfficialProtocol) -> bool:
+        return self.judge_kind == protocol.judge_kind and self.judged > 0
 
 
 @dataclass(frozen=True)
@@ -202,19 +195,23 @@ class Crosscheck:
     """What this module reads of a cross-check evidence file (schema ``mnemetric.crosscheck/v1``).
 
     ``upstream.pinned`` (bool), ``upstream.files`` (upstream path -> sha256 of the file it ran) and
-    ``checks[]`` (``script``, ``agree``). Judge-prompt evidence is the checks whose script is
-    ``evaluate_qa.py``.
+    ``checks[]`` (``script``, ``agree``). Judge-prompt evidence is the checks whose script is the
+    judge script's file name (``judge_script``, an upstream path: LongMemEval's
+    src/evaluation/evaluate_qa.py).
     """
 
     path: str
     pinned: bool
     evaluate_qa_sha256: str | None
+    """sha256 of the judge script the cross-check ran (the field keeps its first family's name)."""
     judge_checks: int
     judge_checks_agree: bool
+    judge_script: str
 
     @classmethod
-    def from_record(cls, raw: Any, *, file: str, line: int | str = "<file>") -> Crosscheck:
+    def from_record(cls, raw: Any, *, file: str, line: int | str = "<file>", judge_script: str) -> Crosscheck:
         record = f"index {line}" if isinstance(line, int) else line
+        name = judge_script.rsplit("/", 1)[-1]
         if not isinstance(raw, Mapping):
             raise InputError(file, record, "<crosscheck>", f"expected a JSON object, got {type(raw).__name__}")
         files = _get(raw, "upstream.files", (dict,), file=file, record=record)
@@ -223,26 +220,25 @@ class Crosscheck:
         for i, c in enumerate(checks):
             if not isinstance(c, Mapping) or not isinstance(c.get("script"), str) or not isinstance(c.get("agree"), bool):
                 raise InputError(file, f"checks index {i}", "script/agree", "expected a script name and a boolean agree")
-            if c["script"] == EVALUATE_QA_NAME:
+            if c["script"] == name:
                 judge.append(c["agree"])
-        sha = files.get(EVALUATE_QA_PATH)
+        sha = files.get(judge_script)
         return cls(path=_get(raw, "path", (str,), file=file, record=record, default=file),
                    pinned=_get(raw, "upstream.pinned", (bool,), file=file, record=record),
                    evaluate_qa_sha256=sha if isinstance(sha, str) else None,
-                   judge_checks=len(judge), judge_checks_agree=bool(judge) and all(judge))
+                   judge_checks=len(judge), judge_checks_agree=bool(judge) and all(judge), judge_script=judge_script)
 
     def to_record(self) -> dict[str, Any]:
         """The subset read, in the evidence file's layout (one stand-in check per judge check)."""
-        sha = {} if self.evaluate_qa_sha256 is None else {EVALUATE_QA_PATH: self.evaluate_qa_sha256}
+        sha = {} if self.evaluate_qa_sha256 is None else {self.judge_script: self.evaluate_qa_sha256}
         agree = self.judge_checks_agree or self.judge_checks == 0
         return {"path": self.path, "upstream": {"pinned": self.pinned, "files": sha},
-                "checks": [{"script": EVALUATE_QA_NAME, "agree": agree}] * self.judge_checks}
+                "checks": [{"script": self.judge_script.rsplit("/", 1)[-1], "agree": agree}] * self.judge_checks}
 
-    @property
-    def judge_prompts_verified(self) -> bool:
-        """Upstream evaluate_qa.py (pinned sha256) ran, and every number it gave agrees with ours."""
-        from mnemetric.longmemeval.judge.upstream_prompts import SHA256
-        return self.pinned and self.evaluate_qa_sha256 == SHA256 and self.judge_checks_agree
+    def judge_prompts_verified(self, spec: CrosscheckSpec) -> bool:
+        """The upstream judge script (pinned sha256) ran, and every number it gave agrees with ours."""
+        pinned = spec.pinned_sha256.get(spec.judge_script)
+        return self.pinned and self.evaluate_qa_sha256 == pinned and self.judge_checks_agree
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,9 +293,10 @@ def _check_seed(seed: Any) -> None:
 
 
 def task_entry(task: Mapping[str, Any], fam: str, manifests: Sequence[RunManifest],
-               metrics: Mapping[str, Mapping[str, Any]], test_refs: Sequence[str]) -> dict[str, Any]:
-    """One task of the seed with coverage_status, evidence_refs and test_refs recomputed."""
-    key = TASK_METRICS.get((fam, task["task"]))
+               metrics: Mapping[str, Mapping[str, Any]], test_refs: Sequence[str],
+               keys: Mapping[tuple[str, str], TaskMetric]) -> dict[str, Any]:
+    """One task of the seed with coverage_status, evidence_refs and test_refs recomputed (``keys``: :func:`task_metrics`)."""
+    key = keys.get((fam, task["task"]))
     doc = metrics.get(key.file) if key else None
     by = [] if doc is None or not measures(doc, key) else sorted(
         {m.path for m in manifests if family_id(m.benchmark) == fam and attributed(doc, m)})
@@ -308,39 +305,61 @@ def task_entry(task: Mapping[str, Any], fam: str, manifests: Sequence[RunManifes
     return {**task, "coverage_status": status, "evidence_refs": evidence, "test_refs": sorted(set(test_refs))}
 
 
-def review_facts(manifests: Sequence[RunManifest], crosscheck: Crosscheck | None) -> dict[str, bool]:
-    """The derived review fields from the V1 manifests and the cross-check (module docstring rules)."""
-    from mnemetric.longmemeval.judge import upstream_prompts
-
-    v1 = [m for m in manifests if family_id(m.benchmark) == "longmemeval"]
-    by_crosscheck = crosscheck is not None and crosscheck.judge_prompts_verified
-    pinned = upstream_prompts.PROMPT_SET_SHA256
-    by_hash = pinned is not None and any(m.judge_prompt_set_sha256 == pinned for m in v1)
+def review_facts(manifests: Sequence[RunManifest], crosscheck: Crosscheck | None,
+                 family: Family | None) -> dict[str, bool]:
+    """The derived review fields from the reviewed ``family``'s manifests and the cross-check (module docstring)."""
+    protocol = None if family is None else family.official
+    if family is None or protocol is None:
+        return dict.fromkeys(("official_equivalence", "full_held_out_run_completed", "judge_executed",
+                              "judge_prompt_parity_verified"), False)
+    mine = [m for m in manifests if family_id(m.benchmark) == family.name]
+    spec = family.crosscheck
+    by_crosscheck = crosscheck is not None and spec is not None and crosscheck.judge_prompts_verified(spec)
+    pinned = protocol.prompt_set_sha256
+    by_hash = pinned is not None and any(m.judge_prompt_set_sha256 == pinned for m in mine)
     return {
-        "official_equivalence": any(m.official_equivalence for m in v1),
-        "full_held_out_run_completed": any(m.full_held_out for m in v1),
-        "judge_executed": any(m.judge_executed for m in v1),
+        "official_equivalence": any(m.official_equivalence for m in mine),
+        "full_held_out_run_completed": any(m.full_held_out(protocol) for m in mine),
+        "judge_executed": any(m.judge_executed(protocol) for m in mine),
         "judge_prompt_parity_verified": by_crosscheck or by_hash,
     }
 
 
+def _families(families: Sequence[Family] | None) -> tuple[Family, ...]:
+    if families is not None:
+        return tuple(families)
+    from mnemetric.family import conf_families  # the packaged benchmark conf group
+    return conf_families()
+
+
 def derive_inventory(seed: Mapping[str, Any], *, run_manifests: list[dict], crosscheck: dict | None,
-                     markers: Mapping[tuple[str, str], list[str]], metrics: dict[str, dict]) -> dict:
+                     markers: Mapping[tuple[str, str], list[str]], metrics: dict[str, dict],
+                     families: Sequence[Family] | None = None) -> dict:
     """The inventory: the seed's structure and text, with every status recomputed (module docstring).
 
     ``metrics`` maps a metrics file's repo path (``metrics/qa.json``) to its content; ``markers`` is
     :func:`collect_task_markers`' result. A marker naming a task the seed does not have is an error.
+    ``families``: the benchmark families (default: every option of the packaged ``benchmark`` conf group).
     """
+    fams = _families(families)
+    reviewed = reviewed_family(fams)
     _check_seed(seed)
     _check_markers(seed, markers)
-    manifests = [RunManifest.from_record(m, file=_named(m, DEFAULT_MANIFEST), line=i) for i, m in enumerate(run_manifests)]
-    check = None if crosscheck is None else Crosscheck.from_record(crosscheck, file=_named(crosscheck, "<crosscheck>"))
+    known = {f.name: f.display_name for f in fams}
+    default = reviewed.display_name if reviewed is not None else None
+    manifests = [RunManifest.from_record(m, file=_named(m, DEFAULT_MANIFEST), line=i, known=known,
+                                         default_benchmark=default) for i, m in enumerate(run_manifests)]
+    script = reviewed.crosscheck.judge_script if reviewed is not None and reviewed.crosscheck else "<judge script>"
+    check = None if crosscheck is None else Crosscheck.from_record(crosscheck, file=_named(crosscheck, "<crosscheck>"),
+                                                                   judge_script=script)
+    keys = task_metrics(fams)
     inv = copy.deepcopy(dict(seed))
     for fam in inv["families"]:
         fid = family_id(fam["benchmark"])
-        fam["tasks"] = [task_entry(t, fid, manifests, metrics, markers.get((fid, t["task"]), [])) for t in fam["tasks"]]
-    facts = review_facts(manifests, check)
-    _apply_reviews(inv, facts)
+        fam["tasks"] = [task_entry(t, fid, manifests, metrics, markers.get((fid, t["task"]), []), keys)
+                        for t in fam["tasks"]]
+    facts = review_facts(manifests, check, reviewed)
+    _apply_reviews(inv, facts, reviewed.name if reviewed is not None else None)
     inv["complete"] = all(t["coverage_status"] == "measured" for f in inv["families"] for t in f["tasks"])
     return inv
 
@@ -350,9 +369,9 @@ def _named(raw: Any, default: str) -> str:
     return path if isinstance(path, str) else default
 
 
-def _apply_reviews(inv: dict[str, Any], facts: Mapping[str, bool]) -> None:
+def _apply_reviews(inv: dict[str, Any], facts: Mapping[str, bool], reviewed: str | None) -> None:
     """Write the derived facts into the review blocks the seed has (never invents a block)."""
-    v1 = next((f for f in inv["families"] if family_id(f["benchmark"]) == "longmemeval"), None)
+    v1 = next((f for f in inv["families"] if family_id(f["benchmark"]) == reviewed), None)
     if v1 is not None and isinstance(v1.get("implementation"), dict):
         v1["implementation"]["full_held_out_run_completed"] = facts["full_held_out_run_completed"]
         v1["implementation"]["full_protocol_equivalence"] = facts["official_equivalence"]

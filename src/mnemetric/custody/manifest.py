@@ -24,7 +24,12 @@ that contains it); code identity is by content (the component fingerprints of
   items and tokens, min/mean/max, from the contexts file).
 * ``scoring.profile``, ``mnemetric_version``, ``packages`` (key package versions), ``counts``
   (questions in the suite, judged lines, failed = lines of ``<judged>.failures.jsonl``).
-* ``official_equivalence``: ``{value, reasons}`` from :func:`mnemetric.custody.gate.official_equivalence`.
+* ``official_equivalence``: ``{value, reasons}`` from :func:`mnemetric.custody.gate.official_equivalence`
+  under the family's :class:`mnemetric.family.OfficialProtocol`.
+
+The family (``benchmark`` = its ``display_name``, the reader prompt module, the gate's protocol) is
+passed in by the door (stage run_manifest passes :data:`mnemetric.longmemeval.family.FAMILY`); this
+module imports no family.
 """
 
 from __future__ import annotations
@@ -39,10 +44,10 @@ from typing import Any
 
 from mnemetric.custody.gate import official_equivalence
 from mnemetric.errors import InputError
+from mnemetric.family import Family
 from mnemetric.io import dumps_canonical
 
 SCHEMA = "mnemetric.run-manifest/v1"
-BENCHMARK = "LongMemEval"
 PACKAGES = ("dvc", "hydra-core", "omegaconf", "numpy", "rank-bm25", "bm25s", "openai", "httpx")
 NOT_INSTALLED = "not installed"
 NOT_IN_CACHE = "not in cache"
@@ -119,10 +124,11 @@ def _distinct(values: Iterable[Any]) -> list[str]:
 
 
 def reader_block(p: Mapping[str, Any], fingerprint: Mapping[str, Any], hyps: Sequence[Mapping[str, Any]],
-                 cached: Callable[[str], Mapping[str, Any] | None]) -> dict[str, Any]:
+                 cached: Callable[[str], Mapping[str, Any] | None], prompt_module: str | None) -> dict[str, Any]:
+    """The reader: ``prompt_set_sha256`` is the fingerprint of ``prompt_module`` for a model reader."""
     spec = p["reader"]
     llm = spec.get("kind") != "extractive"
-    prompt = (fingerprint.get("modules") or {}).get("mnemetric.longmemeval.reader.prompt") if llm else None
+    prompt = (fingerprint.get("modules") or {}).get(prompt_module) if llm and prompt_module else None
     return {"name": spec["name"], "kind": spec.get("kind"), "requested_model": spec.get("model"),
             "resolved_models": _distinct(h.get("model") for h in hyps), "prompt_set_sha256": prompt,
             "fingerprint_sha256": fingerprint.get("sha256"),
@@ -142,11 +148,18 @@ def judge_block(p: Mapping[str, Any], judged: Sequence[Mapping[str, Any]],
             "params_sent": params_sent([t.get("request_sha256") for t in traces], cached)}
 
 
-def build_manifest(inp: RunInputs) -> dict[str, Any]:
-    """The run manifest (module docstring), official_equivalence included. Pure."""
+def gate(manifest: Mapping[str, Any], family: Family) -> tuple[bool, list[str]]:
+    """The family's publishability gate; a family without an official protocol is never official."""
+    if family.official is None:
+        return False, [f"{family.display_name} has no official protocol to check a run against"]
+    return official_equivalence(manifest, family.official)
+
+
+def build_manifest(inp: RunInputs, family: Family) -> dict[str, Any]:
+    """The run manifest of ``family`` (module docstring), official_equivalence included. Pure."""
     p, v = inp.params, inp.params["variant"]
     manifest = {
-        "schema": SCHEMA, "benchmark": BENCHMARK, "mnemetric_version": inp.versions.get("mnemetric", NOT_INSTALLED),
+        "schema": SCHEMA, "benchmark": family.display_name, "mnemetric_version": inp.versions.get("mnemetric", NOT_INSTALLED),
         "variant": {"name": v["name"], "source": v.get("source"), "repo": v.get("repo"), "revision": v.get("revision"),
                     "file": v.get("file"), "sha256": v.get("sha256"),
                     "sha256_verified": inp.custody.get("verified") is True and inp.custody.get("sha256") == v.get("sha256")},
@@ -155,7 +168,8 @@ def build_manifest(inp: RunInputs) -> dict[str, Any]:
         "adapter": {"name": p["adapter"]["name"], "schema": p["adapter"].get("schema")},
         "memory": {"name": p["memory"]["name"], "config_sha256": config_sha256(p["memory"]),
                    "fingerprint_sha256": inp.memory_fingerprint.get("sha256")},
-        "reader": reader_block(p, inp.reader_fingerprint, inp.hypotheses, inp.cached_params),
+        "reader": reader_block(p, inp.reader_fingerprint, inp.hypotheses, inp.cached_params,
+                               family.reader_prompt_module),
         "judge": judge_block(p, inp.judged, inp.cached_params),
         "retrieval": {"requested": {k: p["retrieval"].get(k) for k in ("granularity", "context_k", "context_tokens")},
                       "delivered": delivered_budget(inp.contexts)},
@@ -164,7 +178,7 @@ def build_manifest(inp: RunInputs) -> dict[str, Any]:
         "counts": {"questions": len(inp.suite.get("question_ids") or []), "judged": len(inp.judged),
                    "failed": inp.judged_failures},
     }
-    value, reasons = official_equivalence(manifest)
+    value, reasons = gate(manifest, family)
     manifest["official_equivalence"] = {"value": value, "reasons": reasons}
     return manifest
 

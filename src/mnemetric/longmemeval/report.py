@@ -23,7 +23,7 @@ Sources, each number shown exactly as its file holds it:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -207,9 +207,12 @@ def detail(path: str | Path) -> Path:
     return Path(path).parent / "detail" / Path(path).name
 
 
-def write_report(p: dict, out: Path, flips=None) -> str:
-    """Read the inputs named by ``p`` (stage params), render, write ``out``; returns the page text."""
-    from mnemetric.custody.card import render_card
+def write_report(p: dict, out: Path, flips=None, *, render_card: Callable[..., str]) -> str:
+    """Read the inputs named by ``p`` (stage params), render, write ``out``; returns the page text.
+
+    ``render_card(run, qa, retrieval, outputs, judged_path) -> str`` writes the result card (the doors
+    pass :func:`mnemetric.custody.card.render_card`; this family module imports no custody code).
+    """
     from mnemetric.report import render_report
 
     inputs = read_inputs(detail(p["paths.metrics_qa"]), detail(p["paths.metrics_retrieval"]), p["paths.metrics_data"],

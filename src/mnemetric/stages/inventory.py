@@ -1,9 +1,10 @@
 """Stage inventory: the upstream task inventory as a product of evidence → data/inventory/upstream-task-inventory.json.
 
 Inputs: the seed's descriptive text (data/inventory/base.json), the run manifests (metrics/run.json,
-and metrics/run-v2.json of stage v2),
-the QA metrics, the V2 aggregated metrics and the cross-check evidence (data/custody/crosscheck.json)
-when present, and the ``@pytest.mark.task`` markers of tests/ (read with ast). Every status is
+and metrics/run-v2.json of stage v2), the metrics files the families' tasks are measured in
+(metrics/detail/qa.json, metrics/v2.json), the cross-check evidence (data/custody/crosscheck.json)
+when present, and the ``@pytest.mark.task`` markers of tests/ (read with ast). The families are every
+option of the ``benchmark`` conf group (:func:`mnemetric.family.conf_families`). Every status is
 recomputed by :func:`mnemetric.custody.inventory.derive_inventory` (its docstring has the rules).
 """
 
@@ -13,8 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mnemetric.custody.inventory import QA_METRICS, V2_METRICS, collect_task_markers, derive_inventory
+from mnemetric.custody.inventory import collect_task_markers, derive_inventory, metrics_files
 from mnemetric.custody.manifest import read_json_file
+from mnemetric.family import conf_families
 from mnemetric.io import write_json_atomic
 from mnemetric.stages import run
 
@@ -25,29 +27,22 @@ RUN_MANIFEST = "metrics/run.json"
 RUN_MANIFEST_V2 = "metrics/run-v2.json"
 """Stage v2's manifest: the five LongMemEval-V2 tasks are measured through it."""
 CROSSCHECK = "data/custody/crosscheck.json"
-QA_DETAIL = "metrics/detail/qa.json"
 TESTS = "tests"
 
 
-def qa_metrics_doc() -> dict[str, Any] | None:
-    """The QA numbers with their counts (``per_type.<type>.accuracy|n``, ``abstention.accuracy|n``):
-    the detail file when the pipeline writes one (issue 10 moves them there), else metrics/qa.json."""
-    for path in (QA_DETAIL, QA_METRICS):
-        if Path(path).is_file():
-            return read_json_file(path)
-    return None
+def metrics_docs(files: list[str]) -> dict[str, Any]:
+    """Each metrics file that exists, by its repo path."""
+    return {path: read_json_file(path) for path in files if Path(path).is_file()}
 
 
 def main() -> None:
+    families = conf_families()
     manifests = [{**read_json_file(path), "path": path} for path in (RUN_MANIFEST, RUN_MANIFEST_V2)
                  if path == RUN_MANIFEST or Path(path).is_file()]
-    metrics = {QA_METRICS: qa_metrics_doc()}
-    if Path(V2_METRICS).is_file():
-        metrics[V2_METRICS] = read_json_file(V2_METRICS)
     crosscheck = {**read_json_file(CROSSCHECK), "path": CROSSCHECK} if Path(CROSSCHECK).is_file() else None
     inventory = derive_inventory(read_json_file(BASE), run_manifests=manifests, crosscheck=crosscheck,
                                  markers=collect_task_markers(TESTS, root=".") if Path(TESTS).is_dir() else {},
-                                 metrics={k: v for k, v in metrics.items() if v is not None})
+                                 metrics=metrics_docs(metrics_files(families)), families=families)
     write_json_atomic(OUT, inventory)
     tasks = [t for f in inventory["families"] for t in f["tasks"]]
     counts = {s: sum(t["coverage_status"] == s for t in tasks) for s in ("measured", "mapped", "unmapped")}

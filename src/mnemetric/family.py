@@ -1,0 +1,154 @@
+"""A benchmark family as one object: what the generic layers (custody) need to know of a family.
+
+Each family package exposes one (``mnemetric.longmemeval.family.FAMILY``,
+``mnemetric.longmemeval_v2.family.FAMILY``), built from the ``benchmark`` conf group by ``_target_``
+(``conf/benchmark/<option>.yaml``). custody/ takes every family fact from it, so custody imports no
+family: a newcomer plugs a family in with one package and one conf option.
+
+What a family says (the :class:`Family` protocol):
+
+* ``name``: the conf option and the marker spelling of ``@pytest.mark.task(name, task)``
+  (``longmemeval``); ``display_name``: the ``benchmark`` field of its run manifests
+  (``LongMemEval``); ``metrics``: its headline metrics file.
+* ``task_metrics``: task -> the :class:`TaskMetric` (file, value key, count key) that measures it
+  (the task inventory's ``measured`` rule).
+* ``official``: the :class:`OfficialProtocol` a run must match to be called the family's official
+  protocol (the publishability gate, :mod:`mnemetric.custody.gate`), or None when the family has no
+  such gate in custody.
+* ``crosscheck``: the :class:`CrosscheckSpec` (pinned upstream scoring scripts + the family's own
+  functions to compare with), or None when the family has no cross-check.
+* ``reader_prompt_module``: the module whose fingerprint names a model reader's prompt set in the
+  run manifest (None: no model reader prompt).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from mnemetric.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class TaskMetric:
+    """A number in a metrics file and the count of questions behind it (dotted paths)."""
+
+    file: str
+    value: str
+    count: str
+
+    def ref(self) -> str:
+        return f"{self.file}#{self.value}"
+
+
+@dataclass(frozen=True)
+class OfficialProtocol:
+    """The conditions of a family's publishability gate (values from the family's upstream facts)."""
+
+    source: str
+    """The variant ``source`` of an official pinned dataset file."""
+    suite: str
+    profile: str
+    judge_model: str
+    judge_params: Mapping[str, Any]
+    endpoint: str
+    prompt_set_sha256: str | None
+    """The pinned judge prompt set (None: not recorded, so no prompt set can match)."""
+    official_variants: frozenset[str]
+    """Variant names that are official files (the inventory's full held-out rule)."""
+    judge_kind: str
+    """``judge.kind`` of the upstream LLM judge (the inventory's judge-executed rule)."""
+
+
+@dataclass(frozen=True)
+class CrosscheckSpec:
+    """Upstream's own scoring scripts (pinned) and the family functions their output is compared with.
+
+    ``score_retrieval(log, granularity)`` -> ``{"granularity", "aggregate": {"exclude_abs": {level:
+    {metric: value}}}}``; ``judged_labels(path)`` -> [(question_id, label, model)];
+    ``reference_types(path)`` -> {question_id: question_type}; ``qa_estimates(pairs, types, file)``
+    -> ``{"per_type": {type: {"accuracy", "n"}}, "task_averaged", "overall", "abstention": {"accuracy", "n"}}``.
+    """
+
+    repo: str
+    revision: str
+    retrieval_script: str
+    qa_script: str
+    judge_script: str
+    pinned_sha256: Mapping[str, str]
+    """Upstream path -> sha256 of every file verified before a script runs."""
+    lock: Path
+    printed: Mapping[str, tuple[str, ...]]
+    """Metric names the retrieval script prints per level."""
+    question_types: tuple[str, ...]
+    judge_model: str
+    score_retrieval: Callable[[Path, str], Mapping[str, Any]]
+    judged_labels: Callable[[Path], list[tuple[str, bool, str | None]]]
+    reference_types: Callable[[Path], Mapping[str, str]]
+    qa_estimates: Callable[[Sequence[tuple[str, bool]], Mapping[str, str], str], Mapping[str, Any]]
+
+
+@runtime_checkable
+class Family(Protocol):
+    """A benchmark family (module docstring)."""
+
+    name: str
+    display_name: str
+    metrics: str
+    task_metrics: Mapping[str, TaskMetric]
+    official: OfficialProtocol | None
+    crosscheck: CrosscheckSpec | None
+    reader_prompt_module: str | None
+
+
+FIELDS = ("name", "display_name", "metrics", "task_metrics", "official", "crosscheck", "reader_prompt_module")
+
+
+def check_family(obj: Any, where: str) -> Family:
+    """``obj`` if it has every field of :class:`Family` with the right kinds, else a ConfigError naming ``where``."""
+    missing = [f for f in FIELDS if not hasattr(obj, f)]
+    if missing:
+        raise ConfigError(where, f"{type(obj).__name__} is not a benchmark family (no {', '.join(missing)})",
+                          fix="build an object with the fields of mnemetric.family.Family")
+    if not (isinstance(obj.name, str) and obj.name and isinstance(obj.display_name, str)):
+        raise ConfigError(f"{where}.name", "a family needs a non-empty name and a display_name")
+    bad = [t for t, m in dict(obj.task_metrics).items() if not isinstance(m, TaskMetric)]
+    if bad:
+        raise ConfigError(where, f"task_metrics of {obj.name!r}: {bad} are not TaskMetric")
+    for key, kind in (("official", OfficialProtocol), ("crosscheck", CrosscheckSpec)):
+        if getattr(obj, key) is not None and not isinstance(getattr(obj, key), kind):
+            raise ConfigError(f"{where}.{key}", f"expected a {kind.__name__} or None")
+    return obj
+
+
+def build_family(section: Mapping[str, Any], where: str = "benchmark") -> Family:
+    """The family of a ``benchmark`` params/conf section, built by its ``_target_`` and checked."""
+    from mnemetric.config import build
+
+    return check_family(build(dict(section), where), where)
+
+
+def conf_families(conf_dir: str | Path | None = None) -> tuple[Family, ...]:
+    """Every option of the ``benchmark`` conf group (the packaged conf/ by default), built, in name order."""
+    import yaml
+
+    from mnemetric.config import package_conf_dir
+
+    root = Path(conf_dir) if conf_dir is not None else package_conf_dir()
+    out = []
+    for path in sorted((root / "benchmark").glob("*.yaml")):
+        section = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        out.append(build_family(section, f"benchmark ({path.name})"))
+    return tuple(out)
+
+
+def by_name(families: Iterable[Family]) -> dict[str, Family]:
+    """name -> family; two families of one name are a ConfigError."""
+    out: dict[str, Family] = {}
+    for fam in families:
+        if fam.name in out:
+            raise ConfigError("benchmark", f"two families are named {fam.name!r}")
+        out[fam.name] = fam
+    return out
