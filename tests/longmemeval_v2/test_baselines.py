@@ -1,11 +1,14 @@
-"""Mnemetric's V2 baselines on the bundled sample's trajectories (real files)."""
+"""Mnemetric's V2 baselines on the bundled sample's trajectories (real files), each built from its conf option
+(conf/v2/memory/<name>.yaml) as the stage builds it."""
 
 from __future__ import annotations
 
 import pytest
 
+from mnemetric.config import build
 from mnemetric.errors import ConfigError
-from mnemetric.longmemeval_v2.baselines import make_memory, render_state
+from mnemetric.longmemeval_v2.baselines import render_state
+from mnemetric.longmemeval_v2.pipeline import option
 from mnemetric.longmemeval_v2.memory import validate_items
 from mnemetric.longmemeval_v2.trajectories import iter_trajectories
 from tests.conftest import ROOT
@@ -15,8 +18,12 @@ TRAJ = {t.id: t for t in iter_trajectories(SAMPLE / "trajectories.jsonl")}
 WEB = ["fm-shop-001", "fm-shop-002", "fm-admin-001"]
 
 
+def make_memory(name, **opts):
+    return build(option("memory", name, SAMPLE, **opts), f"conf/v2/memory/{name}.yaml")
+
+
 def filled(name, **opts):
-    m = make_memory(name, SAMPLE, opts)
+    m = make_memory(name, **opts)
     for tid in WEB:
         m.insert(TRAJ[tid])
     return m
@@ -46,12 +53,14 @@ def test_bm25_returns_the_matching_state_first_and_respects_top_k():
 
 
 def test_empty_bm25_memory_returns_nothing():
-    assert make_memory("bm25", SAMPLE).query("x") == []
+    assert make_memory("bm25").query("x") == []
 
 
-def test_unknown_baseline():
-    with pytest.raises(ConfigError, match="unknown LongMemEval-V2 baseline"):
-        make_memory("rag", SAMPLE)
+def test_unknown_baseline_names_the_options():
+    with pytest.raises(ConfigError) as err:
+        make_memory("rag")
+    text = str(err.value)
+    assert "no LongMemEval-V2 memory option 'rag'" in text and "bm25, dense, full-context, none" in text
 
 
 def test_dense_over_states_through_a_local_embeddings_endpoint(monkeypatch):

@@ -10,8 +10,9 @@ import pytest
 
 from mnemetric.llm import LLMClient, ResponseCache
 from mnemetric.longmemeval_v2.aggregate import aggregate_file
-from mnemetric.longmemeval_v2.baselines import make_memory
+from mnemetric.config import build
 from mnemetric.longmemeval_v2.llm_checkers import LLMCheckers, OfflineChecker
+from mnemetric.longmemeval_v2.pipeline import option
 from mnemetric.longmemeval_v2.per_question import UPSTREAM_KEYS, read_per_question
 from mnemetric.longmemeval_v2.reader import OfflineReader, OpenAIReader
 from mnemetric.longmemeval_v2.run import run_v2, tier_of, write_run
@@ -24,6 +25,10 @@ from tests.support.standin_v2 import HARNESS_STAND_IN, QA_STAND_IN
 SAMPLE = ROOT / "data" / "sample-v2"
 EVAL_FUNCTIONS = {"norm_phrase_set_match", "norm_phrase_set_match_ordered", "mc_choice_match",
                   "mc_choice_set_match", "llm_abstention_checker", "llm_gotchas_checker"}
+
+
+def make_memory(name, root):
+    return build(option("memory", name, root), f"conf/v2/memory/{name}.yaml")
 
 
 def offline(memory="bm25", haystack="small", **kw):

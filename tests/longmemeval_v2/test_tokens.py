@@ -72,11 +72,9 @@ def test_official_counter_absent_says_how_to_get_it(tmp_path):
 
 
 def test_auto_counter_falls_back_with_a_note(tmp_path):
-    from mnemetric.longmemeval_v2.tokens import auto_counter, counter_for
+    from mnemetric.longmemeval_v2.tokens import auto_counter
 
-    counter, note = auto_counter(tmp_path / "no-processor-here")
+    counter = auto_counter(tmp_path / "no-processor-here")
     assert counter.name == "o200k-standin" and not counter.official
-    assert note.startswith("official token counter unavailable") and "huggingface-cli download" in note
-    assert counter_for("o200k").name == "o200k-standin"
-    with pytest.raises(ConfigError, match="unknown counter"):
-        counter_for("gpt2")
+    assert counter.note.startswith("official token counter unavailable") and "huggingface-cli download" in counter.note
+    assert O200kCounter().note is None

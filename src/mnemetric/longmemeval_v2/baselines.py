@@ -4,12 +4,15 @@
 * ``full-context``: every inserted trajectory as one text item (:func:`render_trajectory`), NEWEST FIRST
   (reverse insertion order), optionally each state's screenshot after its trajectory's text. The harness's
   budget cut keeps the longest whole-item prefix, so the oldest trajectories are dropped first.
-* ``bm25`` / ``dense``: every state of every inserted trajectory is one document (:func:`render_state`);
+* ``bm25`` / ``dense`` (:func:`bm25_states`, :func:`dense_states`): every state of every inserted trajectory is one document (:func:`render_state`);
   the query text is ranked against them by the generic text rankers of :mod:`mnemetric.ranking` —
   ``BM25Ranker`` (bm25s, lowercased word tokens, English stopwords) and ``DenseRanker`` (cached
   embeddings, cosine) — the same kernels LongMemEval's ``bm25`` / ``dense`` memories use, so the
   rankings are theirs. States are ranked in insertion order (trajectory, then step), which decides
   ties. The top ``top_k`` states are returned best first as text items.
+
+Each is a conf option under conf/v2/memory/ built by ``_target_`` (no dispatch by name); a fresh memory is
+built from its option whenever the shared-haystack rule asks for one (:mod:`.memory`).
 
 Rendering is ours (not upstream's): a state is ``"[<goal>] step <n> <url>"`` then the thought, the action
 and the page text on their own lines when present. Image items are absolute paths under the data root.
@@ -21,10 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mnemetric.errors import ConfigError
 from mnemetric.longmemeval_v2.trajectories import State, Trajectory
 
-BASELINES = ("none", "full-context", "bm25", "dense")
 
 
 def render_state(trajectory: Trajectory, state: State) -> str:
@@ -57,7 +58,8 @@ class NoMemory:
 
 @dataclass
 class FullContext:
-    root: Path
+    root: str | Path
+    """The data root (screenshot paths are relative to it); conf: ``${v2.data_root}``."""
     images: bool = False
     name: str = "full-context"
     _trajectories: list[Trajectory] = field(default_factory=list, init=False, repr=False)
@@ -94,21 +96,17 @@ class StateRetrieval:
         return [{"type": "text", "value": self._texts[i]} for i, _ in ranked]
 
 
-def make_memory(name: str, root: str | Path, options: dict[str, Any] | None = None):
-    """A fresh baseline memory by name (:data:`BASELINES`); ``options`` are the baseline's settings."""
-    opts = dict(options or {})
-    if name == "none":
-        return NoMemory()
-    if name == "full-context":
-        return FullContext(Path(root), images=bool(opts.get("images", False)))
-    if name == "bm25":
-        from mnemetric.ranking import BM25Ranker
+def bm25_states(top_k: int = 10, name: str = "bm25") -> StateRetrieval:
+    """conf/v2/memory/bm25.yaml: states ranked by the bm25 text ranker (module docstring)."""
+    from mnemetric.ranking import BM25Ranker
 
-        return StateRetrieval(BM25Ranker(key="v2.memory"), "bm25", top_k=int(opts.get("top_k", 10)))
-    if name == "dense":
-        from mnemetric.ranking import DenseRanker
+    return StateRetrieval(BM25Ranker(key="v2.memory"), name, top_k=top_k)
 
-        ranker = DenseRanker(backend=opts.get("backend", "minilm"), model=opts.get("model"),
-                             base_url=opts.get("base_url"), key="v2.memory")
-        return StateRetrieval(ranker, "dense", top_k=int(opts.get("top_k", 10)))
-    raise ConfigError("memory", f"unknown LongMemEval-V2 baseline {name!r}", fix=f"one of: {', '.join(BASELINES)}")
+
+def dense_states(top_k: int = 10, backend: str = "minilm", model: str | None = None, base_url: str | None = None,
+                 name: str = "dense") -> StateRetrieval:
+    """conf/v2/memory/dense.yaml: states ranked by the dense text ranker (module docstring)."""
+    from mnemetric.ranking import DenseRanker
+
+    return StateRetrieval(DenseRanker(backend=backend, model=model, base_url=base_url, key="v2.memory"), name,
+                          top_k=top_k)

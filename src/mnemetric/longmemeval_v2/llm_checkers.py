@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +43,7 @@ from mnemetric.longmemeval_v2.requests import (
 )
 from mnemetric.longmemeval_v2.upstream_text import CheckerTexts
 
-__all__ = ["CheckCase", "CheckOutcome", "LLMCheckers", "OfflineChecker"]
+__all__ = ["CheckCase", "CheckOutcome", "LLMCheckers", "OfflineChecker", "llm_checkers"]
 
 
 @dataclass(frozen=True)
@@ -155,3 +155,18 @@ class OfflineChecker:
         gold = {w for w in _TOKEN.findall(case.gold.lower()) if w not in _STOP}
         said = set(_TOKEN.findall(case.response_raw.lower()))
         return CheckOutcome(bool(gold) and 2 * len(gold & said) >= len(gold))
+
+
+def llm_checkers(*, connect: Callable[[str | None, str], LLMClient], model: str = CHECKER_MODEL,
+                 base_url: str | None = None, reasoning_effort: str | None = CHECKER_REASONING_EFFORT,
+                 max_completion_tokens: int = CHECKER_MAX_COMPLETION_TOKENS, name: str = "llm") -> LLMCheckers:
+    """conf/v2/checker/llm.yaml (``_partial_``; the run passes ``connect``): both LLM checkers with the pinned
+    prompts (checkout ``$MNEMETRIC_LONGMEMEVAL_V2_DIR``, else the cache, else a download) through one client."""
+    import os
+
+    from mnemetric.llm.cache import default_cache_dir
+    from mnemetric.longmemeval_v2.upstream_text import load_checker_texts
+
+    texts = load_checker_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir())
+    return LLMCheckers(connect(base_url, "judge"), texts, model=model, reasoning_effort=reasoning_effort,
+                       max_completion_tokens=max_completion_tokens, name=name)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemetric.download import Pin, _download, fetch
-from mnemetric.errors import IntegrityError, InputError
+from mnemetric.errors import ConfigError, IntegrityError, InputError
 from mnemetric.io import sha256_file, write_json_atomic
 from mnemetric.longmemeval_v2.pins import CHECKSUMS_FILE, DATA_PINS, SCREENSHOT_ARCHIVES, DataPins, FilePin, archive_file, files_for, is_trusted
 from mnemetric.longmemeval_v2.pins import require_pinned
@@ -153,7 +153,7 @@ def obtain(root: str | Path, tier: str, *, with_images: bool, official: bool, do
     checksums = parse_checksums(root / CHECKSUMS_FILE) if vouched else {}
     entries += [e for fp in vouched if (e := _obtain_vouched(fp, pins, root, checksums, kw, tier)) is not None]
     record: dict[str, Any] = {
-        "dataset": "longmemeval-v2", "repo": pins.repo, "revision": pins.revision, "license": pins.license,
+        "dataset": "longmemeval-v2", "source": "huggingface", "repo": pins.repo, "revision": pins.revision, "license": pins.license,
         "tier": tier, "domain": domain, "with_images": with_images, "official": official,
         "all_verified": all(e["verified"] for e in entries), "files": entries,
     }
@@ -163,4 +163,66 @@ def obtain(root: str | Path, tier: str, *, with_images: bool, official: bool, do
         record["screenshots"] = prepare_screenshots(root, names, mode=link_mode)["archives"]
     if custody_path is not None:
         write_json_atomic(custody_path, record)
+    return record
+
+
+# --------------------------------------------------------------------------- stage v2_prepare (the v2 option)
+
+SOURCES = ("bundled", "huggingface")
+
+
+def custody_path(custody_dir: str | Path, name: str) -> Path:
+    """Where the custody record of the ``v2`` option ``name`` lives: <custody_dir>/v2-<name>.json."""
+    return Path(custody_dir) / f"v2-{name}.json"
+
+
+def is_verified(record: dict[str, Any]) -> bool:
+    """Does a custody record verify its data root against the dataset pins? (official data, every file
+    verified; a bundled root never does — it is ours, not the dataset's.)"""
+    return record.get("source") == "huggingface" and bool(record.get("all_verified"))
+
+
+def bundled_custody(root: str | Path, name: str) -> dict[str, Any]:
+    """The custody record of a committed data root (the bundled sample): every file's sha256 and size,
+    sorted by path; ``verified`` false (no dataset pin vouches for files we authored)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ConfigError("v2.data_root", f"{root} is not a folder",
+                          fix="restore the bundled sample (git checkout data/sample-v2) or choose another v2 option")
+    files = [{"file": f.relative_to(root).as_posix(), "sha256": sha256_file(f), "size": f.stat().st_size}
+             for f in sorted(root.rglob("*")) if f.is_file()]
+    return {"dataset": "longmemeval-v2", "source": "bundled", "variant": name, "data_root": root.as_posix(),
+            "verified": False, "verification": "bundled sample authored by Mnemetric: no dataset pin applies",
+            "all_verified": False, "files": files}
+
+
+def pins_for(settings: dict[str, Any], pins: DataPins = DATA_PINS) -> DataPins:
+    """The dataset pins a ``huggingface`` v2 option may use: its repo and revision must be the pinned ones;
+    ``checksums_sha256`` (when set) pins checksums.sha256, so the screenshot archives become verifiable."""
+    for key, want in (("repo", pins.repo), ("revision", pins.revision)):
+        if settings.get(key) != want:
+            raise ConfigError(f"v2.{key}", f"{settings.get(key)!r}: only {want!r} has sha256 pins",
+                              fix="use the official tier options (v2=small, v2=medium)")
+    if settings.get("checksums_sha256"):
+        pins = pins.with_sha256(CHECKSUMS_FILE, str(settings["checksums_sha256"]), source="v2.checksums_sha256")
+    return pins
+
+
+def prepare(settings: dict[str, Any], custody: str | Path, *, endpoint: str | None = None) -> dict[str, Any]:
+    """Stage v2_prepare's work for the ``v2`` settings: a ``bundled`` root gets its custody recorded; a
+    ``huggingface`` one gets exactly what its run needs downloaded into ``data_root`` (:func:`obtain`: the
+    tier's haystack, both domains unless one is chosen, the screenshot archives only with ``images``),
+    failing closed before any download when ``official`` and a file cannot be verified. The record is
+    written atomically to ``custody`` and returned."""
+    source = settings.get("source")
+    if source == "bundled":
+        record = bundled_custody(settings["data_root"], settings["name"])
+        write_json_atomic(custody, record)
+        return record
+    if source != "huggingface":
+        raise ConfigError("v2.source", f"{source!r} is not one of {', '.join(SOURCES)}")
+    domains = list(dict.fromkeys(settings["domains"]))
+    record = obtain(settings["data_root"], settings["haystack"], with_images=bool(settings["images"]),
+                    official=bool(settings["official"]), domain=domains[0] if len(domains) == 1 else None,
+                    pins=pins_for(settings), endpoint=endpoint, custody_path=custody)
     return record

@@ -137,9 +137,10 @@ def require_pinned(files: tuple[FilePin, ...], pins: DataPins = DATA_PINS) -> No
     raise ConfigError(
         "official", f"an official run needs verified data, but no sha256 is known for: {', '.join(roots)} "
         f"(so {names} cannot be verified)",
-        fix=f"check each file against a trusted copy (sha256sum) and pin it with "
-            f"DataPins.with_sha256(file, sha256) — or add it to mnemetric.longmemeval_v2.pins.DATA_PINS with its "
-            f"source — or run without images / as a non-official run, which records the file as unverified")
+        fix=f"check {', '.join(roots)} against a trusted copy (sha256sum) and pin it (DVC: -S v2.checksums_sha256=<sha256>; "
+            f"library: DataPins.with_sha256(file, sha256), or add it to mnemetric.longmemeval_v2.pins.DATA_PINS with "
+            f"its source) — or run without images (-S v2.images=false; the run is then not official) — or as a "
+            f"non-official run (-S v2.official=false), which records the file as unverified")
 
 
 def _root(pin: FilePin, pins: DataPins) -> str:

@@ -1,83 +1,113 @@
 """A LongMemEval-V2 run from its settings (the ``v2`` conf option): the library side of stage ``v2``.
 
-Builds the memory factory, reader, checker and token counter the settings name, runs
-:func:`mnemetric.longmemeval_v2.run.run_v2` and returns its result. The offline reader and checker
-need no model and no network (the bundled sample's default); ``reader: openai`` / ``checker: llm``
-go through the one LLM client (cache, budget, retries) with the run's ``llm:`` settings and read the
-pinned upstream texts at run time (MNEMETRIC_LONGMEMEVAL_V2_DIR, else the cache, else a download).
+Every component is a conf option built by Hydra's ``_target_`` (conf/v2/memory, reader, checker,
+token_counter; no dispatch by name): an option with ``_partial_: true`` needs the LLM client and is
+completed with ``connect`` — a factory ``(base_url, role) → LLMClient`` made from the run's ``llm:``
+settings (the one client: cache, budget, retries) — so the offline options never open a client. The
+memory option is built afresh whenever the shared-haystack rule asks for a new memory (:mod:`.memory`).
+The offline reader and checker need no model and no network (the bundled sample's default); the reader
+and LLM checkers read the pinned upstream texts at run time (MNEMETRIC_LONGMEMEVAL_V2_DIR, else the
+cache, else a download). The CLI names options (``--memory bm25``) and gets the same conf files
+(:func:`option`).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mnemetric.errors import ConfigError
+from mnemetric.longmemeval_v2.memory import MemoryFactory
 from mnemetric.longmemeval_v2.run import V2Run, run_v2
 
-READERS = ("offline", "openai")
-CHECKERS = ("offline", "llm")
+GROUPS = ("memory", "reader", "checker", "token_counter")
+"""The component sub-groups of the ``v2`` option (conf/v2/<group>/<option>.yaml)."""
 
 
-def _client(llm: Mapping[str, Any], base_url: str | None, role: str):
-    from mnemetric.llm.settings import client_from_params
+def connect_with(llm: Mapping[str, Any]) -> Callable[[str | None, str], Any]:
+    """The run's client factory: ``(base_url, role)`` → an LLMClient with the ``llm:`` settings."""
+    def connect(base_url: str | None, role: str):
+        from mnemetric.llm.settings import client_from_params
 
-    return client_from_params(llm, base_url, role=role)
-
-
-def _texts(loader, required: bool):
-    from mnemetric.errors import MnemetricError
-    from mnemetric.llm.cache import default_cache_dir
-
-    try:
-        return loader(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir(), download=required)
-    except MnemetricError:
-        if required:
-            raise
-        return None
+        return client_from_params(llm, base_url, role=role)
+    return connect
 
 
-def build_reader(s: Mapping[str, Any], llm: Mapping[str, Any]):
-    """(reader, reader texts or None) for ``s["reader"]``."""
-    from mnemetric.longmemeval_v2.reader import OfflineReader, OpenAIReader
-    from mnemetric.longmemeval_v2.upstream_text import load_reader_texts
-
-    if s["reader"] == "offline":
-        return OfflineReader(), _texts(load_reader_texts, False)
-    if s["reader"] != "openai":
-        raise ConfigError("v2.reader", f"{s['reader']!r} is not one of {', '.join(READERS)}")
-    texts = _texts(load_reader_texts, True)
-    return OpenAIReader(_client(llm, s.get("reader_base_url"), "reader"), texts, model=s["reader_model"]), texts
+def _section(s: Mapping[str, Any], group: str) -> dict[str, Any]:
+    cfg = s.get(group)
+    if not isinstance(cfg, dict):
+        options = ", ".join(sorted(p.stem for p in (conf_dir() / group).glob("*.yaml")))
+        raise ConfigError(f"v2.{group}", f"expected a component (a mapping with _target_), got {cfg!r}",
+                          fix=f"choose an option with -S v2/{group}=<option> (options: {options}); "
+                              f"set its keys with -S v2.{group}.<key>=<value>")
+    return dict(cfg)
 
 
-def build_checker(s: Mapping[str, Any], llm: Mapping[str, Any]):
-    from mnemetric.longmemeval_v2.llm_checkers import LLMCheckers, OfflineChecker
-    from mnemetric.longmemeval_v2.upstream_text import load_checker_texts
+def build_component(cfg: Mapping[str, Any], where: str, connect: Callable[[str | None, str], Any]) -> Any:
+    """Build one option; a ``_partial_`` one is then called with ``connect=`` (module docstring)."""
+    from mnemetric.config import build
 
-    if s["checker"] == "offline":
-        return OfflineChecker()
-    if s["checker"] != "llm":
-        raise ConfigError("v2.checker", f"{s['checker']!r} is not one of {', '.join(CHECKERS)}")
-    return LLMCheckers(_client(llm, s.get("judge_base_url"), "judge"), _texts(load_checker_texts, True),
-                       model=s["judge_model"])
+    made = build(dict(cfg), where)
+    return made(connect=connect) if cfg.get("_partial_") else made
 
 
-def run_from_settings(s: Mapping[str, Any], llm: Mapping[str, Any]) -> V2Run:
-    """One V2 evaluation as the ``v2`` settings say (see conf/v2/sample.yaml for the keys)."""
-    from mnemetric.longmemeval_v2.baselines import make_memory
-    from mnemetric.longmemeval_v2.tokens import counter_for
+@dataclass(frozen=True)
+class Components:
+    """What one V2 run is made of, built from the ``v2`` settings."""
 
-    root = Path(s["data_root"])
-    counter = counter_for(s["token_counter"], s.get("processor_path"))
-    reader, texts = build_reader(s, llm)
-    checker = build_checker(s, llm)
-    options = {"top_k": int(s.get("top_k", 10))}
-    return run_v2(root, s["haystack"], tuple(s["domains"]),
-                  factory=lambda: make_memory(s["memory"], root, options), memory_name=s["memory"],
-                  reader=reader, checker=checker, counter=counter, max_tokens=int(s["max_tokens"]),
-                  texts=texts, check_images=bool(s.get("check_images", True)))
+    factory: MemoryFactory
+    memory_name: str
+    reader: Any
+    checker: Any
+    counter: Any
+
+
+def components(s: Mapping[str, Any], llm: Mapping[str, Any]) -> Components:
+    """Build the memory factory, reader, checker and token counter the ``v2`` settings name."""
+    from mnemetric.config import build
+
+    memory = _section(s, "memory")
+    build(memory, "v2.memory")  # fail early (an unimportable target, a bad key), before any data is read
+    connect = connect_with(llm)
+    return Components(lambda: build(memory, "v2.memory"), str(memory["name"]),
+                      build_component(_section(s, "reader"), "v2.reader", connect),
+                      build_component(_section(s, "checker"), "v2.checker", connect),
+                      build_component(_section(s, "token_counter"), "v2.token_counter", connect))
+
+
+def run_from_settings(s: Mapping[str, Any], llm: Mapping[str, Any], *, data_verified: bool = False) -> V2Run:
+    """One V2 evaluation as the ``v2`` settings say (see conf/v2/sample.yaml for the keys);
+    ``data_verified``: the data root's custody record verifies every file against the dataset pins."""
+    c = components(s, llm)
+    return run_v2(Path(s["data_root"]), s["haystack"], tuple(dict.fromkeys(s["domains"])), factory=c.factory,
+                  memory_name=c.memory_name, reader=c.reader, checker=c.checker, counter=c.counter,
+                  max_tokens=int(s["max_tokens"]), texts=c.reader.texts, check_images=bool(s["images"]),
+                  data_verified=data_verified, counter_note=c.counter.note)
+
+
+def conf_dir() -> Path:
+    """conf/v2 of the package (the options the CLI names)."""
+    from mnemetric.config import package_conf_dir
+
+    return package_conf_dir() / "v2"
+
+
+def option(group: str, name: str, data_root: str | Path, **overrides: Any) -> dict[str, Any]:
+    """conf/v2/<group>/<name>.yaml as a component section, ``${v2.data_root}`` resolved to ``data_root``, and
+    each non-None override set where the option has that key — what the CLI builds when it names an option."""
+    import yaml
+    from omegaconf import OmegaConf
+
+    path = conf_dir() / group / f"{name}.yaml"
+    if not path.is_file():
+        options = ", ".join(sorted(p.stem for p in (conf_dir() / group).glob("*.yaml")))
+        raise ConfigError(group, f"no LongMemEval-V2 {group} option {name!r}", fix=f"one of: {options}")
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    raw.update({k: v for k, v in overrides.items() if v is not None and k in raw})
+    tree = OmegaConf.create({"v2": {"data_root": str(data_root), group: raw}})
+    return OmegaConf.to_container(tree, resolve=True)["v2"][group]
 
 
 MEASURED = "measured on this machine: not a DVC-tracked number (see the run folder and the run log)"
@@ -114,21 +144,21 @@ def _strip(block: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if not k.startswith("memory_query")}
 
 
-def v2_manifest(settings: Mapping[str, Any], summary: Mapping[str, Any], path: str) -> dict[str, Any]:
+def v2_manifest(settings: Mapping[str, Any], summary: Mapping[str, Any], path: str, *,
+                data_verified: bool = False) -> dict[str, Any]:
     """metrics/run-v2.json: where the V2 numbers came from, in the run-manifest keys the task inventory
-    reads (mnemetric.custody.inventory). Deterministic (no clock). The bundled sample is not an official
-    file, so ``variant.sha256_verified`` is true only for a data root verified against the dataset pins
-    (not wired yet: always false here, and the gate says so)."""
+    reads (mnemetric.custody.inventory). Deterministic (no clock). ``variant.sha256_verified`` is
+    ``data_verified``: true only for a data root whose custody record (stage v2_prepare) verifies every
+    file against the dataset pins — never the bundled sample, which is not an official file."""
     both = summary.get("combined") or next(iter(summary["domains"].values()))
     return {
         "path": path, "benchmark": "LongMemEval-V2",
         "variant": {"name": settings["name"], "data_root": settings["data_root"], "haystack": settings["haystack"],
-                    "sha256_verified": False},
+                    "sha256_verified": data_verified},
         "suite": {"name": "full"},
-        "memory": {"name": settings["memory"]},
-        "reader": {"name": settings["reader"], "model": settings.get("reader_model") if settings["reader"] != "offline"
-                   else None},
-        "judge": {"name": settings["checker"], "kind": "llm" if settings["checker"] == "llm" else "offline",
+        "memory": {"name": settings["memory"]["name"]},
+        "reader": {"name": settings["reader"]["name"], "model": settings["reader"].get("model")},
+        "judge": {"name": settings["checker"]["name"], "kind": "llm" if settings["checker"].get("_partial_") else "offline",
                   "prompt_set_sha256": None},
         "counts": {"questions": both["questions"], "judged": both["scored"], "failed": both["failed"]},
         "official_equivalence": {"value": bool(summary["official_equivalence"]["official"]),

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +39,8 @@ from mnemetric.longmemeval_v2.checkers import extract_boxed_answer, is_unknown
 from mnemetric.longmemeval_v2.requests import READER_MODEL, reader_messages, reader_params
 from mnemetric.longmemeval_v2.upstream_text import ReaderTexts
 
-__all__ = ["OfflineReader", "OpenAIReader", "ReaderInput", "ReaderReply", "extract_boxed_answer", "is_unknown"]
+__all__ = ["OfflineReader", "OpenAIReader", "ReaderInput", "ReaderReply", "extract_boxed_answer", "is_unknown",
+           "offline_reader", "openai_reader"]
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,8 @@ class OfflineReader:
 
     name: str = "offline"
     official: bool = False
+    texts: ReaderTexts | None = None
+    """The pinned reader texts when they are at hand (only for the prompt log); this reader never needs them."""
 
     def answer_all(self, items: Sequence[ReaderInput]) -> list[ReaderReply]:
         return [ReaderReply(self.answer(i), dict(ZERO_USAGE)) for i in items]
@@ -176,3 +179,39 @@ class OfflineReader:
                 best, best_score = line.strip(), score
         best = best.replace("{", "(").replace("}", ")")
         return f"\\boxed{{{best}}}" if best else "\\boxed{UNKNOWN}"
+
+
+# --------------------------------------------------------------------------- construction (conf/v2/reader/*.yaml)
+
+ClientFactory = Callable[[str | None, str], LLMClient]
+"""(base_url or None, role) → an LLMClient with the run's ``llm:`` settings (the stage and the CLI make it)."""
+
+
+def pinned_reader_texts(*, download: bool) -> ReaderTexts | None:
+    """The pinned reader texts: checkout ``$MNEMETRIC_LONGMEMEVAL_V2_DIR``, else the cache, else a download
+    when ``download``; None when they cannot be had and ``download`` is False."""
+    import os
+
+    from mnemetric.errors import MnemetricError
+    from mnemetric.llm.cache import default_cache_dir
+    from mnemetric.longmemeval_v2.upstream_text import load_reader_texts
+
+    try:
+        return load_reader_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir(), download=download)
+    except MnemetricError:
+        if download:
+            raise
+        return None
+
+
+def offline_reader(name: str = "offline") -> OfflineReader:
+    """conf/v2/reader/offline.yaml: the offline reader, with the pinned texts if at hand (never downloaded)."""
+    return OfflineReader(name=name, texts=pinned_reader_texts(download=False))
+
+
+def openai_reader(*, connect: ClientFactory, model: str = READER_MODEL, base_url: str | None = None,
+                  enable_thinking: bool = True, name: str = "openai") -> OpenAIReader:
+    """conf/v2/reader/openai.yaml (``_partial_``; the run passes ``connect``): the chat reader through the one
+    client, with the pinned texts (downloaded once into the cache if no checkout is named)."""
+    return OpenAIReader(connect(base_url, "reader"), pinned_reader_texts(download=True), model=model,
+                        params={"enable_thinking": enable_thinking}, name=name)

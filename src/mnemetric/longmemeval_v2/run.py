@@ -159,7 +159,7 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
                 "reader": reader.name, "checker": checker.name, "token_counter": counter.name,
                 "memory_context_max_tokens": max_tokens}
     reasons = official_reasons(settings, rows, reader=reader, checker=checker, counter=counter,
-                               texts=texts, data_verified=data_verified)
+                               texts=texts, data_verified=data_verified, images=check_images)
     if counter_note:
         reasons.append(counter_note)
     return V2Run(rows, aggregated, combined, summary(settings, rows, aggregated, combined, reasons))
@@ -167,11 +167,13 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
 
 def official_reasons(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]], *, reader: Any,
                      checker: Any, counter: TokenCounter, texts: ReaderTexts | None,
-                     data_verified: bool) -> list[str]:
+                     data_verified: bool, images: bool = True) -> list[str]:
     """Every reason the run is not official; empty only when every official condition holds."""
     reasons = []
     if not data_verified:
         reasons.append("data root not verified against the pinned dataset revision")
+    if not images:
+        reasons.append("images off: screenshots are not required to exist (upstream's runs use them)")
     if settings["tier"] is None:
         reasons.append(f"haystack {settings['haystack']!r} is not an official tier file")
     if set(settings["domains"]) != set(DOMAINS):
@@ -261,62 +263,7 @@ def write_run(out: str | Path, run: V2Run) -> list[Path]:
     return written
 
 
-# --------------------------------------------------------------------------- components by name (CLI, DVC stage)
-
-
-def reader_texts_or_none(*, download: bool) -> ReaderTexts | None:
-    """The pinned reader texts (checkout ``$MNEMETRIC_LONGMEMEVAL_V2_DIR``, else the cache, else a download
-    when ``download``); None when they cannot be had and ``download`` is False (the offline reader)."""
-    import os
-
-    from mnemetric.errors import MnemetricError
-    from mnemetric.llm.cache import default_cache_dir
-    from mnemetric.longmemeval_v2.upstream_text import load_reader_texts
-
-    try:
-        return load_reader_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir(), download=download)
-    except MnemetricError:
-        if download:
-            raise
-        return None
-
-
-def make_reader(kind: str, *, model: str | None = None, base_url: str | None = None, enable_thinking: bool = True,
-                llm: Mapping[str, Any] | None = None) -> tuple[Any, ReaderTexts | None]:
-    """(reader, its texts): "offline" (texts if available, never downloaded) or "openai" (texts required)."""
-    from mnemetric.errors import ConfigError
-    from mnemetric.longmemeval_v2.reader import OfflineReader, OpenAIReader
-    from mnemetric.longmemeval_v2.requests import READER_MODEL
-
-    if kind == "offline":
-        return OfflineReader(), reader_texts_or_none(download=False)
-    if kind != "openai":
-        raise ConfigError("reader", f"unknown reader {kind!r}", fix="use 'offline' or 'openai'")
-    from mnemetric.llm.settings import client_from_params
-
-    texts = reader_texts_or_none(download=True)
-    client = client_from_params(dict(llm or {}), base_url, role="reader")
-    return OpenAIReader(client, texts, model=model or READER_MODEL, params={"enable_thinking": enable_thinking}), texts
-
-
-def make_checker(kind: str, *, model: str | None = None, base_url: str | None = None,
-                 llm: Mapping[str, Any] | None = None) -> Any:
-    """"offline" (lexical stand-in) or "llm" (the two LLM checkers; pinned prompts, default judge gpt-5.2)."""
-    import os
-
-    from mnemetric.errors import ConfigError
-    from mnemetric.llm.cache import default_cache_dir
-    from mnemetric.llm.settings import client_from_params
-    from mnemetric.longmemeval_v2.llm_checkers import LLMCheckers, OfflineChecker
-    from mnemetric.longmemeval_v2.requests import CHECKER_MODEL
-    from mnemetric.longmemeval_v2.upstream_text import load_checker_texts
-
-    if kind == "offline":
-        return OfflineChecker()
-    if kind != "llm":
-        raise ConfigError("checker", f"unknown checker {kind!r}", fix="use 'offline' or 'llm'")
-    texts = load_checker_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir())
-    return LLMCheckers(client_from_params(dict(llm or {}), base_url, role="judge"), texts, model=model or CHECKER_MODEL)
+# --------------------------------------------------------------------------- components by option name (CLI)
 
 
 def run_named(root: str | Path, haystack: str | Path, *, memory: str, memory_options: Mapping[str, Any] | None = None,
@@ -325,17 +272,19 @@ def run_named(root: str | Path, haystack: str | Path, *, memory: str, memory_opt
               judge_model: str | None = None, judge_base_url: str | None = None, token_counter: str = "auto",
               processor_path: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS, check_images: bool = True,
               data_verified: bool = False, llm: Mapping[str, Any] | None = None) -> V2Run:
-    """:func:`run_v2` with every component chosen by name (what the CLI and the DVC stage call)."""
-    from mnemetric.longmemeval_v2.baselines import make_memory
-    from mnemetric.longmemeval_v2.tokens import auto_counter, counter_for
+    """:func:`run_v2` with every component named by its conf option (conf/v2/<group>/<name>.yaml, the files the
+    DVC stage composes): the keyword arguments set the option's own keys where it has them (``top_k`` of
+    bm25, ``model`` of openai, ``path`` of qwen …) and are ignored where it has not (the offline reader has no
+    model). Then the stage's own path, :func:`mnemetric.longmemeval_v2.pipeline.run_from_settings`."""
+    from mnemetric.longmemeval_v2.pipeline import option, run_from_settings
 
-    counter, note = auto_counter(processor_path) if token_counter == "auto" else (
-        counter_for(token_counter, processor_path), None)
-    the_reader, texts = make_reader(reader, model=reader_model, base_url=reader_base_url,
-                                    enable_thinking=enable_thinking, llm=llm)
-    the_checker = make_checker(checker, model=judge_model, base_url=judge_base_url, llm=llm)
-    options = dict(memory_options or {})
-    return run_v2(root, haystack, tuple(dict.fromkeys(domains)), factory=lambda: make_memory(memory, root, options),
-                  memory_name=memory, reader=the_reader, checker=the_checker, counter=counter,
-                  max_tokens=max_tokens, texts=texts, check_images=check_images, data_verified=data_verified,
-                  counter_note=note)
+    settings = {
+        "name": "cli", "data_root": str(root), "haystack": haystack, "domains": list(domains),
+        "max_tokens": max_tokens, "images": check_images,
+        "memory": option("memory", memory, root, **dict(memory_options or {})),
+        "reader": option("reader", reader, root, model=reader_model, base_url=reader_base_url,
+                         enable_thinking=enable_thinking),
+        "checker": option("checker", checker, root, model=judge_model, base_url=judge_base_url),
+        "token_counter": option("token_counter", token_counter, root, path=processor_path),
+    }
+    return run_from_settings(settings, dict(llm or {}), data_verified=data_verified)

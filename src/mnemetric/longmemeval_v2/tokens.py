@@ -15,7 +15,8 @@ evaluation/harness.py count_memory_context_tokens / truncate_memory_context (lin
   else hi = mid - 1`` — each prefix counted on its own (memoised; count(0) = 0). Returned: the kept
   prefix, the original count and the kept prefix's count; was_truncated = original > final.
 
-Counters: :class:`QwenProcessorCounter` is the official one; it is loaded from a local folder or the
+Counters (conf options under conf/v2/token_counter/, built by ``_target_``):
+:class:`QwenProcessorCounter` is the official one; it is loaded from a local folder or the
 Hugging Face cache only (``local_files_only``), never downloaded here, and needs ``transformers``,
 ``pillow`` and ``torch``. :class:`O200kCounter` is an offline stand-in for the bundled sample: o200k_base
 tokens of each text item, plus a fixed count per image and per message (our numbers, not upstream's);
@@ -43,6 +44,8 @@ HOW_TO_GET_PROCESSOR = (
 class TokenCounter(Protocol):
     name: str
     official: bool
+    note: str | None
+    """Why this counter stands in for the official one (added to the not-official reasons), or None."""
 
     def count(self, items: Sequence[dict[str, str]]) -> int:
         """Tokens of the items as one user message (0 for no items)."""
@@ -56,6 +59,7 @@ class O200kCounter:
     message_tokens: int = 4
     name: str = "o200k-standin"
     official: bool = False
+    note: str | None = None
     _enc: Any = field(default=None, init=False, repr=False)
 
     def count(self, items: Sequence[dict[str, str]]) -> int:
@@ -79,6 +83,7 @@ class QwenProcessorCounter:
     source: str
     name: str = "qwen3.5-9b-processor"
     official: bool = True
+    note: str | None = None
 
     def count(self, items: Sequence[dict[str, str]]) -> int:
         if not items:
@@ -100,8 +105,10 @@ class QwenProcessorCounter:
         return int(encoded["input_ids"].shape[-1])
 
 
-def load_official_counter(path: str | os.PathLike[str] | None = None) -> QwenProcessorCounter:
-    """The Qwen/Qwen3.5-9B processor from ``path`` (a local folder) or the HF cache; never downloads.
+def load_official_counter(path: str | os.PathLike[str] | None = None,
+                          name: str = "qwen3.5-9b-processor") -> QwenProcessorCounter:
+    """conf/v2/token_counter/qwen.yaml: the Qwen/Qwen3.5-9B processor from ``path`` (a local folder) or the
+    HF cache; never downloads.
 
     A missing package or processor is a ConfigError that says how to get it (:data:`HOW_TO_GET_PROCESSOR`).
     """
@@ -118,29 +125,17 @@ def load_official_counter(path: str | os.PathLike[str] | None = None) -> QwenPro
         raise ConfigError("token_counter", f"the {OFFICIAL_PROCESSOR} processor is not available locally "
                           f"({source}): {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
                           fix=HOW_TO_GET_PROCESSOR) from None
-    return QwenProcessorCounter(processor, source)
+    return QwenProcessorCounter(processor, source, name=name)
 
 
-def counter_for(name: str, path: str | os.PathLike[str] | None = None) -> TokenCounter:
-    """``"qwen"`` (official; see :func:`load_official_counter`), ``"o200k"`` (offline stand-in) or ``"auto"``
-    (:func:`auto_counter`, its note dropped)."""
-    if name == "o200k":
-        return O200kCounter()
-    if name == "qwen":
-        return load_official_counter(path)
-    if name == "auto":
-        return auto_counter(path)[0]
-    raise ConfigError("token_counter", f"unknown counter {name!r}",
-                      fix="use 'qwen' (official), 'o200k' (offline) or 'auto' (qwen when available, else o200k)")
-
-
-def auto_counter(path: str | os.PathLike[str] | None = None) -> tuple[TokenCounter, str | None]:
-    """(the official counter, None) when it is available locally; else (the o200k stand-in, a note saying
-    why and how to get the official one — the run is then not official)."""
+def auto_counter(path: str | os.PathLike[str] | None = None, name: str = "auto") -> TokenCounter:
+    """conf/v2/token_counter/auto.yaml: the official counter when it is available locally; else the o200k
+    stand-in whose ``note`` says why and how to get the official one (the run is then not official).
+    The counter keeps its own name (``name`` is the option's)."""
     try:
-        return load_official_counter(path), None
+        return load_official_counter(path)
     except ConfigError as exc:
-        return O200kCounter(), f"official token counter unavailable, o200k stand-in used: {exc}"
+        return O200kCounter(note=f"official token counter unavailable, o200k stand-in used: {exc}")
 
 
 def fit_to_budget(items: Sequence[dict[str, str]], max_tokens: int,
