@@ -138,9 +138,10 @@ def test_parse_eval_function_value_typing():
 
 @pytest.mark.parametrize("spec, needle", [
     ("", "non-empty"),
-    ("no_such_checker", "unknown eval function 'no_such_checker'"),
-    ("is_unknown", "unknown eval function"),
-    ("|lower=true", "unknown eval function ''"),
+    ("no_such_checker", "unknown checker 'no_such_checker'"),
+    ("is_unknown", "unknown checker"),  # a callable of upstream's module, but not a checker
+    ("|lower=true", "checker name (before the first '|') is empty"),
+    ("   ", "non-empty string"),
     ("mc_choice_match|strip", "'strip' is not key=value"),
     ("mc_choice_match|=3", "not key=value"),
     ("mc_choice_match|a=1|a=2", "'a' is given twice"),

@@ -32,8 +32,8 @@ __all__ = [
     "UPSTREAM_FILE", "UPSTREAM_REVISION", "UPSTREAM_SHA256", "UnparseableJudgeReply",
     "eval_name", "extract_boxed_answer", "is_abstention_problem", "is_unknown", "mc_choice_match",
     "mc_choice_set_match", "norm_phrase_set_match", "norm_phrase_set_match_ordered", "normalize",
-    "normalize_phrase", "parse_eval_function", "parse_judge_label", "score_deterministic", "score_to_bool",
-    "split_phrases", "with_harness_overrides",
+    "normalize_phrase", "parse_eval_function", "parse_judge_label", "parse_spec_value", "score_deterministic",
+    "score_to_bool", "split_eval_function", "split_phrases", "with_harness_overrides", "SpecError",
 ]
 
 UPSTREAM_REVISION = "be15ea6e995462f3391c1a610892df3f67dfa7bd"
@@ -234,10 +234,22 @@ def _spec_error(spec: Any, problem: str, file: str | None, record: str | None, f
     return ConfigError(f"eval_function {spec!r}", problem, fix=fix)
 
 
-def _option_value(key: str, value: str) -> Any:
-    """Upstream value typing: true/false → bool; none/null → None; for ``separators``/``separator``:
-    empty → [], ``[…]`` → JSON, else the list of its non-whitespace characters; else float if the value has a
-    ``.``, else int, else the string (``"1.2.3"`` stays a string; float/int are Python's parsers)."""
+class SpecError(ValueError):
+    """An eval_function spec that cannot be parsed (the message is the problem, without the spec)."""
+
+    def __init__(self, problem: str, fix: str | None = None):
+        super().__init__(problem)
+        self.problem, self.fix = problem, fix
+
+
+def parse_spec_value(key: str, value: str) -> Any:
+    """One spec option value, typed as upstream ``_parse_eval_value``; ``value`` is already stripped.
+
+    true/false (any case) → bool; none/null (any case) → None; for ``separators``/``separator``: empty →
+    [], ``[…]`` → the JSON list (not JSON → SpecError), else the list of its non-whitespace characters;
+    else float if the value has a ``.``, else int, else the string (``"1.2.3"`` stays a string; float/int
+    are Python's parsers). The one place this typing is written (questions.py's EvalSpec calls it).
+    """
     lowered = value.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
@@ -247,7 +259,10 @@ def _option_value(key: str, value: str) -> Any:
         if not value:
             return []
         if value.startswith("[") and value.endswith("]"):
-            return json.loads(value)
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise SpecError(f"option {key!r}: {value!r} is not a JSON list ({exc.msg})") from None
         return [ch for ch in value if not ch.isspace()]
     try:
         return float(value) if "." in value else int(value)
@@ -255,33 +270,39 @@ def _option_value(key: str, value: str) -> Any:
         return value
 
 
-def parse_eval_function(spec: Any, *, file: str | None = None, record: str | None = None) -> tuple[str, dict]:
-    """``name|key=value|…`` → (name, options), as upstream parse_eval_function_spec.
+def split_eval_function(spec: Any) -> tuple[str, dict[str, Any]]:
+    """``name|key=value|…`` → (name, options in spec order), as upstream parse_eval_function_spec; pure.
 
-    Parts are split on ``|`` and stripped; empty parts after the name are skipped; a part without ``=``, an
-    empty key or a repeated key is an error, and so is a name that is not one of :data:`KNOWN_CHECKERS`.
-    Values are typed by :func:`_option_value`. Errors are InputError when ``file`` is given (``record`` = the
-    question id), else ConfigError, and quote the spec.
+    Parts are split on ``|`` and stripped; empty parts after the name are skipped; an empty name, a part
+    without ``=``, an empty key or a repeated key is a :class:`SpecError`, and so is a name that is not one
+    of :data:`KNOWN_CHECKERS` (upstream: any callable of its module). Values: :func:`parse_spec_value`.
     """
-    if not isinstance(spec, str) or not spec:
-        raise _spec_error(spec, "an eval function spec must be a non-empty string", file, record)
+    if not isinstance(spec, str) or not spec.strip():
+        raise SpecError("an eval function spec must be a non-empty string")
     name, *parts = (part.strip() for part in spec.split("|"))
+    if not name:
+        raise SpecError("the checker name (before the first '|') is empty")
     if name not in KNOWN_CHECKERS:
-        raise _spec_error(spec, f"unknown eval function {name!r}", file, record,
-                          fix="one of: " + ", ".join(sorted(KNOWN_CHECKERS)))
+        raise SpecError(f"unknown checker {name!r}", fix="one of: " + ", ".join(sorted(KNOWN_CHECKERS)))
     options: dict[str, Any] = {}
     for part in filter(None, parts):
         key, eq, value = part.partition("=")
         key, value = key.strip(), value.strip()
         if not eq or not key:
-            raise _spec_error(spec, f"option {part!r} is not key=value", file, record)
+            raise SpecError(f"option {part!r} is not key=value")
         if key in options:
-            raise _spec_error(spec, f"option {key!r} is given twice", file, record)
-        try:
-            options[key] = _option_value(key, value)
-        except json.JSONDecodeError as exc:
-            raise _spec_error(spec, f"option {key!r}: not a JSON list ({exc.msg})", file, record) from None
+            raise SpecError(f"option {key!r} is given twice")
+        options[key] = parse_spec_value(key, value)
     return name, options
+
+
+def parse_eval_function(spec: Any, *, file: str | None = None, record: str | None = None) -> tuple[str, dict]:
+    """``name|key=value|…`` → (name, options) by :func:`split_eval_function`; a bad spec is an InputError
+    when ``file`` is given (``record`` = the question id), else a ConfigError, quoting the spec."""
+    try:
+        return split_eval_function(spec)
+    except SpecError as exc:
+        raise _spec_error(spec, exc.problem, file, record, exc.fix) from None
 
 
 def with_harness_overrides(name: str, spec_options: Mapping[str, Any], harness: Mapping[str, Any]) -> dict:

@@ -14,7 +14,8 @@ Facts (xiaowu0162/LongMemEval-V2 at be15ea6e995462f3391c1a610892df3f67dfa7bd):
   a part without "=" / with an empty key / a repeated key is an error; values: true/false (any case)
   → bool, none/null → None; for separators/separator: "" → [], "[...]" → JSON list, else the list
   of its non-whitespace characters; else float when the value contains ".", else int, else the
-  raw string.
+  raw string. Both are written once, in :mod:`.checkers` (split_eval_function, parse_spec_value);
+  this module adds only the option checks.
 
 Stricter than upstream (it parses the spec only when scoring, and resolves any callable of the
 module by name): the name must be one of the six checkers, and options the checker would crash on,
@@ -24,14 +25,17 @@ ignores (the mc_* and llm_* checkers take ``**_``) are allowed, as upstream allo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mnemetric.errors import InputError, Problem
+from mnemetric.longmemeval_v2.checkers import SpecError, parse_spec_value, split_eval_function
 from mnemetric.longmemeval_v2.jsonfiles import data_path_problem, iter_rows
+
+__all__ = ["ABSTENTION_CHECKER", "DOMAINS", "EVAL_FUNCTIONS", "QUESTION_TYPES", "EvalSpec", "Question", "SpecError",
+           "check_question", "iter_questions", "parse_spec_value", "record_name"]
 
 DOMAINS = ("web", "enterprise")
 QUESTION_TYPES = (
@@ -55,32 +59,6 @@ _BOOL_OPTIONS = frozenset({"require_non_empty", "lower", "normalize_hyphen", "st
 _FIELDS = ("id", "domain", "question_type", "question", "image", "answer", "eval_function")
 
 
-class SpecError(ValueError):
-    """An eval_function spec that cannot be parsed or would fail when scoring."""
-
-
-def parse_spec_value(key: str, value: str) -> Any:
-    """One option value, by upstream's rules (qa_eval_metrics.py _parse_eval_value)."""
-    lowered = value.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
-    if key in ("separators", "separator"):
-        if not value:
-            return []
-        if value.startswith("[") and value.endswith("]"):
-            try:
-                return json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise SpecError(f"option {key}: {value!r} is not a JSON list ({exc.msg})") from None
-        return [ch for ch in value if not ch.isspace()]
-    try:
-        return float(value) if "." in value else int(value)
-    except ValueError:
-        return value
-
-
 @dataclass(frozen=True)
 class EvalSpec:
     """A parsed eval_function spec: the checker's name and its keyword options, in spec order."""
@@ -90,25 +68,9 @@ class EvalSpec:
 
     @classmethod
     def parse(cls, text: str) -> "EvalSpec":
-        """Parse ``text`` (rules in the module docstring); SpecError says what is wrong."""
-        if not isinstance(text, str) or not text.strip():
-            raise SpecError("must be a non-empty string")
-        name, *rest = (part.strip() for part in text.split("|"))
-        if not name:
-            raise SpecError("the checker name (before the first '|') is empty")
-        if name not in EVAL_FUNCTIONS:
-            raise SpecError(f"unknown checker {name!r}; known: {', '.join(EVAL_FUNCTIONS)}")
-        options: dict[str, Any] = {}
-        for part in rest:
-            if not part:
-                continue
-            key, eq, value = part.partition("=")
-            key = key.strip()
-            if not eq or not key:
-                raise SpecError(f"option {part!r} is not key=value")
-            if key in options:
-                raise SpecError(f"option {key!r} is given twice")
-            options[key] = parse_spec_value(key, value.strip())
+        """Parse ``text`` (rules in the module docstring) by checkers.split_eval_function, then check the
+        options (:meth:`check_options`); SpecError says what is wrong."""
+        name, options = split_eval_function(text)
         spec = cls(name, tuple(options.items()))
         spec.check_options()
         return spec
