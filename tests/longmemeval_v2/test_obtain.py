@@ -276,3 +276,93 @@ def test_parse_checksums(tmp_path):
     with pytest.raises(InputError) as err:
         parse_checksums(tmp_path / "d")
     assert err.value.problem.record == "line 2"
+
+
+# --------------------------------------------------------------------------- prepare(): stage v2_prepare's work
+
+
+def tier_settings(root, **kw):
+    """conf/v2/small.yaml's data keys (the components do not matter to prepare)."""
+    return {"name": "small", "source": "huggingface", "repo": DATA_PINS.repo, "revision": REV,
+            "data_root": str(root), "haystack": "small", "domains": ["web", "enterprise"], "images": True,
+            "official": True, "checksums_sha256": None} | kw
+
+
+def test_prepare_official_tier_with_images_fails_closed_naming_the_file_and_the_ways_on(server, tmp_path):
+    from mnemetric.longmemeval_v2.obtain import prepare
+
+    custody = tmp_path / "custody" / "v2-small.json"
+    with pytest.raises(ConfigError) as err:
+        prepare(tier_settings(tmp_path / "root"), custody, pins=served_pins(), endpoint=server.url)
+    text = str(err.value)
+    assert "no sha256 is known for: checksums.sha256" in text
+    assert WEB in text and ENT_BASE in text  # the files that cannot be verified, by name
+    assert "-S v2.images=false" in text and "-S v2.checksums_sha256=" in text and "-S v2.official=false" in text
+    assert server.requests == [] and not (tmp_path / "root").exists() and not custody.exists()
+
+
+def test_prepare_official_tier_without_images_downloads_only_the_text_files(server, tmp_path):
+    from mnemetric.longmemeval_v2.obtain import is_verified, prepare
+
+    custody = tmp_path / "v2-small.json"
+    record = prepare(tier_settings(tmp_path / "root", images=False), custody, pins=served_pins(), endpoint=server.url)
+    assert sorted(r["path"] for r in server.requests) == sorted(BASE_URL + f for f in DATA)
+    assert json.loads(custody.read_text()) == record and is_verified(record)
+    assert [e["file"] for e in record["files"]] == list(DATA) and record["domain"] is None
+
+
+def test_prepare_resumes_a_cut_download(server, tmp_path):
+    from mnemetric.longmemeval_v2.obtain import prepare
+
+    traj = BASE_URL + "trajectories.jsonl"
+    server.cut_after[traj] = 100
+    settings = tier_settings(tmp_path / "root", images=False)
+    with pytest.raises(DownloadError):
+        prepare(settings, tmp_path / "c.json", pins=served_pins(), endpoint=server.url)
+    assert (tmp_path / "root" / "trajectories.jsonl.part").stat().st_size == 100
+    prepare(settings, tmp_path / "c.json", pins=served_pins(), endpoint=server.url)
+    ranges = [r["headers"].get("Range") for r in server.requests if r["path"] == traj]
+    assert ranges == [None, "bytes=100-"]
+    assert (tmp_path / "root" / "trajectories.jsonl").read_bytes() == DATA["trajectories.jsonl"]
+
+
+def test_prepare_with_a_pinned_checksums_file_verifies_the_archives(server, tmp_path):
+    from mnemetric.longmemeval_v2.obtain import is_verified, prepare
+
+    settings = tier_settings(tmp_path / "root", checksums_sha256=sha(CHECKSUMS), domains=["web"])
+    record = prepare(settings, tmp_path / "c.json", pins=served_pins(), endpoint=server.url)
+    assert is_verified(record) and record["domain"] == "web"
+    assert [e["file"] for e in record["files"]] == [*DATA, "checksums.sha256", WEB]
+    assert next(e for e in record["files"] if e["file"] == "checksums.sha256")["expected_from"] == "pin"
+
+
+@pytest.mark.parametrize("key, value", [("repo", "someone/else"), ("revision", "0" * 40)])
+def test_prepare_refuses_data_it_has_no_pins_for(tmp_path, key, value):
+    from mnemetric.longmemeval_v2.obtain import prepare
+
+    with pytest.raises(ConfigError, match=f"v2.{key}: "):
+        prepare(tier_settings(tmp_path / "root", **{key: value}), tmp_path / "c.json")
+
+
+def test_prepare_bundled_records_every_file_of_the_root(tmp_path):
+    from mnemetric.longmemeval_v2.obtain import is_verified, prepare
+
+    root = tmp_path / "sample"
+    (root / "haystacks").mkdir(parents=True)
+    (root / "questions.jsonl").write_bytes(b'{"id": "q"}\n')
+    (root / "haystacks" / "lme_v2_small.json").write_bytes(b"{}")
+    record = prepare({"name": "sample", "source": "bundled", "data_root": str(root)}, tmp_path / "c.json")
+    assert record["files"] == [
+        {"file": "haystacks/lme_v2_small.json", "sha256": sha(b"{}"), "size": 2},
+        {"file": "questions.jsonl", "sha256": sha(b'{"id": "q"}\n'), "size": 12}]
+    assert record["source"] == "bundled" and not is_verified(record)
+    assert json.loads((tmp_path / "c.json").read_text()) == record
+
+
+def test_prepare_names_a_bad_source_and_a_missing_bundled_root(tmp_path):
+    from mnemetric.longmemeval_v2.obtain import prepare
+
+    with pytest.raises(ConfigError, match="v2.source: 'ftp'"):
+        prepare({"name": "x", "source": "ftp", "data_root": str(tmp_path)}, tmp_path / "c.json")
+    with pytest.raises(ConfigError, match="v2.data_root: .* is not a folder"):
+        prepare({"name": "x", "source": "bundled", "data_root": str(tmp_path / "nope")}, tmp_path / "c.json")

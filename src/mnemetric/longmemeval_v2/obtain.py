@@ -208,12 +208,13 @@ def pins_for(settings: dict[str, Any], pins: DataPins = DATA_PINS) -> DataPins:
     return pins
 
 
-def prepare(settings: dict[str, Any], custody: str | Path, *, endpoint: str | None = None) -> dict[str, Any]:
+def prepare(settings: dict[str, Any], custody: str | Path, *, pins: DataPins = DATA_PINS,
+            endpoint: str | None = None, progress: bool | None = None) -> dict[str, Any]:
     """Stage v2_prepare's work for the ``v2`` settings: a ``bundled`` root gets its custody recorded; a
     ``huggingface`` one gets exactly what its run needs downloaded into ``data_root`` (:func:`obtain`: the
     tier's haystack, both domains unless one is chosen, the screenshot archives only with ``images``),
     failing closed before any download when ``official`` and a file cannot be verified. The record is
-    written atomically to ``custody`` and returned."""
+    written atomically to ``custody`` and returned. ``endpoint`` None: HF_ENDPOINT, else the Hub."""
     source = settings.get("source")
     if source == "bundled":
         record = bundled_custody(settings["data_root"], settings["name"])
@@ -224,5 +225,5 @@ def prepare(settings: dict[str, Any], custody: str | Path, *, endpoint: str | No
     domains = list(dict.fromkeys(settings["domains"]))
     record = obtain(settings["data_root"], settings["haystack"], with_images=bool(settings["images"]),
                     official=bool(settings["official"]), domain=domains[0] if len(domains) == 1 else None,
-                    pins=pins_for(settings), endpoint=endpoint, custody_path=custody)
+                    pins=pins_for(settings, pins), endpoint=endpoint, progress=progress, custody_path=custody)
     return record

@@ -1,0 +1,152 @@
+"""The ``v2`` option: every component is a conf option built by ``_target_`` (conf/v2/<group>/*.yaml), the
+official tiers select the official data and components, and a run is built from the composed settings."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mnemetric.config import compose
+from mnemetric.errors import ConfigError, MnemetricError
+from mnemetric.llm import LLMClient
+from mnemetric.longmemeval_v2.pins import DATA_PINS
+from mnemetric.longmemeval_v2.pipeline import GROUPS, build_component, conf_dir, option, run_from_settings, v2_manifest
+from tests.conftest import ROOT
+
+V2_OPTIONS = sorted((g, p.stem) for g in GROUPS for p in (ROOT / "conf" / "v2" / g).glob("*.yaml"))
+EXPECTED = {
+    "memory": {"none", "full-context", "bm25", "dense"},
+    "reader": {"offline", "openai"},
+    "checker": {"offline", "llm"},
+    "token_counter": {"o200k", "qwen", "auto"},
+}
+NEEDS_UPSTREAM = {("reader", "openai"): "harness.py", ("checker", "llm"): "qa_eval_metrics.py"}
+
+
+def test_every_group_has_its_options():
+    assert {g: {o for gg, o in V2_OPTIONS if gg == g} for g in GROUPS} == EXPECTED
+    assert conf_dir().resolve() == (ROOT / "conf" / "v2").resolve()
+
+
+class Connect:
+    """A client factory that records what it was asked for (an LLMClient is built; nothing is sent)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, base_url, role):
+        self.calls.append((base_url, role))
+        return LLMClient(base_url="http://127.0.0.1:9/v1", api_key="sk-test")
+
+
+@pytest.mark.parametrize(("group", "name"), V2_OPTIONS)
+def test_every_v2_option_composes_and_instantiates(tmp_path, monkeypatch, group, name):
+    cfg = compose([f"v2/{group}={name}"])["v2"][group]
+    assert isinstance(cfg.get("_target_"), str) and cfg["_target_"].startswith("mnemetric.longmemeval_v2.")
+    connect = Connect()
+    if (group, name) in NEEDS_UPSTREAM and not os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"):
+        # no checkout named: a stand-in file is refused by its sha256 (the download is never reached)
+        stand_in = tmp_path / "upstream"
+        (stand_in / "evaluation").mkdir(parents=True)
+        (stand_in / "evaluation" / NEEDS_UPSTREAM[group, name]).write_text("X = 1\n")
+        monkeypatch.setenv("MNEMETRIC_LONGMEMEVAL_V2_DIR", str(stand_in))
+        with pytest.raises(MnemetricError, match="not the pinned upstream revision"):
+            build_component(cfg, f"v2.{group}", connect)
+        return
+    if (group, name) == ("token_counter", "qwen"):
+        with pytest.raises(ConfigError, match="Qwen/Qwen3.5-9B") as err:
+            build_component(cfg | {"path": str(tmp_path / "no-processor")}, "v2.token_counter", connect)
+        assert "not official" in str(err.value)
+        return
+    if (group, name) == ("memory", "dense"):
+        cfg = cfg | {"backend": "openai", "model": "emb-test", "base_url": "http://127.0.0.1:9/v1"}
+    built = build_component(cfg, f"v2.{group}", connect)
+    if (group, name) == ("token_counter", "auto"):
+        assert built.name in ("o200k-standin", "qwen3.5-9b-processor")
+    else:
+        assert built.name == cfg["name"]
+    roles = {"reader": "reader", "checker": "judge"}
+    assert connect.calls == ([(None, roles[group])] if cfg.get("_partial_") else [])
+    if group == "memory":
+        assert built.query("anything") == []  # an empty memory: nothing inserted yet
+    if group in ("reader", "checker"):
+        assert built.official is (cfg.get("_partial_") is True and (group, name) in NEEDS_UPSTREAM)
+
+
+@pytest.mark.parametrize("tier", ["small", "medium"])
+def test_official_tiers_select_the_official_data_and_components(tier):
+    v2 = compose([f"v2={tier}"])["v2"]
+    assert (v2["name"], v2["source"], v2["data_root"], v2["haystack"]) == (tier, "huggingface", f"data/v2/{tier}", tier)
+    assert (v2["repo"], v2["revision"]) == ("xiaowu0162/longmemeval-v2", "f152293e235517d504809563c833d7190b8c713b")
+    assert (v2["repo"], v2["revision"]) == (DATA_PINS.repo, DATA_PINS.revision)
+    assert v2["domains"] == ["web", "enterprise"] and v2["official"] is True and v2["images"] is True
+    assert v2["checksums_sha256"] is None and v2["max_tokens"] == 200_000
+    assert (v2["reader"]["name"], v2["reader"]["model"], v2["reader"]["enable_thinking"]) == (
+        "openai", "Qwen/Qwen3.5-9B", True)
+    assert (v2["checker"]["name"], v2["checker"]["model"], v2["checker"]["reasoning_effort"],
+            v2["checker"]["max_completion_tokens"]) == ("llm", "gpt-5.2", "medium", 4096)
+    assert v2["token_counter"]["_target_"] == "mnemetric.longmemeval_v2.tokens.load_official_counter"
+
+
+def test_the_sample_option_is_offline_and_bundled():
+    v2 = compose()["v2"]
+    assert (v2["source"], v2["data_root"], v2["official"]) == ("bundled", "data/sample-v2", False)
+    assert [v2[g]["name"] for g in GROUPS] == ["bm25", "offline", "offline", "o200k-standin"]
+
+
+def test_a_component_given_as_a_name_says_how_to_choose_an_option():
+    settings = compose()["v2"] | {"memory": "full-context"}
+    with pytest.raises(ConfigError) as err:
+        run_from_settings(settings, {})
+    text = str(err.value)
+    assert text.startswith("v2.memory: expected a component") and "-S v2/memory=<option>" in text
+    assert "bm25, dense, full-context, none" in text
+
+
+def test_option_resolves_the_data_root_and_sets_only_the_keys_it_has():
+    assert option("memory", "full-context", "some/root", images=True, top_k=3) == {
+        "_target_": "mnemetric.longmemeval_v2.baselines.FullContext", "name": "full-context", "root": "some/root",
+        "images": True}
+    assert option("reader", "offline", "r", model="m", base_url="u") == {
+        "_target_": "mnemetric.longmemeval_v2.reader.offline_reader", "name": "offline"}
+    assert option("memory", "bm25", "r", top_k=None)["top_k"] == 10  # None: keep the option's value
+    with pytest.raises(ConfigError, match="no LongMemEval-V2 token_counter option 'gpt2'") as err:
+        option("token_counter", "gpt2", "r")
+    assert "auto, o200k, qwen" in str(err.value)
+
+
+def test_run_with_no_memory_answers_unknown_everywhere(monkeypatch):
+    """memory none → no items → the offline reader answers \\boxed{UNKNOWN} → every score is 0 (is_unknown rule)."""
+    monkeypatch.chdir(ROOT)
+    settings = compose(["v2/memory=none"])["v2"]
+    run = run_from_settings(settings, {})
+    rows = [r for rs in run.rows.values() for r in rs]
+    assert len(rows) == 14 and all(len(r.memory_context) == 0 and r.is_unknown and r.score == 0.0 for r in rows)
+    assert run.summary["settings"]["memory"] == "none"
+    assert run.summary["combined"]["accuracy"]["overall_full_set"]["value"] == 0.0
+    reasons = run.summary["official_equivalence"]["reasons"]
+    assert reasons[0] == "data root not verified against the pinned dataset revision"
+    assert not any(r.startswith("images off") for r in reasons)
+    off = run_from_settings(settings | {"images": False}, {})
+    assert "images off: screenshots are not required to exist (upstream's runs use them)" in \
+        off.summary["official_equivalence"]["reasons"]
+
+
+def test_manifest_names_the_components_and_the_custody_verdict():
+    settings = compose(["v2=small"])["v2"]
+    summary = {"combined": {"questions": 3, "scored": 2, "failed": 1},
+               "official_equivalence": {"official": False, "reasons": ["r"]}}
+    m = v2_manifest(settings, summary, "metrics/run-v2.json", data_verified=True)
+    assert m == {
+        "path": "metrics/run-v2.json", "benchmark": "LongMemEval-V2",
+        "variant": {"name": "small", "data_root": "data/v2/small", "haystack": "small", "sha256_verified": True},
+        "suite": {"name": "full"}, "memory": {"name": "bm25"},
+        "reader": {"name": "openai", "model": "Qwen/Qwen3.5-9B"},
+        "judge": {"name": "llm", "kind": "llm", "prompt_set_sha256": None},
+        "counts": {"questions": 3, "judged": 2, "failed": 1},
+        "official_equivalence": {"value": False, "reasons": ["r"]}}
+    sample = v2_manifest(compose()["v2"], summary, "p")
+    assert (sample["reader"], sample["judge"]["kind"], sample["variant"]["sha256_verified"]) == (
+        {"name": "offline", "model": None}, "offline", False)
