@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 

@@ -15,32 +15,26 @@ without has_answer). Odd but usable data that real upstream files have is a **wa
 #8), a filler session listed twice with identical content (13 S questions; issue #54), an
 "answer" session missing from answer_session_ids (upstream scoring still counts it).
 
-Only this module knows the upstream key spellings; the rest of Mnemetric uses the attributes.
+The checks of one instance (pure) are in :mod:`mnemetric.longmemeval.instance_checks`, re-exported
+here. Only these two modules know the upstream key spellings; the rest of Mnemetric uses the attributes.
 """
 
 from __future__ import annotations
 
-import calendar
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 from mnemetric.errors import InputError, Problem, ValidationFailed
 from mnemetric.io import require_file
+from mnemetric.jsonstream import Flaw, iter_json_items
+from mnemetric.longmemeval.instance_checks import (  # noqa: F401 (re-exported: the checks of one instance)
+    DATE_FORMAT, EVIDENCE_MARK, ROLES, WEEKDAYS, DataWarning, check_instance, date_problem, instance_warnings,
+    is_valid_date, record_name,
+)
 from mnemetric.longmemeval.rules import ABSTENTION_MARK, QUESTION_TYPES  # noqa: F401 (re-exported)
-from mnemetric.jsonstream import SURROGATE, Flaw, iter_json_items
 
-DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"
-_DATE_RE = re.compile(r"^(\d{4})/(\d{2})/(\d{2}) \(([A-Za-z]{3})\) (\d{2}):(\d{2})$")
-WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-"""English abbreviations, as upstream's strftime("%a") writes them (C locale)."""
-
-ROLES = ("user", "assistant")
-EVIDENCE_MARK = "answer"
-"""Upstream rule (run_retrieval.py): a session is evidence iff "answer" is a substring of its id."""
 LISTED = 50
 """Problems kept in memory (and listed) when loading fails; the rest are only counted."""
 
@@ -97,194 +91,7 @@ def _turn_record(t: Turn) -> dict[str, Any]:
     return {"role": t.role, "content": t.content} | ({} if t.has_answer is None else {"has_answer": t.has_answer})
 
 
-@dataclass(frozen=True)
-class DataWarning:
-    """Odd but usable data (real upstream files have it): reported, never a reason to stop."""
-
-    file: str
-    record: str
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"warning: {self.file}: {self.record}: field '{self.field}': {self.message}"
-
-
-# ---------------------------------------------------------------- dates (pure)
-
-
-def date_problem(text: Any) -> str | None:
-    """Why ``text`` is not an upstream date, or None. Upstream writes every date with
-    strftime("%Y/%m/%d (%a) %H:%M") (data/custom_history/sample_haystack_and_timestamp.py @ 9e0b455f),
-    so a valid one matches that format, names a real minute and carries that day's weekday."""
-    m = _DATE_RE.match(text) if isinstance(text, str) else None
-    if m is None:
-        return f"{text!r} is not in the format {DATE_FORMAT!r} (e.g. '2023/05/20 (Sat) 02:21')"
-    y, mo, d, h, mi = (int(m.group(i)) for i in (1, 2, 3, 5, 6))
-    weekday, real = m.group(4), f"{text!r} is not a real date:"
-    if y < 1:
-        return f"{real} year 0000 does not exist"
-    if not 1 <= mo <= 12:
-        return f"{real} month {m.group(2)} does not exist"
-    days = calendar.monthrange(y, mo)[1]
-    if not 1 <= d <= days:
-        return f"{real} day {m.group(3)} does not exist in {m.group(1)}/{m.group(2)} ({days} days)"
-    if h > 23 or mi > 59:
-        return f"{real} hour {m.group(5)} is out of range (00-23)" if h > 23 else \
-            f"{real} minute {m.group(6)} is out of range (00-59)"
-    actual = WEEKDAYS[date(y, mo, d).weekday()]
-    if weekday != actual:
-        return f"{text!r}: wrong weekday {weekday!r}: {m.group(1)}/{m.group(2)}/{m.group(3)} is a {actual}"
-    return None
-
-
-def is_valid_date(text: Any) -> bool:
-    return date_problem(text) is None
-
-
-# ---------------------------------------------------------------- one instance (pure)
-
-_STR_FIELDS = ("question_id", "question_type", "question", "question_date")
-_LIST_FIELDS = ("haystack_session_ids", "haystack_dates", "haystack_sessions", "answer_session_ids")
-
-
-def record_name(raw: Any, index: int) -> str:
-    """The question_id (lone surrogates escaped, so the name prints), else "index N"."""
-    qid = raw.get("question_id") if isinstance(raw, dict) else None
-    if not isinstance(qid, str) or not qid:
-        return f"index {index}"
-    return qid.encode("utf-8", "backslashreplace").decode("utf-8") if SURROGATE.search(qid) else qid
-
-
-def check_instance(raw: Any, file: str, index: int) -> list[Problem]:
-    """Every error of one raw instance (empty list = valid)."""
-    rec = record_name(raw, index)
-    p = lambda field, msg: Problem(file, rec, field, msg)  # noqa: E731
-    if not isinstance(raw, dict):
-        return [p("<instance>", f"expected a JSON object, got {type(raw).__name__}")]
-    problems = [p(f, "missing") for f in (*_STR_FIELDS, "answer", *_LIST_FIELDS) if f not in raw]
-    for f in _STR_FIELDS:
-        if f in raw and not isinstance(raw[f], str):
-            problems.append(p(f, f"expected a string, got {type(raw[f]).__name__}"))
-    if raw.get("question_id") == "":
-        problems.append(p("question_id", "is empty: every instance needs a unique, non-empty question_id"))
-    if "answer" in raw and (isinstance(raw["answer"], bool) or not isinstance(raw["answer"], (str, int, float))):
-        problems.append(p("answer", f"expected a string or number, got {type(raw['answer']).__name__}"))
-    if isinstance(raw.get("question_type"), str) and raw["question_type"] not in QUESTION_TYPES:
-        problems.append(p("question_type", f"unknown type {raw['question_type']!r}; known: {', '.join(QUESTION_TYPES)}"))
-    if isinstance(raw.get("question_date"), str) and (why := date_problem(raw["question_date"])):
-        problems.append(p("question_date", why))
-    for f in _LIST_FIELDS:
-        if f in raw and not isinstance(raw[f], list):
-            problems.append(p(f, f"expected a list, got {type(raw[f]).__name__}"))
-    if all(isinstance(raw.get(f), list) for f in _LIST_FIELDS):
-        problems += _check_haystack(raw, p)
-    return problems
-
-
-def _check_haystack(raw: dict, p) -> list[Problem]:
-    ids, dates, sessions = raw["haystack_session_ids"], raw["haystack_dates"], raw["haystack_sessions"]
-    problems: list[Problem] = []
-    parallel = len(ids) == len(dates) == len(sessions)
-    if not parallel:
-        problems.append(p("haystack_sessions", f"parallel lists differ in length: haystack_session_ids {len(ids)}, "
-                          f"haystack_dates {len(dates)}, haystack_sessions {len(sessions)}"))
-    problems += _check_ids(ids, sessions if parallel else None, p)
-    for i, d in enumerate(dates):
-        if why := date_problem(d):
-            problems.append(p(f"haystack_dates[{i}]", why))
-    for i, session in enumerate(sessions):
-        sid = ids[i] if parallel else None
-        problems += _check_session(session, i, p, EVIDENCE_MARK in sid if isinstance(sid, str) else None)
-    problems += _check_answer_ids(raw["answer_session_ids"], {s for s in ids if isinstance(s, str)}, p)
-    return problems
-
-
-def _check_ids(ids: list, sessions: list | None, p) -> list[Problem]:
-    """Non-empty string ids; a repeated id is an error unless it is filler with identical content
-    (then :func:`instance_warnings` reports it: upstream S has 13 such pairs, issue #54)."""
-    problems, first = [], {}
-    for i, sid in enumerate(ids):
-        if not isinstance(sid, str) or not sid:
-            problems.append(p(f"haystack_session_ids[{i}]", f"expected a non-empty string, got {sid!r}"))
-        elif sid in first:
-            j = first[sid]
-            if EVIDENCE_MARK in sid or sessions is None or sessions[i] != sessions[j]:
-                what = "an answer session must appear once" if EVIDENCE_MARK in sid else \
-                    "the two sessions differ, so the id does not name one session"
-                problems.append(p(f"haystack_session_ids[{i}]",
-                                  f"duplicate session id {sid!r} (also haystack_session_ids[{j}]): {what}"))
-        else:
-            first[sid] = i
-    return problems
-
-
-def _check_answer_ids(answer_ids: list, known: set[str], p) -> list[Problem]:
-    problems = []
-    for i, aid in enumerate(answer_ids):
-        where = f"answer_session_ids[{i}]"
-        if not isinstance(aid, str):
-            problems.append(p(where, f"expected a string, got {type(aid).__name__}"))
-        elif aid not in known:
-            problems.append(p(where, f"{aid!r} is not in haystack_session_ids"))
-        elif EVIDENCE_MARK not in aid:
-            problems.append(p(where, f"{aid!r} does not contain 'answer': upstream scoring (run_retrieval.py) "
-                              "knows evidence sessions only by that substring, so this label would be ignored; "
-                              "give the session an id containing 'answer'"))
-    return problems
-
-
-def _check_session(session: Any, i: int, p, is_answer: bool | None) -> list[Problem]:
-    """Turn shapes; with ``is_answer`` known, the has_answer rules of upstream run_retrieval.py."""
-    where = f"haystack_sessions[{i}]"
-    if not isinstance(session, list):
-        return [p(where, f"expected a list of turns, got {type(session).__name__}")]
-    problems = []
-    for j, turn in enumerate(session):
-        tw = f"{where}[{j}]"
-        if not isinstance(turn, dict):
-            problems.append(p(tw, f"expected a turn object, got {type(turn).__name__}"))
-            continue
-        if turn.get("role") not in ROLES:
-            problems.append(p(f"{tw}.role", f"expected 'user' or 'assistant', got {turn.get('role')!r}"))
-        if not isinstance(turn.get("content"), str):
-            problems.append(p(f"{tw}.content", "missing" if "content" not in turn else
-                              f"expected a string, got {type(turn['content']).__name__}"))
-        if "has_answer" in turn and not isinstance(turn["has_answer"], bool):
-            problems.append(p(f"{tw}.has_answer", f"expected true/false, got {turn['has_answer']!r}"))
-        elif is_answer and turn.get("role") == "user" and "has_answer" not in turn:
-            problems.append(p(f"{tw}.has_answer", "missing: every user turn of an answer session (id containing "
-                              "'answer') needs has_answer true/false; upstream run_retrieval.py stops without it"))
-        elif is_answer is False and turn.get("has_answer") is True:
-            problems.append(p(f"{tw}.has_answer", "true in a session whose id does not contain 'answer': upstream "
-                              "scoring never counts it as evidence; rename the session or drop the flag"))
-    return problems
-
-
-def instance_warnings(raw: dict, file: str, index: int) -> list[DataWarning]:
-    """Odd-but-usable facts of one *valid* instance (see the module docstring)."""
-    w = lambda field, msg: DataWarning(file, record_name(raw, index), field, msg)  # noqa: E731
-    ids, dates, sessions = raw["haystack_session_ids"], raw["haystack_dates"], raw["haystack_sessions"]
-    out, first = [], {}
-    for i, sid in enumerate(ids):
-        if sid in first:
-            out.append(w(f"haystack_session_ids[{i}]", f"duplicate session id {sid!r} (also haystack_session_ids"
-                         f"[{first[sid]}]) with identical content: kept twice, as upstream does (real S data has "
-                         "13 such filler pairs, LongMemEval issue #54)"))
-        first.setdefault(sid, i)
-    listed = set(raw["answer_session_ids"])
-    out += [w(f"haystack_session_ids[{i}]", f"{sid!r} contains 'answer', so upstream scoring counts it as evidence, "
-              "but it is not in answer_session_ids") for i, sid in enumerate(ids)
-            if EVIDENCE_MARK in sid and sid not in listed and first[sid] == i]
-    _day = lambda text: date(int(text[:4]), int(text[5:7]), int(text[8:10]))  # noqa: E731
-    late = max(range(len(dates)), key=dates.__getitem__, default=None)  # zero-padded: text order = time order
-    if late is not None and raw["question_date"] < dates[late]:
-        q = raw["question_date"]
-        when = ("on the same day (a known upstream quirk: 77 S questions, LongMemEval issue #8)" if q[:10] == dates[late][:10]
-                else f"{(_day(dates[late]) - _day(q)).days} day(s) later")
-        out.append(w("question_date", f"{q!r} is earlier than the latest session, haystack_dates[{late}] = "
-                     f"{dates[late]!r}, {when}: a dated replay shows the system sessions from after the question"))
-    return out
+# ---------------------------------------------------------------- one instance, typed
 
 
 def parse_instance(raw: dict[str, Any]) -> Instance:
