@@ -12,7 +12,7 @@ from pathlib import Path
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.cli.registry import Handler, command, group, subcommand
 
-group("v2", "LongMemEval-V2: validate, run, aggregate, combine, lafs",
+group("v2", "LongMemEval-V2: validate, run, aggregate, combine, lafs, compare",
       "LongMemEval-V2 commands. `mnemetric v2 run` runs a whole evaluation (memory, reader, checkers, "
       "aggregation, web + enterprise combination, LAFS); validate / aggregate / combine / lafs work on files "
       "you bring (upstream formats).")
@@ -209,5 +209,36 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         acc = block["accuracy"]["overall_full_set"]
         print(f"overall_full_set {acc['value']!r} ({acc['correct']}/{acc['n']}), failed {block['failed']}, "
               f"official {s['official_equivalence']['official']}", file=sys.stderr)
+        return 0
+    return run
+
+
+@subcommand("v2", "compare", "paired accuracy difference between two LongMemEval-V2 runs; latency apart",
+            "Compare run B against run A on the same questions. A and B are `mnemetric v2 run` output folders "
+            "(<domain>/per_question.jsonl) or one domain's per_question.jsonl (upstream format; the domain from "
+            "--domain or the folder name: web, enterprise, or upstream's <method>_<domain>_<tier>). Refuses runs "
+            "that do not hold the same questions (domains, ids, question fields, haystack), naming what differs. "
+            "Accuracy (score) B - A overall, without / with abstention questions, per domain and per category: a "
+            "paired bootstrap interval and the exact McNemar p; questions failed in either run are left out and "
+            "listed. Query latency p50 / p95 (upstream's rules) and its B - A are reported apart, never mixed "
+            "into accuracy. Example: mnemetric v2 compare runs/v2-bm25 runs/v2-dense --out compare.json")
+def _compare(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("a", metavar="A", type=Path, help="baseline run (folder or per_question.jsonl)")
+    p.add_argument("b", metavar="B", type=Path, help="candidate run (folder or per_question.jsonl)")
+    p.add_argument("--domain", choices=["web", "enterprise"], default=None,
+                   help="the domain of a bare per_question.jsonl, or compare only this domain of two run folders")
+    p.add_argument("--json", action="store_true", help="print the whole comparison as JSON instead of tables")
+    p.add_argument("--out", type=Path, default=None, help="also write the comparison JSON here (atomically)")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+
+    def run(a: argparse.Namespace) -> int:
+        from mnemetric.io import write_json_atomic
+        from mnemetric.longmemeval_v2.compare import compare_v2, read_run, render_table
+
+        result = compare_v2(read_run(a.a, a.domain), read_run(a.b, a.domain), resamples=a.resamples, seed=a.seed)
+        if a.out is not None:
+            write_json_atomic(a.out, result)
+        print(json.dumps(result, indent=2) if a.json else render_table(result))
         return 0
     return run
