@@ -1,0 +1,130 @@
+"""mnemetric.family: every conf/benchmark option builds a Family; a newcomer's option plugs in by conf alone.
+
+Expected facts are written by hand from the upstream protocols (shared/docs/upstream-protocol.md §1.2,
+§3.2; upstream-v2-protocol.md §1), never read back from the family objects under test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import pytest
+import yaml
+
+from mnemetric.config import compose
+from mnemetric.errors import ConfigError
+from mnemetric.family import (
+    Family, OfficialProtocol, TaskMetric, build_family, by_name, check_family, conf_families,
+)
+
+from tests.conftest import ROOT
+
+CONF = ROOT / "src" / "mnemetric" / "conf"
+OPTIONS = sorted(p.stem for p in (CONF / "benchmark").glob("*.yaml"))
+
+
+def test_the_benchmark_group_has_both_families():
+    assert OPTIONS == ["longmemeval", "longmemeval-v2"]
+
+
+@pytest.mark.parametrize("option", OPTIONS)
+def test_every_benchmark_option_builds_a_family(option):
+    section = yaml.safe_load((CONF / "benchmark" / f"{option}.yaml").read_text(encoding="utf-8"))
+    fam = build_family(section)
+    assert isinstance(fam, Family)
+    assert fam.name == option == section["name"] and fam.metrics == section["metrics"]
+    assert fam.display_name.lower() == option  # the marker spelling is the display name in lower case
+    assert fam.task_metrics and all(isinstance(k, TaskMetric) for k in fam.task_metrics.values())
+
+
+@pytest.mark.parametrize("option", OPTIONS)
+def test_every_benchmark_option_composes_and_builds_from_the_composed_params(option):
+    cfg = compose([f"benchmark={option}"], conf_dir=CONF)
+    assert build_family(cfg["benchmark"]).name == option
+
+
+def test_the_longmemeval_family_holds_the_upstream_v1_facts():
+    v1 = {f.name: f for f in conf_families()}["longmemeval"]
+    types = {"single-session-user", "single-session-assistant", "single-session-preference",
+             "temporal-reasoning", "knowledge-update", "multi-session"}
+    assert set(v1.task_metrics) == types | {"abstention"}
+    assert v1.task_metrics["multi-session"].ref() == "metrics/detail/qa.json#per_type.multi-session.accuracy"
+    assert v1.task_metrics["abstention"].count == "abstention.n"
+    p = v1.official
+    assert (p.judge_model, dict(p.judge_params), p.endpoint) == (
+        "gpt-4o-2024-08-06", {"temperature": 0, "max_tokens": 10, "n": 1}, "https://api.openai.com/v1")
+    assert (p.source, p.suite, p.profile, p.judge_kind) == ("huggingface", "full", "longmemeval-session-upstream-v1",
+                                                            "upstream")
+    assert p.official_variants == {"s", "m", "oracle"}
+    spec = v1.crosscheck
+    assert spec.repo == "xiaowu0162/LongMemEval" and spec.revision.startswith("9e0b455f")
+    assert spec.judge_script == "src/evaluation/evaluate_qa.py"
+    assert spec.question_types[:3] == ("single-session-user", "single-session-preference", "single-session-assistant")
+
+
+def test_the_v2_family_measures_its_five_abilities_and_has_no_v1_gate():
+    v2 = {f.name: f for f in conf_families()}["longmemeval-v2"]
+    assert set(v2.task_metrics) == {"Static state recall", "Dynamic state tracking", "Workflow knowledge",
+                                    "Environment gotchas", "Premise awareness"}
+    assert v2.task_metrics["Workflow knowledge"].value == "by_category.non_abstention_by_category.procedure.pct_correct"
+    assert v2.official is None and v2.crosscheck is None and v2.reader_prompt_module is None
+
+
+# ------------------------------------------------------------------ a newcomer's family, by conf alone
+
+
+QUIZ_PROTOCOL = OfficialProtocol(
+    source="quizhub", suite="all", profile="quiz-v1", judge_model="judge-7", judge_params=MappingProxyType({"t": 0}),
+    endpoint="http://quiz.example.test/v1", prompt_set_sha256="q" * 64, official_variants=frozenset({"exam"}),
+    judge_kind="quiz-judge")
+
+
+@dataclass(frozen=True)
+class QuizFamily:
+    """A second family that is not LongMemEval (built by _target_ from a conf option)."""
+
+    name: str = "quiz"
+    metrics: str = "metrics/quiz.json"
+    display_name: str = "Quiz"
+    task_metrics: dict = field(default_factory=lambda: {"recall": TaskMetric("metrics/quiz.json", "recall.acc",
+                                                                             "recall.n")})
+    official: OfficialProtocol | None = QUIZ_PROTOCOL
+    crosscheck: None = None
+    reader_prompt_module: str | None = None
+
+
+def test_a_newcomer_adds_one_conf_option_and_is_a_family(tmp_path):
+    (tmp_path / "benchmark").mkdir()
+    (tmp_path / "benchmark" / "quiz.yaml").write_text(
+        "_target_: tests.test_family.QuizFamily\nname: quiz\nmetrics: metrics/quiz.json\n", encoding="utf-8")
+    (fam,) = conf_families(tmp_path)
+    assert isinstance(fam, QuizFamily) and isinstance(fam, Family)
+    assert fam.task_metrics["recall"].ref() == "metrics/quiz.json#recall.acc"
+
+
+def test_an_unimportable_target_is_a_config_error_naming_the_option(tmp_path):
+    (tmp_path / "benchmark").mkdir()
+    (tmp_path / "benchmark" / "ghost.yaml").write_text("_target_: nowhere.Ghost\nname: ghost\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"benchmark \(ghost.yaml\)\._target_"):
+        conf_families(tmp_path)
+
+
+def test_an_object_that_is_not_a_family_is_refused():
+    @dataclass(frozen=True)
+    class Half:
+        name: str = "half"
+        metrics: str = "m.json"
+
+    with pytest.raises(ConfigError, match="no display_name, task_metrics, official, crosscheck"):
+        check_family(Half(), "benchmark")
+    with pytest.raises(ConfigError, match="are not TaskMetric"):
+        check_family(QuizFamily(task_metrics={"recall": ("metrics/quiz.json", "recall.acc")}), "benchmark")
+    with pytest.raises(ConfigError, match="benchmark.official"):
+        check_family(QuizFamily(official="yes"), "benchmark")
+
+
+def test_two_families_of_one_name_are_refused():
+    assert list(by_name([QuizFamily()])) == ["quiz"]
+    with pytest.raises(ConfigError, match="two families are named 'quiz'"):
+        by_name([QuizFamily(), QuizFamily(display_name="Quiz again")])
