@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from mnemetric.longmemeval_v2.pins import DATA_PINS
+from tests.support.file_server import FileServer
+
 pytestmark = pytest.mark.e2e
 
 
@@ -25,6 +28,34 @@ def test_exp_run_benchmark_v2_runs_the_bundled_v2_sample_offline(dvc_repo):
     assert "memory_query_avg_seconds" not in m["combined"]  # measured, so untracked
     run_dir = dvc_repo.path / ".mnemetric" / "v2-run"
     assert (run_dir / "web" / "per_question.jsonl").exists() and (run_dir / "combined_aggregated_metrics.json").exists()
+    custody = dvc_repo.json("data/custody/v2-sample.json")  # stage v2_prepare: the bundled root's custody
+    assert custody["source"] == "bundled" and custody["all_verified"] is False
+    assert {f["file"] for f in custody["files"]} >= {"questions.jsonl", "trajectories.jsonl", "haystacks/lme_v2_small.json"}
     first = (dvc_repo.path / "metrics/v2.json").read_bytes()
     dvc_repo.dvc("repro", "--force", "--single-item", "v2")
     assert (dvc_repo.path / "metrics/v2.json").read_bytes() == first
+
+
+def test_a_component_is_chosen_by_its_sub_group(dvc_repo):
+    dvc_repo.dvc("exp", "run", "-S", "v2/memory=none", "-S", "v2.max_tokens=1000", "v2", env={"OPENAI_API_KEY": ""})
+    m = dvc_repo.json("metrics/v2.json")
+    assert m["settings"]["memory"] == "none" and m["settings"]["memory_context_max_tokens"] == 1000
+    # no memory items → the offline reader answers UNKNOWN everywhere → 0 correct of 14 (upstream's is_unknown rule)
+    assert m["combined"]["accuracy"]["overall_full_set"]["correct"] == 0
+    assert dvc_repo.json("metrics/run-v2.json")["memory"] == {"name": "none"}
+
+
+def test_official_tier_fails_closed_before_any_download(dvc_repo):
+    """v2=small with images: the screenshot archives can only be checked against checksums.sha256, which is not
+    pinned: stage v2_prepare stops with the file named and the ways on, having asked the server for nothing."""
+    with FileServer() as server:
+        server.files[f"/datasets/{DATA_PINS.repo}/resolve/{DATA_PINS.revision}/questions.jsonl"] = b"{}\n"
+        done = dvc_repo.dvc("exp", "run", "-S", "v2=small", "v2_prepare", check=False,
+                            env={"HF_ENDPOINT": server.url, "OPENAI_API_KEY": ""})
+        assert server.requests == []
+    text = done.stdout + done.stderr
+    assert done.returncode != 0 and "Traceback" not in text
+    assert "no sha256 is known for: checksums.sha256" in text and "web_screenshots.tar.gz" in text
+    assert "-S v2.images=false" in text and "-S v2.checksums_sha256=" in text
+    assert not (dvc_repo.path / "data" / "v2" / "small").exists()
+    assert not (dvc_repo.path / "data" / "custody" / "v2-small.json").exists()
