@@ -47,9 +47,10 @@ def logs(tmp_path_factory) -> dict[str, Path]:
 
 
 def score(log: Path, out: Path, granularity: str, *extra: str) -> dict:
+    """The detail file (detail/<name> beside --out) of a score-retrieval run."""
     proc = ok(cli("score-retrieval", log, "--granularity", granularity, "--profile", PROFILE, "--out", out, *extra))
     assert "recall_all@5" in proc.stdout and "ndcg_any@10" in proc.stdout and "exclude_abs" in proc.stdout
-    return json.loads(out.read_text())
+    return json.loads((out.parent / "detail" / out.name).read_text())
 
 
 # ------------------------------------------------------------------ retrieve → score-retrieval
@@ -94,25 +95,25 @@ def test_contexts_file_is_written_within_the_budget(logs):
 def test_score_file_has_the_required_shape(logs, tmp_path):
     scored = score(logs["turn"], tmp_path / "scores.json", "turn", "--ks", "1,5,10,50", "--reference", str(SAMPLE))
     assert scored["profile"] == PROFILE and scored["official_equivalence"] is True
-    assert scored["granularity"] == "turn" and scored["ks"] == [1, 5, 10, 50]
+    assert scored["granularity"] == "turn"
     for per in scored["per_question"].values():
         assert set(per) == {"session", "turn"}
         metrics = ("recall_any", "recall_all", "ndcg_any")
         assert set(per["turn"]) == {f"{m}@{k}" for m in metrics for k in (1, 5, 10, 50)}
-    assert set(scored["aggregate"]) == set(RULES)
     for rule in RULES:
-        agg = scored["aggregate"][rule]
+        agg = scored[rule]
         assert 0 < agg["n"] <= len(scored["per_question"])
         for level in ("session", "turn"):
             assert 0.0 <= agg[level]["recall_all@10"] <= 1.0
-    ab = scored["aggregate"]["exclude_abs"]
+    ab = scored["exclude_abs"]
     assert ab["n"] == sum("_abs" not in q for q in scored["per_question"])
+    assert ab["n"] + ab["excluded"] == len(scored["per_question"])
 
 
 def test_session_log_is_scored_at_session_level_only(logs, tmp_path):
     scored = score(logs["session"], tmp_path / "scores.json", "session")
     assert all(set(per) == {"session"} for per in scored["per_question"].values())
-    assert "turn" not in scored["aggregate"]["exclude_abs"]
+    assert "turn" not in scored["exclude_abs"]
 
 
 @pytest.mark.parametrize("granularity", ["turn", "session"])
@@ -121,9 +122,9 @@ def test_oracle_finds_every_target(tmp_path, granularity):
     ok(cli("retrieve", SAMPLE, "--memory", "oracle", "--granularity", granularity, "--out", log))
     scored = score(log, tmp_path / "scores.json", granularity)
     for rule in RULES:
-        assert scored["aggregate"][rule]["session"]["recall_all@50"] == 1.0
+        assert scored[rule]["session"]["recall_all@50"] == 1.0
         if granularity == "turn":
-            assert scored["aggregate"][rule]["turn"]["recall_all@50"] == 1.0
+            assert scored[rule]["turn"]["recall_all@50"] == 1.0
 
 
 def test_memory_from_a_yaml_path_plugs_in_an_outside_package(tmp_path):
@@ -258,3 +259,81 @@ def test_named_options_work_from_any_directory_and_a_project_conf_adds_its_own(t
            "--out", "c.jsonl", cwd=elsewhere))
     fails(cli("retrieve", SAMPLE, "--memory", "mine", "--granularity", "session", "--out", "d.jsonl",
               cwd=elsewhere), "Could not find 'memory/mine'")
+
+
+# ------------------------------------------------------------------ one path: the stages and the CLI agree
+
+
+def run_stages(ws: Path, overrides: list[str]) -> dict:
+    """The pipeline up to retrieval_metrics in a temporary workspace (the real stage modules)."""
+    import shutil
+
+    import yaml
+
+    from mnemetric.config import compose_to
+
+    shutil.copytree(ROOT / "data" / "sample", ws / "data" / "sample")
+    compose_to(ws / "params.yaml", ROOT / "conf", overrides)
+    for name in ("fingerprint", "prepare", "adapt", "suite", "retrieve", "retrieval_metrics"):
+        proc = subprocess.run([sys.executable, "-m", f"mnemetric.stages.{name}"], cwd=ws, capture_output=True,
+                              text=True, env={**os.environ, "MNEMETRIC_CACHE_DIR": str(ws / "cache")}, timeout=600)
+        assert proc.returncode == 0, f"stage {name}: {proc.stderr}"
+    return yaml.safe_load((ws / "params.yaml").read_text())
+
+
+@pytest.mark.parametrize("overrides", [[], ["memory=oracle", "retrieval.granularity=turn", "retrieval.context_k=3",
+                                            "retrieval.context_tokens=300", "adapter=legacy-v2"]],
+                         ids=["default", "oracle-turn-legacy"])
+def test_the_cli_and_the_stages_write_identical_bytes(tmp_path, overrides):
+    """Not an expected value: the claim is that both doors take one path, so their files are equal."""
+    ws, out = tmp_path / "ws", tmp_path / "cli"
+    p = run_stages(ws, overrides)
+    r = p["retrieval"]
+    ok(cli("retrieve", SAMPLE, "--memory", p["memory"]["name"], "--granularity", r["granularity"],
+           "--adapter", p["adapter"]["name"], "--context-k", str(r["context_k"]),
+           "--context-tokens", str(r["context_tokens"]), "--out", out / "retrieval.jsonl",
+           "--contexts", out / "contexts.jsonl", env={"MNEMETRIC_CACHE_DIR": str(tmp_path / "cache")}))
+    for name in ("retrieval.jsonl", "contexts.jsonl"):
+        assert (out / name).read_bytes() == (ws / "data" / "runs" / name).read_bytes(), name
+    s = p["scoring"]
+    ok(cli("score-retrieval", out / "retrieval.jsonl", "--granularity", r["granularity"], "--profile", s["name"],
+           "--ks", ",".join(map(str, s["ks"])), "--resamples", str(s["bootstrap"]["resamples"]),
+           "--seed", str(s["bootstrap"]["seed"]), "--memory", p["memory"]["name"], "--variant", p["variant"]["name"],
+           "--suite", p["suite"]["name"], "--out", out / "retrieval.json", "--plot", out / "plot.json"))
+    assert (out / "retrieval.json").read_bytes() == (ws / "metrics" / "retrieval.json").read_bytes()
+    assert (out / "plot.json").read_bytes() == (ws / p["paths"]["plot_recall"]).read_bytes()
+    ours, stage = (json.loads((d / "detail" / "retrieval.json").read_text()) for d in (out, ws / "metrics"))
+    assert ours.pop("memory_fingerprint") is None  # the CLI has no fingerprint stage; the stage records it
+    stage.pop("memory_fingerprint")
+    assert set(ours.pop("per_question")) == set(ours.pop("questions")) == set(read_jsonl_ids(out / "retrieval.jsonl"))
+    assert ours == stage
+
+
+def read_jsonl_ids(path: Path) -> list[str]:
+    return [line["question_id"] for line in read_jsonl(path)]
+
+
+def key_paths(node, prefix: str = "") -> list[str]:
+    """Every dotted key path of a JSON value, in file order."""
+    if not isinstance(node, dict):
+        return [prefix]
+    return [p for k, v in node.items() for p in key_paths(v, f"{prefix}.{k}" if prefix else k)]
+
+
+def test_score_retrieval_writes_the_layout_of_the_committed_metrics_files(logs, tmp_path):
+    """The committed metrics/retrieval.json (bm25, session, the sample) and its detail file: same keys,
+    same order; the CLI's detail adds only per_question and questions at the end."""
+    ok(cli("retrieve", SAMPLE, "--memory", "bm25", "--granularity", "session", "--out", tmp_path / "log.jsonl"))
+    out = tmp_path / "retrieval.json"
+    ok(cli("score-retrieval", tmp_path / "log.jsonl", "--granularity", "session", "--profile", PROFILE, "--out", out))
+    committed = json.loads((ROOT / "metrics" / "retrieval.json").read_text())
+    assert key_paths(json.loads(out.read_text())) == key_paths(committed)
+    detail = json.loads((tmp_path / "detail" / "retrieval.json").read_text())
+    committed_detail = json.loads((ROOT / "metrics" / "detail" / "retrieval.json").read_text())
+    assert list(detail)[-2:] == ["per_question", "questions"]
+    assert key_paths({k: v for k, v in detail.items() if k not in ("per_question", "questions")}) == \
+        key_paths(committed_detail)
+    assert all(key_paths(per) == [f"session.{m}@{k}" for k in (1, 3, 5, 10, 30, 50)
+                                  for m in ("recall_any", "recall_all", "ndcg_any")]
+               for per in detail["per_question"].values())
+    assert detail["memory"] is None and detail["memory_fingerprint"] is None  # not given on the command line

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mnemetric.errors import MnemetricError
 from mnemetric.cli.data import ADAPTERS
 from mnemetric.cli.registry import Handler, command, load_option, option_path
 
@@ -51,15 +50,13 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
                    help="also write the reader contexts (JSONL, one per question)")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval.memory.base import GRANULARITIES
-        if a.granularity not in GRANULARITIES:
-            raise MnemetricError(f"--granularity: unknown granularity {a.granularity!r}; "
-                                 "expected turn or session")
-        if a.context_k < 0 or a.context_tokens < 0:
-            raise MnemetricError("--context-k and --context-tokens must be >= 0")
+        from mnemetric.longmemeval.retrieve import check_retrieval_settings, write_retrieval
+        check_retrieval_settings(a.granularity, a.context_k, a.context_tokens,
+                                 keys=("--granularity", "--context-k", "--context-tokens"))
         memory = load_memory(a.memory, a.conf)
         n = _validated_count(a.dataset)
-        _write_retrieval(memory, _adapted(a.dataset, a.adapter), n, a)
+        write_retrieval(memory, _adapted(a.dataset, a.adapter), granularity=a.granularity, k=a.context_k,
+                        budget=a.context_tokens, log=a.out, contexts=a.contexts, total=n)
         print(f"retrieve: {memory.name} ({a.granularity}) over {n} questions → {a.out}"
               + (f" (+ contexts {a.contexts})" if a.contexts else "") + _cache_note(memory))
         return 0
@@ -103,24 +100,6 @@ def _adapted(dataset: Path, adapter: str):
     return (adapt.adapt(inst, i) for i, inst in enumerate(iter_instances(dataset)))
 
 
-def _write_retrieval(memory, records, total: int, a: argparse.Namespace) -> None:
-    import contextlib
-    import json
-
-    from tqdm import tqdm
-
-    from mnemetric.io import atomic_open
-    from mnemetric.longmemeval.harness import retrieve_all
-    bar = tqdm(records, total=total, desc=f"retrieve ({memory.name}, {a.granularity})", unit="q")
-    with contextlib.ExitStack() as stack:
-        log = stack.enter_context(atomic_open(a.out))
-        ctx = stack.enter_context(atomic_open(a.contexts)) if a.contexts else None
-        for line, context in retrieve_all(memory, bar, a.granularity, a.context_k, a.context_tokens):
-            log.write(json.dumps(line, ensure_ascii=False) + "\n")
-            if ctx is not None:
-                ctx.write(json.dumps(context, ensure_ascii=False) + "\n")
-
-
 def _cache_note(memory) -> str:
     cache = getattr(memory, "cache", None)
     if cache is None or not hasattr(cache, "texts_embedded"):
@@ -129,19 +108,23 @@ def _cache_note(memory) -> str:
             f"(the rest from the cache {cache.path})")
 
 
-@command("score-retrieval", "score an upstream-format retrieval log → per-question and averaged metrics",
+@command("score-retrieval", "score an upstream-format retrieval log → metrics/retrieval.json's layout (+ detail)",
          "Score every line of a retrieval log (upstream format, as written by `mnemetric retrieve` or by "
          "upstream run_retrieval.py) under a scoring profile. Each question's corpus is rebuilt from the "
          "line's own haystack (user turns, noans relabelling) and the metrics are recomputed from "
          "retrieval_results.ranked_items[].corpus_id; metrics stored in the log are ignored. Profiles: "
          "longmemeval-session-upstream-v1 (recall_any/recall_all/ndcg_any, equal to upstream) and "
-         "mnemetric-historical (recall/ndcg, not upstream). Writes FILE.json atomically with profile, "
-         "official_equivalence, granularity, per_question[question_id][level][metric] and aggregate[rule] "
-         "(n, excluded and the mean [level][metric]) for both rules: exclude_abs (upstream "
-         "print_retrieval_metrics.py) and exclude_abs_and_no_user_target (upstream run_retrieval.py). "
-         "Prints the headline numbers. A bad line stops with its file, line, question_id and field. "
+         "mnemetric-historical (recall/ndcg, not upstream). The same library function as the DVC stage "
+         "retrieval_metrics writes the same layouts: --out gets metrics/retrieval.json's (profile, "
+         "official_equivalence, memory, variant, suite, granularity, then per rule n and the headline means) "
+         "and --detail (default: detail/<name> beside --out) metrics/detail/retrieval.json's (every mean per "
+         "rule and level with percentile-bootstrap intervals, per_type blocks) plus per_question[question_id]"
+         "[level][metric] and questions[question_id] = {question_type, has_user_target}. Both rules are kept: "
+         "exclude_abs (upstream print_retrieval_metrics.py) and exclude_abs_and_no_user_target (upstream "
+         "run_retrieval.py). Files are written atomically. Prints the headline numbers. A bad line stops with "
+         "its file, line, question_id and field. "
          "Example: mnemetric score-retrieval runs/log.jsonl --granularity turn "
-         "--profile longmemeval-session-upstream-v1 --out runs/log.scores.json")
+         "--profile longmemeval-session-upstream-v1 --out runs/retrieval.json")
 def _score_retrieval(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("log", type=Path, help="retrieval log (JSONL, one question per line)")
     p.add_argument("--granularity", required=True, default=argparse.SUPPRESS, metavar="{turn,session}",
@@ -150,24 +133,32 @@ def _score_retrieval(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--profile", required=True, default=argparse.SUPPRESS, metavar="NAME",
                    help="scoring profile: longmemeval-session-upstream-v1 or mnemetric-historical")
     p.add_argument("--out", type=Path, required=True, default=argparse.SUPPRESS, metavar="FILE.json",
-                   help="output metrics file (JSON)")
+                   help="headline metrics file (JSON, metrics/retrieval.json's layout)")
+    p.add_argument("--detail", type=Path, default=None, metavar="FILE.json",
+                   help="detail file (default: detail/<name of --out> beside it), with the per-question values")
+    p.add_argument("--plot", type=Path, default=None, metavar="FILE.json",
+                   help="also write the recall@k plot rows {granularity, k, recall}")
     p.add_argument("--reference", type=Path, default=None, metavar="REF.json",
                    help="the LongMemEval file the log was produced from; "
                         "every logged question_id must be in it")
     p.add_argument("--ks", type=_parse_ks, default="1,3,5,10,30,50", help="comma-separated cutoffs k")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (0: no intervals)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    for name in ("memory", "variant", "suite"):
+        p.add_argument(f"--{name}", default=None, metavar="NAME", help=f"the {name} name to record (default null)")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval.retrieval_log import score_retrieval_log
-        from mnemetric.io import write_json_atomic
-        scored = score_retrieval_log(a.log, a.granularity, a.profile, a.reference, ks=a.ks)
-        result = {"log": str(a.log), "profile": scored["profile"],
-                  "official_equivalence": scored["official_equivalence"], "granularity": scored["granularity"],
-                  "ks": list(a.ks), "reference": str(a.reference) if a.reference else None,
-                  "aggregate": scored["aggregate"], "per_question": scored["per_question"],
-                  "questions": scored["questions"]}
-        write_json_atomic(a.out, result)
-        print(_headline_table(result))
-        print(f"score-retrieval: {len(result['per_question'])} questions → {a.out}")
+        from mnemetric.errors import ConfigError
+        from mnemetric.longmemeval.retrieval_log import detail_path, write_retrieval_scores
+        if a.resamples < 0:
+            raise ConfigError("--resamples", f"must be an integer >= 0 (0 = no intervals), got {a.resamples}")
+        detail = a.detail if a.detail is not None else detail_path(a.out)
+        files = write_retrieval_scores(a.log, granularity=a.granularity, profile=a.profile, ks=a.ks,
+                                       headline=a.out, detail=detail, plot=a.plot, reference=a.reference,
+                                       memory=a.memory, variant=a.variant, suite=a.suite,
+                                       resamples=a.resamples, seed=a.seed, per_question=True)
+        print(_headline_table(files.headline))
+        print(f"score-retrieval: {len(files.detail['per_question'])} questions → {a.out} (detail: {detail})")
         return 0
     return run
 
@@ -182,18 +173,15 @@ def _parse_ks(text: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(ks))
 
 
-def _headline_table(result: dict) -> str:
-    """recall_all@5/10 and ndcg_any@5/10 (or the profile's counterparts) per rule and level."""
-    levels = [lv for lv in ("session", "turn") if any(lv in r for r in result["aggregate"].values())]
-    names = {m.split("@")[0] for r in result["aggregate"].values() for lv in levels for m in r.get(lv, {})}
-    stems = [next((s for s in family if s in names), family[0]) for family in (("recall_all", "recall"),
-                                                                              ("ndcg_any", "ndcg"))]
-    ks = [k for k in result["ks"] if k in (5, 10)] or result["ks"][:2]
-    cols = [f"{s}@{k}" for s in stems for k in ks]
+def _headline_table(headline: dict) -> str:
+    """The headline means (recall_all@5/10 and ndcg_any@5/10, or the profile's counterparts) per rule and level."""
+    rules = {k: v for k, v in headline.items() if isinstance(v, dict) and "n" in v}
+    levels = [lv for lv in ("session", "turn") if any(lv in r for r in rules.values())]
+    cols = list(dict.fromkeys(c for r in rules.values() for lv in levels for c in r.get(lv, {})))
     head = f"{'rule':<32} {'n':>5}  {'level':<8}" + "".join(f"{c:>15}" for c in cols)
-    rows = [f"profile {result['profile']} (official_equivalence: {str(result['official_equivalence']).lower()}), "
-            f"granularity {result['granularity']}", head]
-    for rule, agg in result["aggregate"].items():
+    rows = [f"profile {headline['profile']} (official_equivalence: {str(headline['official_equivalence']).lower()}), "
+            f"granularity {headline['granularity']}", head]
+    for rule, agg in rules.items():
         for i, lv in enumerate(levels):
             cells = "".join(f"{fmt(agg.get(lv, {}).get(c)):>15}" for c in cols)
             rows.append(f"{rule if i == 0 else '':<32} {agg['n'] if i == 0 else '':>5}  {lv:<8}{cells}")

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 from mnemetric.longmemeval.adapted import AdaptedRecord
 from mnemetric.errors import MnemetricError, PluginError
-from mnemetric.longmemeval.memory.base import MemorySystem, Retrieved
-from mnemetric.longmemeval.memory.simple import Oracle
+from mnemetric.longmemeval.memory.base import MemorySystem, Retrieved, is_labelled_ceiling
 from mnemetric.longmemeval.scoring.retrieval import evaluate_question
 from mnemetric.longmemeval.scoring.retrieval_corpus import session_corpus, targets, turn_corpus
 
@@ -74,7 +73,10 @@ def _call(memory: MemorySystem, rec: AdaptedRecord, call: str, fn, *args):
 
 
 def run_memory(memory: MemorySystem, rec: AdaptedRecord, granularity: str) -> list[Retrieved]:
-    """Reset, ingest the haystack chronologically, retrieve. Label-using oracles are ranked here."""
+    """Reset, ingest the haystack chronologically, retrieve; a labelled ceiling is ranked here.
+
+    A system declaring the LabelledCeiling capability (memory/base.py) has its checked ranking
+    replaced by :func:`ceiling_ranking`; every other system's ranking is returned as it gave it."""
     _call(memory, rec, "reset()", memory.reset)
     for session in rec.memory.sessions:
         _call(memory, rec, f"ingest(session {session.session_id})", memory.ingest, session)
@@ -88,12 +90,19 @@ def run_memory(memory: MemorySystem, rec: AdaptedRecord, granularity: str) -> li
                           fix="return [Retrieved(session_id, turn_index, score), ...] best first "
                               "(from mnemetric.longmemeval.memory import Retrieved)")
     check_retrieved(memory, rec, granularity, ranked)
-    if isinstance(memory, Oracle):  # the one baseline allowed to use labels (a ceiling, not a system)
-        corpus = upstream_corpus(rec, granularity)
-        gold = targets(c.corpus_id for c in corpus)
-        first = [c for c in corpus if c.corpus_id in gold] + [c for c in corpus if c.corpus_id not in gold]
-        ranked = [Retrieved(c.session_id, c.turn_index, 0.0) for c in first]
+    if is_labelled_ceiling(memory):  # a ceiling allowed to use labels; it never sees them itself
+        return ceiling_ranking(rec, granularity)
     return ranked
+
+
+def ceiling_ranking(rec: AdaptedRecord, granularity: str) -> list[Retrieved]:
+    """The labelled ceiling: every target of the question's upstream corpus first, in corpus order,
+    then the other items in corpus order, each with score 0.0 — upstream's oracle retriever
+    (src/retrieval/run_retrieval.py, xiaowu0162/LongMemEval @ 9e0b455f)."""
+    corpus = upstream_corpus(rec, granularity)
+    gold = targets(c.corpus_id for c in corpus)
+    first = [c for c in corpus if c.corpus_id in gold] + [c for c in corpus if c.corpus_id not in gold]
+    return [Retrieved(c.session_id, c.turn_index, 0.0) for c in first]
 
 
 def check_retrieved(memory: MemorySystem, rec: AdaptedRecord, granularity: str, ranked: list[Retrieved]) -> None:

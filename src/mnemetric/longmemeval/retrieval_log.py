@@ -5,6 +5,10 @@ meaningful. Only the fields needed for scoring are read: question_id, question_t
 haystack_session_ids, haystack_sessions (turns with role, content, optional has_answer) and
 retrieval_results.ranked_items[].corpus_id. The metrics stored in the log are ignored: scores are
 recomputed from the ranking and the corpus rebuilt from the line's own haystack (section 2.1).
+
+:func:`write_retrieval_scores` is the one path from a log to its metric files (metrics/retrieval.json's
+layout, metrics/detail/retrieval.json's, the recall plot rows), taken by stage ``retrieval_metrics``
+and by ``mnemetric score-retrieval``.
 """
 
 from __future__ import annotations
@@ -16,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from mnemetric.errors import InputError
-from mnemetric.io import read_jsonl, require_file
+from mnemetric.io import read_jsonl, require_file, write_json_atomic
 from mnemetric.longmemeval.rules import GRANULARITIES
 from mnemetric.longmemeval.scoring.retrieval import DEFAULT_KS
 from mnemetric.longmemeval.scoring.retrieval_averaging import average_exclude_abs, average_exclude_abs_and_no_user_target
 from mnemetric.longmemeval.scoring.retrieval_corpus import has_user_target, haystack_corpus, targets
 from mnemetric.longmemeval.scoring.retrieval_profiles import RetrievalProfile, get_profile
+from mnemetric.longmemeval.scoring.retrieval_report import RetrievalMetricFiles, retrieval_metric_files
 
 AUTO = "auto"
 
@@ -236,3 +241,31 @@ def _same_granularity(before: str | None, now: str, rec: RetrievalLogRecord, fil
                          f"this line ranks a {now} corpus but earlier lines rank a {before} corpus",
                          fix="one log file holds one granularity; split the file")
     return now
+
+
+def detail_path(headline: str | Path) -> Path:
+    """metrics/retrieval.json → metrics/detail/retrieval.json (the detail sits under detail/)."""
+    path = Path(headline)
+    return path.parent / "detail" / path.name
+
+
+def write_retrieval_scores(log: str | Path, *, granularity: str, profile: str, ks: Sequence[int],
+                           headline: str | Path, detail: str | Path | None = None, plot: str | Path | None = None,
+                           reference: str | Path | None = None, memory: str | None = None,
+                           variant: str | None = None, suite: str | None = None,
+                           memory_fingerprint: str | None = None, resamples: int = 1000, seed: int = 0,
+                           per_question: bool = False) -> RetrievalMetricFiles:
+    """Score ``log`` under ``profile`` and write the headline (``headline``), the detail (``detail``,
+    default :func:`detail_path` of the headline) and, when given, the plot rows (``plot``).
+
+    ``memory`` / ``variant`` / ``suite`` / ``memory_fingerprint`` are recorded as given (None when
+    unknown). A bad log line raises InputError naming file, line and field; nothing is written then."""
+    scored = score_retrieval_log(log, granularity, profile, reference, ks=ks)
+    files = retrieval_metric_files(scored, memory=memory, variant=variant, suite=suite,
+                                   memory_fingerprint=memory_fingerprint, resamples=resamples, seed=seed,
+                                   per_question=per_question)
+    write_json_atomic(detail if detail is not None else detail_path(headline), files.detail)
+    write_json_atomic(headline, files.headline)
+    if plot is not None:
+        write_json_atomic(plot, files.plot)
+    return files

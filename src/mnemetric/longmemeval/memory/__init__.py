@@ -4,9 +4,19 @@ A memory system is reset, ingests a question's haystack sessions in chronologica
 (adapter records: opaque ids, dates, messages) and retrieves for the query, returning ranked
 items at session or turn granularity. It never sees labels: no answers, question types,
 has_answer flags or upstream session ids. Systems are chosen by conf/memory/<name>.yaml and built
-with Hydra's ``_target_``, so an outside package plugs in by config alone.
+with Hydra's ``_target_``, so an outside package plugs in by config alone. Optional capabilities
+(``CallsModels``, ``LabelledCeiling``) are declared by the system; see memory/base.py.
 """
 
-from mnemetric.longmemeval.memory.base import GRANULARITIES, MemorySystem, Retrieved, SessionStore, TextMemory
+from mnemetric.longmemeval.memory.base import (
+    GRANULARITIES,
+    CallsModels,
+    LabelledCeiling,
+    MemorySystem,
+    Retrieved,
+    SessionStore,
+    TextMemory,
+)
 
-__all__ = ["GRANULARITIES", "MemorySystem", "Retrieved", "SessionStore", "TextMemory"]
+__all__ = ["GRANULARITIES", "CallsModels", "LabelledCeiling", "MemorySystem", "Retrieved", "SessionStore",
+           "TextMemory"]

@@ -1,11 +1,29 @@
-"""The memory-system protocol and a small helper for systems that index text."""
+"""The memory-system protocol, its optional capabilities, and a small helper for systems that index text.
+
+Every system implements :class:`MemorySystem`. Two optional capabilities are declared by the
+system itself and honoured by the harness for any class that declares them (no concrete class
+is special-cased):
+
+* :class:`CallsModels` — the system calls a model (an embedding endpoint, an LLM); it defines
+  ``configure_llm(llm, stats)`` and is given the run's ``llm`` settings and usage counters once,
+  before the first question, so its calls spend under the run's budget and are counted.
+* :class:`LabelledCeiling` — a ceiling baseline allowed to rank by the labels. It still ranks
+  nothing by itself (it never sees a label): the harness replaces its ranking by the targets first,
+  in upstream corpus order, then the rest, as upstream's oracle retriever does
+  (src/retrieval/run_retrieval.py, xiaowu0162/LongMemEval @ 9e0b455f). Declared by inheriting
+  :class:`LabelledCeiling` or by a class attribute ``labelled_ceiling = True``.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from mnemetric.longmemeval.adapted import MemorySession, Query
+
+if TYPE_CHECKING:
+    from mnemetric.llm.budget import UsageStats
 
 from mnemetric.longmemeval.rules import GRANULARITIES  # noqa: E402 (re-exported)
 
@@ -35,6 +53,30 @@ class MemorySystem(Protocol):
 
     def retrieve(self, query: Query, granularity: str) -> list[Retrieved]:
         """Ranked items for the query, best first ("session" or "turn" granularity)."""
+
+
+@runtime_checkable
+class CallsModels(Protocol):
+    """Optional capability: the memory system calls a model (see the module docstring)."""
+
+    def configure_llm(self, llm: Mapping[str, Any], stats: UsageStats) -> None:
+        """Take the run's ``llm`` settings (concurrency, retries, budget, prices) and its usage counters."""
+
+
+class LabelledCeiling:
+    """Optional capability: a labelled ceiling (see the module docstring). Inherit to declare it."""
+
+    labelled_ceiling: ClassVar[bool] = True
+
+
+def calls_models(memory: object) -> bool:
+    """Whether ``memory`` declares :class:`CallsModels` (it defines ``configure_llm``)."""
+    return isinstance(memory, CallsModels)
+
+
+def is_labelled_ceiling(memory: object) -> bool:
+    """Whether ``memory`` declares :class:`LabelledCeiling` (``labelled_ceiling`` is exactly True)."""
+    return getattr(memory, "labelled_ceiling", False) is True
 
 
 @dataclass

@@ -2,10 +2,10 @@
 
 * ``full-context``: everything, newest first (the retrieve stage cuts it to the context budget).
 * ``none``: retrieves nothing (the reader answers from the question alone).
-* ``oracle``: the evidence first. It is the one system that may use labels, so it does not rank
-  by itself: the harness puts the targets first (in corpus order) and the rest after, as upstream's
-  oracle retriever does (run_retrieval.py @ 9e0b455f). The harness recognises this class (and only
-  this class) as the labelled ceiling.
+* ``oracle``: the evidence first. It declares the ``LabelledCeiling`` capability (memory/base.py),
+  so it does not rank by itself: the harness puts the targets first (in corpus order) and the rest
+  after, as upstream's oracle retriever does (run_retrieval.py @ 9e0b455f). Any system declaring
+  the capability gets the same treatment; the harness knows no concrete class.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mnemetric.longmemeval.adapted import MemorySession, Query
-from mnemetric.longmemeval.memory.base import Retrieved, TextMemory, check_granularity
+from mnemetric.longmemeval.memory.base import LabelledCeiling, Retrieved, TextMemory, check_granularity
 
 
 @dataclass
@@ -43,7 +43,7 @@ class NoMemory:
 
 
 @dataclass
-class Oracle(FullContext):
+class Oracle(FullContext, LabelledCeiling):
     """Ranks nothing itself; see the module docstring."""
 
     name: str = "oracle"

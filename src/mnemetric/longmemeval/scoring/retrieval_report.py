@@ -11,12 +11,14 @@ the same draws as scoring/retrieval_averaging.py ``bootstrap_ci``); each ``ci95`
 Two views: :func:`retrieval_metrics` is the detail (metrics/detail/retrieval.json);
 :func:`retrieval_headline` the headline (metrics/retrieval.json): for each rule, n and the
 recall_all@5/10 and ndcg_any@5/10 means (recall@5/10, ndcg@5/10 under the historical profile)
-at both levels, no interval.
+at both levels, no interval. :func:`retrieval_metric_files` builds the three files (headline,
+detail, plot rows) with their names and provenance, for the stage and `mnemetric score-retrieval`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from mnemetric.longmemeval.rules import QUESTION_TYPES
@@ -24,6 +26,9 @@ from mnemetric.longmemeval.scoring.retrieval_averaging import AVERAGING_RULES, a
 from mnemetric.stats import bootstrap_mean
 
 BOOTSTRAP_METHOD = "percentile bootstrap of the mean over questions (pooled)"
+BOOTSTRAP_NOTE = "percentile bootstrap of each mean over questions; a Mnemetric addition, not an upstream metric"
+NAME_KEYS = ("profile", "official_equivalence", "memory", "variant", "suite", "granularity")
+"""The keys both files start with (the headline holds these, then the rules)."""
 HEADLINE_METRICS = ("recall_all", "ndcg_any", "recall", "ndcg")
 HEADLINE_KS = (5, 10)
 LEVELS = ("session", "turn")
@@ -84,3 +89,38 @@ def recall_curve(block: Mapping[str, Any], metric: str = "recall_all") -> list[d
                   if name.startswith(f"{metric}@") and value is not None]
         rows += [{"granularity": level, "k": k, "recall": v} for k, v in sorted(points)]
     return rows
+
+
+@dataclass(frozen=True)
+class RetrievalMetricFiles:
+    """What a scored retrieval log gives: the three files, as JSON-ready values."""
+
+    headline: dict[str, Any]
+    """metrics/retrieval.json: NAME_KEYS, then per rule ``n`` and the headline means."""
+    detail: dict[str, Any]
+    """metrics/detail/retrieval.json: NAME_KEYS, memory_fingerprint, bootstrap, every mean per rule
+    with intervals and per-type blocks (+ ``per_question`` and ``questions`` when asked for)."""
+    plot: list[dict[str, Any]]
+    """Rows {granularity, k, recall} of recall_all@k (recall@k under a non-upstream profile), rule exclude_abs."""
+
+
+def retrieval_metric_files(scored: Mapping[str, Any], *, memory: str | None, variant: str | None,
+                           suite: str | None, memory_fingerprint: str | None, resamples: int, seed: int,
+                           per_question: bool = False) -> RetrievalMetricFiles:
+    """The headline, detail and plot rows of a ``score_retrieval_log`` result, in their key order.
+
+    ``per_question`` appends the per-question values (``per_question[qid][level][metric]``) and
+    ``questions[qid] = {question_type, has_user_target}`` to the detail."""
+    rules = retrieval_metrics(scored, resamples, seed)
+    detail: dict[str, Any] = {
+        "profile": scored["profile"], "official_equivalence": scored["official_equivalence"],
+        "memory": memory, "variant": variant, "suite": suite, "memory_fingerprint": memory_fingerprint,
+        "granularity": scored["granularity"],
+        "bootstrap": {"resamples": resamples, "seed": seed, "level": 0.95, "note": BOOTSTRAP_NOTE},
+        **rules,
+    }
+    if per_question:
+        detail |= {"per_question": scored["per_question"], "questions": scored["questions"]}
+    headline = {**{k: detail[k] for k in NAME_KEYS}, **retrieval_headline(rules)}
+    metric = "recall_all" if scored["official_equivalence"] else "recall"
+    return RetrievalMetricFiles(headline, detail, recall_curve(rules["exclude_abs"], metric))
