@@ -187,8 +187,8 @@ def test_a_plugin_that_raises_or_returns_the_wrong_type_is_named_with_the_questi
     assert all(n in text for n in needles), text
 
 
-def test_only_the_oracle_class_gets_the_labelled_ranking():
-    class Sneaky(FullContext):
+def test_a_system_that_does_not_declare_the_labelled_ceiling_keeps_its_own_ranking():
+    class Sneaky(FullContext):  # a look-alike attribute is no declaration (see memory/base.py LabelledCeiling)
         uses_labels = True
 
     rec = adapted(SAMPLE)[0]
