@@ -130,8 +130,8 @@ def test_run_with_no_memory_answers_unknown_everywhere(monkeypatch):
     assert reasons[0] == "data root not verified against the pinned dataset revision"
     assert not any(r.startswith("images off") for r in reasons)
     off = run_from_settings(settings | {"images": False}, {})
-    assert "images off: screenshots are not required to exist (upstream's runs use them)" in \
-        off.summary["official_equivalence"]["reasons"]
+    assert ("images off: screenshots and question images are not required to exist, and a missing question "
+            "image is left out (upstream's runs use them)") in off.summary["official_equivalence"]["reasons"]
 
 
 def test_manifest_names_the_components_and_the_custody_verdict():

@@ -123,3 +123,28 @@ def test_llm_run_on_the_local_server_marks_failures(tmp_path):
     assert run.summary["domains"]["web"]["failed"] == 1
     assert any("1 question(s) failed" in r for r in run.summary["official_equivalence"]["reasons"])
     assert sent == 7 + 3  # 7 reader requests (the null one once) + 3 judge calls (2 abstention, 1 gotchas)
+
+
+def test_images_off_leaves_a_missing_question_image_out(tmp_path):
+    import shutil
+
+    from mnemetric.errors import MnemetricError
+
+    root = tmp_path / "root"
+    shutil.copytree(SAMPLE, root)
+    image_questions = {q["id"]: q["image"] for q in map(json.loads, (root / "questions.jsonl").read_text().splitlines())
+                       if q["image"]}
+    assert set(image_questions) == {"mnv2-web-07", "mnv2-ent-07"}  # the sample's two image questions
+    for rel in image_questions.values():
+        (root / rel).unlink()
+
+    def go(images):
+        return run_v2(root, "small", factory=lambda: make_memory("bm25", root), memory_name="bm25",
+                      reader=OfflineReader(), checker=OfflineChecker(), counter=O200kCounter(), check_images=images)
+
+    with pytest.raises(MnemetricError):
+        go(True)  # with images on, a missing question image is a validation problem
+    rows = {r.question_id: r for rs in go(False).rows.values() for r in rs}
+    assert all(rows[q].question_image is None for q in image_questions)
+    kept = {q: r.question_image for q, r in rows.items() if r.question_image is not None}
+    assert kept == {}  # no other question of the sample has an image

@@ -104,12 +104,14 @@ def _row(base: dict[str, Any], mem: MemoryOutcome, rest: dict[str, Any] | None, 
 
 def run_domain(root: Path, domain: str, haystack: Path, factory: MemoryFactory, *, reader: Any, checker: Any,
                counter: TokenCounter, max_tokens: int, texts: ReaderTexts | None,
-               system: str) -> list[PerQuestionRow]:
-    """The per_question rows of one domain (module docstring)."""
+               system: str, images_on: bool = True) -> list[PerQuestionRow]:
+    """The per_question rows of one domain (module docstring). ``images_on`` False: a question image that
+    is not on disk is left out (the memory and the reader get the question text alone; not official)."""
     questions = _questions(root, domain)
     lists = read_haystack(haystack)
     trajectories = {t.id: t for t in iter_trajectories(root / TRAJECTORIES_FILE)}
-    images = [None if q.image is None else str(root / q.image) for q in questions]
+    images = [None if q.image is None or not (images_on or (root / q.image).exists()) else str(root / q.image)
+              for q in questions]
     mqs = [MemoryQuestion(q.id, q.question, img, lists[q.id]) for q, img in zip(questions, images)]
     outcomes = list(run_memory(factory, mqs, trajectories, system=system, counter=counter, max_tokens=max_tokens))
     replies = reader.answer_all([ReaderInput(domain, m.memory_context, q.question, img)
@@ -151,7 +153,8 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
     require_valid_root(root, haystack, check_images=check_images)
     hpath = haystack_path(root, haystack)
     rows = {d: run_domain(root, d, hpath, factory, reader=reader, checker=checker, counter=counter,
-                          max_tokens=max_tokens, texts=texts, system=memory_name) for d in domains}
+                          max_tokens=max_tokens, texts=texts, system=memory_name, images_on=check_images)
+            for d in domains}
     aggregated = {d: aggregate(r, file=f"{d} per_question rows") for d, r in rows.items()}
     combined = (combine_aggregates(aggregated["web"], aggregated["enterprise"])
                 if set(domains) == set(DOMAINS) else None)
@@ -173,7 +176,8 @@ def official_reasons(settings: Mapping[str, Any], rows: Mapping[str, list[PerQue
     if not data_verified:
         reasons.append("data root not verified against the pinned dataset revision")
     if not images:
-        reasons.append("images off: screenshots are not required to exist (upstream's runs use them)")
+        reasons.append("images off: screenshots and question images are not required to exist, and a missing "
+                       "question image is left out (upstream's runs use them)")
     if settings["tier"] is None:
         reasons.append(f"haystack {settings['haystack']!r} is not an official tier file")
     if set(settings["domains"]) != set(DOMAINS):
