@@ -10,9 +10,9 @@ Two checks, one description (the dataclasses below):
   sha256, known choices) and raises ``ConfigError(key, problem, fix)``; so does ``mnemetric
   compose`` before it writes params.yaml.
 
-Component sections (adapter, memory, reader, judge, benchmark) are open: their keys belong to the
-component, whose constructor checks them; only ``name`` (and ``_target_`` when present) are checked
-here.
+Component sections (adapter, memory, reader, judge, benchmark, and v2's memory, reader, checker,
+token_counter) are open: their keys belong to the component, whose constructor checks them; only
+``name`` (and ``_target_`` when present) are checked here.
 """
 
 from __future__ import annotations
@@ -109,9 +109,33 @@ class Variant:
     pin_source: str = MISSING
 
 
+@dataclass
+class V2:
+    """The ``v2`` option (conf/v2/*.yaml): a LongMemEval-V2 run. Its four component sub-sections are open
+    (checked as components: ``name``, ``_target_``); the rest is typed here."""
+
+    name: str = MISSING
+    source: str = field(default=MISSING, metadata=_spec(choices=("bundled", "huggingface")))
+    data_root: str = MISSING
+    haystack: str = MISSING
+    domains: list[str] = field(default_factory=list, metadata=_spec(choices=("web", "enterprise")))
+    max_tokens: int = field(default=MISSING, metadata=_spec(min=1))  # type: ignore[assignment]
+    images: bool = True
+    official: bool = False
+    repo: Optional[str] = None
+    revision: Optional[str] = field(default=None, metadata=_spec(pattern=r"^[0-9a-f]{40}$",
+                                                                 fix="the full 40-character commit hash"))
+    checksums_sha256: Optional[str] = field(default=None, metadata=SHA256)
+    memory: Any = None
+    reader: Any = None
+    checker: Any = None
+    token_counter: Any = None
+
+
+V2_COMPONENTS = ("memory", "reader", "checker", "token_counter")
 SECTIONS: dict[str, type] = {"retrieval": Retrieval, "llm": LLM, "scoring": Scoring, "suite": Suite,
-                             "variant": Variant, "errata": Errata}
-COMPONENTS = ("adapter", "memory", "reader", "judge", "benchmark", "v2")
+                             "variant": Variant, "errata": Errata, "v2": V2}
+COMPONENTS = ("adapter", "memory", "reader", "judge", "benchmark")
 """Open sections: the component's own constructor checks its keys."""
 
 
@@ -180,17 +204,27 @@ def check_dataclass(key: str, value: Any, cls: type) -> None:
         check_value(f"{key}.{name}", value[name], hints[name], dict(f.metadata))
 
 
+def _check_component(name: str, value: Any, fix: str = "every conf option names itself") -> None:
+    if not isinstance(value, dict):
+        raise ConfigError(name, f"expected a mapping, got {type(value).__name__} {value!r}", fix=fix)
+    if not isinstance(value.get("name"), str) or not value["name"]:
+        raise ConfigError(f"{name}.name", "missing or not a string", fix="every conf option names itself")
+    if "_target_" in value and not isinstance(value["_target_"], str):
+        raise ConfigError(f"{name}._target_", f"expected a dotted path, got {value['_target_']!r}")
+
+
 def check_section(name: str, value: Any) -> None:
     """Check one top-level section of params.yaml (``params.yaml <name>...`` in errors)."""
-    if name in SECTIONS:
+    if name == "v2":
+        check_dataclass(name, {k: v for k, v in value.items() if k not in V2_COMPONENTS}
+                        if isinstance(value, dict) else value, V2)
+        for group in V2_COMPONENTS:
+            _check_component(f"v2.{group}", value.get(group),
+                             fix=f"choose an option with -S v2/{group}=<option> (conf/v2/{group}/)")
+    elif name in SECTIONS:
         check_dataclass(name, value, SECTIONS[name])
     elif name in COMPONENTS:
-        if not isinstance(value, dict):
-            raise ConfigError(name, f"expected a mapping, got {type(value).__name__} {value!r}")
-        if not isinstance(value.get("name"), str) or not value["name"]:
-            raise ConfigError(f"{name}.name", "missing or not a string", fix="every conf option names itself")
-        if "_target_" in value and not isinstance(value["_target_"], str):
-            raise ConfigError(f"{name}._target_", f"expected a dotted path, got {value['_target_']!r}")
+        _check_component(name, value)
 
 
 def check_params(params: dict[str, Any], sections: typing.Iterable[str] | None = None) -> None:
@@ -214,7 +248,7 @@ class RunSchema:
     reader: Any = None
     judge: Any = None
     benchmark: Any = None
-    v2: Any = None
+    v2: V2 = field(default_factory=V2)
     retrieval: Retrieval = field(default_factory=Retrieval)
     errata: Errata = field(default_factory=Errata)
     llm: LLM = field(default_factory=LLM)
