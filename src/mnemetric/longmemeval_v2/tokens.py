@@ -18,9 +18,18 @@ evaluation/harness.py count_memory_context_tokens / truncate_memory_context (lin
 Counters (conf options under conf/v2/token_counter/, built by ``_target_``):
 :class:`QwenProcessorCounter` is the official one; it is loaded from a local folder or the
 Hugging Face cache only (``local_files_only``), never downloaded here, and needs ``transformers``,
-``pillow`` and ``torch``. :class:`O200kCounter` is an offline stand-in for the bundled sample: o200k_base
-tokens of each text item, plus a fixed count per image and per message (our numbers, not upstream's);
-a run that uses it is not official.
+``pillow``, ``torch`` and ``torchvision``. :class:`O200kCounter` is an offline stand-in for the bundled
+sample: o200k_base tokens of each text item, plus a fixed count per image and per message (our numbers,
+not upstream's); a run that uses it is not official.
+
+The Qwen/Qwen3.5-9B folder names a ``Qwen3VLProcessor`` (tokenizer, Qwen2-VL image processor, chat
+template, and a video processor that needs torchvision). Without a working torchvision,
+:func:`load_official_counter` builds that processor class from the folder's tokenizer, chat template and
+image processor with the video half left out (:func:`_processor_without_video`); the count still runs
+through the processor's own ``__call__`` (an image is ``t*h*w // merge_size**2`` placeholder tokens of its
+smart_resize grid, the same function in the pil and torchvision image processors). That counter is marked
+NOT official, its note says why: the equivalence is argued from transformers' code, not tested against the
+full processor.
 """
 
 from __future__ import annotations
@@ -35,7 +44,8 @@ from mnemetric.errors import ConfigError
 DEFAULT_MAX_TOKENS = 200_000
 OFFICIAL_PROCESSOR = "Qwen/Qwen3.5-9B"
 HOW_TO_GET_PROCESSOR = (
-    "install the counter's packages (pip install transformers pillow torch) and put the Qwen/Qwen3.5-9B "
+    "install the counter's packages (pip install transformers pillow torch torchvision, torchvision built "
+    "for the installed torch) and put the Qwen/Qwen3.5-9B "
     "processor files in the Hugging Face cache on a machine with network access "
     "(huggingface-cli download Qwen/Qwen3.5-9B --exclude '*.safetensors'), or pass the folder that holds "
     "them; until then use the o200k counter and the run is marked not official")
@@ -123,9 +133,75 @@ def load_official_counter(path: str | os.PathLike[str] | None = None,
         processor = AutoProcessor.from_pretrained(source, local_files_only=True)
     except (OSError, ValueError) as exc:
         raise ConfigError("token_counter", f"the {OFFICIAL_PROCESSOR} processor is not available locally "
-                          f"({source}): {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-                          fix=HOW_TO_GET_PROCESSOR) from None
+                          f"({source}): {_first_line(exc)}", fix=HOW_TO_GET_PROCESSOR) from None
+    except (ImportError, RuntimeError) as exc:  # a sub-processor's backend (torchvision) is missing or broken
+        processor = _processor_without_video(source, exc)
+        note = (f"the {OFFICIAL_PROCESSOR} processor was loaded without its video processor ({_first_line(exc)}): "
+                "same tokenizer, chat template and image processor, not verified against the full processor; "
+                "install torchvision built for the installed torch for the official counter")
+        return QwenProcessorCounter(processor, source, name=f"{name}-no-video", official=False, note=note)
     return QwenProcessorCounter(processor, source, name=name)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _processor_without_video(source: str, cause: BaseException) -> Any:
+    """The folder's ``Qwen3VLProcessor`` built from its tokenizer (with the chat template) and image processor,
+    with no video processor: the attributes ``Qwen3VLProcessor.__init__`` (transformers 5) sets, without its
+    class check of the video half (which fails when torchvision is missing). Another class: ConfigError."""
+    import transformers
+    from transformers import AutoImageProcessor, AutoTokenizer
+
+    declared = _declared_processor_class(source)
+    if declared != "Qwen3VLProcessor":
+        raise ConfigError("token_counter", f"the processor at {source} needs a missing package "
+                          f"({_first_line(cause)}) and is {declared or 'of an unknown class'}, not the "
+                          "Qwen3VLProcessor of Qwen/Qwen3.5-9B", fix=HOW_TO_GET_PROCESSOR) from None
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
+        image_processor = AutoImageProcessor.from_pretrained(source, local_files_only=True)
+    except (OSError, ValueError, ImportError) as exc:
+        raise ConfigError("token_counter", f"the {OFFICIAL_PROCESSOR} processor at {source} cannot be loaded "
+                          f"({_first_line(exc)})", fix=HOW_TO_GET_PROCESSOR) from None
+    processor = transformers.Qwen3VLProcessor.__new__(transformers.Qwen3VLProcessor)
+    processor.tokenizer, processor.image_processor, processor.video_processor = tokenizer, image_processor, None
+    processor.chat_template = tokenizer.chat_template
+    for kind, default in (("image", "<|image_pad|>"), ("video", "<|video_pad|>"),
+                          ("vision_start", "<|vision_start|>"), ("vision_end", "<|vision_end|>")):
+        token = getattr(tokenizer, f"{kind}_token", None) or default
+        setattr(processor, f"{kind}_token", token)
+        setattr(processor, f"{kind}_token_id",
+                getattr(tokenizer, f"{kind}_token_id", None) or tokenizer.convert_tokens_to_ids(token))
+    return processor
+
+
+def _declared_processor_class(source: str) -> str | None:
+    """``processor_class`` of processor_config.json, else preprocessor_config.json, else tokenizer_config.json
+    of the folder (or HF cache snapshot); None when none says."""
+    import json
+
+    for file_name in ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json"):
+        path = _local_file(source, file_name)
+        if path is not None:
+            with open(path, encoding="utf-8") as fh:
+                declared = json.load(fh).get("processor_class")
+            if declared:
+                return str(declared)
+    return None
+
+
+def _local_file(source: str, file_name: str) -> str | None:
+    """``file_name`` in the folder ``source``, or in the HF cache snapshot of repo id ``source``; None if absent."""
+    if os.path.isdir(source):
+        path = os.path.join(source, file_name)
+        return path if os.path.isfile(path) else None
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(source, file_name)
+    return found if isinstance(found, str) else None
 
 
 def auto_counter(path: str | os.PathLike[str] | None = None, name: str = "auto") -> TokenCounter:
