@@ -5,10 +5,12 @@ Qwen3-VL video processor config and processor_config.json naming ``Qwen3VLProces
 
 Counted as upstream counts (LongMemEval-V2 evaluation/harness.py count_memory_context_tokens @ be15ea6):
 the items as ONE user message of text parts and image placeholders, the chat template rendered without a
-generation prompt, the processor run on the text and the RGB images, len(input_ids). Expected values are
-worked by hand and by a naive count written here: the word-level vocabulary and whitespace pre-tokenizer make
-every word one token, and an image of height H, width W is round(H/32)*round(W/32) placeholder tokens
-(patch 16, merge 2, bounds that never rescale these sizes) between vision start/end markers.
+generation prompt, the processor run on the text and the RGB images, len(input_ids). The folder declares
+the tokenizer class (Qwen3_5Tokenizer, and Qwen2Tokenizer as Qwen releases often do), so transformers builds
+the real byte-level BPE pipeline from our vocabulary and merges. Expected values are worked by hand and by a
+naive count written here: each of WORDS is one token, other text one token per byte; an image of height H,
+width W is round(H/32)*round(W/32) placeholder tokens (patch 16, merge 2, bounds that never rescale these
+sizes) between vision start/end markers.
 
 Skipped, with the reason, when transformers / pillow / torch are not importable; no marker, so the plain
 suite runs it wherever the packages are installed.
@@ -28,15 +30,18 @@ pytest.importorskip("PIL", reason="the official token counter needs pillow (not 
 pytest.importorskip("torch", reason="the official token counter needs torch (not installed)")
 
 from PIL import Image  # noqa: E402
-from tokenizers import AddedToken, Tokenizer  # noqa: E402
-from tokenizers.models import WordLevel  # noqa: E402
-from tokenizers.pre_tokenizers import Whitespace  # noqa: E402
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, normalizers, pre_tokenizers  # noqa: E402
+from tokenizers.models import BPE  # noqa: E402
 
 from mnemetric.longmemeval_v2.tokens import auto_counter, fit_to_budget, load_official_counter  # noqa: E402
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
            "<|video_pad|>"]
-WORDS = ["[UNK]", "user", "free", "shipping", "on", "orders", "Meadow", "Post", "."]
+WORDS = ["user", "free", "Ġshipping", "Ġon", "Ġorders", "Meadow", "ĠPost", "Ġ."]
+"""Whole-word tokens (byte-level spelling: Ġ is a leading space); any other text falls apart into its bytes."""
+PRETOKENIZE = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"""
+               r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+"""A Qwen-style split rule (transformers rebuilds the pre-tokenizer from the declared class anyway)."""
 TEMPLATE = (
     "{%- for message in messages -%}"
     "{{- '<|im_start|>' + message.role + '\\n' -}}"
@@ -48,20 +53,39 @@ TEMPLATE = (
     "{{- '<|im_end|>\\n' -}}"
     "{%- endfor -%}"
     "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}")
+"""Ours, in the Qwen chat markup: <|im_start|>role NEWLINE content <|im_end|> NEWLINE; an image part is
+<|vision_start|><|image_pad|><|vision_end|>, which the processor expands to the image's tokens."""
 IMAGE_CONFIG = {"patch_size": 16, "temporal_patch_size": 2, "merge_size": 2,
                 "size": {"shortest_edge": 32 * 32, "longest_edge": 4096 * 4096},
                 "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "processor_class": "Qwen3VLProcessor"}
 
 
-def write_processor(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    tokenizer = Tokenizer(WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="[UNK]"))
-    tokenizer.pre_tokenizer = Whitespace()
+def byte_level_bpe() -> Tokenizer:
+    """A byte-level BPE: the 256 byte symbols, and for each of WORDS the chain of merges that builds it."""
+    vocab = {ch: i for i, ch in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    merges: list[tuple[str, str]] = []
+    for word in WORDS:
+        built = word[0]
+        for ch in word[1:]:
+            merges.append((built, ch))
+            built += ch
+            vocab.setdefault(built, len(vocab))
+    tokenizer = Tokenizer(BPE(vocab=vocab, merges=merges))
+    tokenizer.normalizer = normalizers.NFC()
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(PRETOKENIZE), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tokenizer.decoder = decoders.ByteLevel()
     tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIAL])
-    tokenizer.save(str(folder / "tokenizer.json"))
+    return tokenizer
+
+
+def write_processor(folder: Path, tokenizer_class: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    byte_level_bpe().save(str(folder / "tokenizer.json"))
     (folder / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "PreTrainedTokenizerFast", "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>",
-        "unk_token": "[UNK]", "model_max_length": 262144, "processor_class": "Qwen3VLProcessor"}))
+        "tokenizer_class": tokenizer_class, "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>",
+        "unk_token": None, "model_max_length": 262144, "processor_class": "Qwen3VLProcessor"}))
     (folder / "chat_template.jinja").write_text(TEMPLATE)
     (folder / "preprocessor_config.json").write_text(json.dumps(
         {"image_processor_type": "Qwen2VLImageProcessor", **IMAGE_CONFIG}))
@@ -71,9 +95,9 @@ def write_processor(folder: Path) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory) -> Path:
-    return write_processor(tmp_path_factory.mktemp("qwen-like-processor"))
+@pytest.fixture(scope="module", params=["Qwen3_5Tokenizer", "Qwen2Tokenizer"])
+def folder(request, tmp_path_factory) -> Path:
+    return write_processor(tmp_path_factory.mktemp("qwen-like-processor"), request.param)
 
 
 @pytest.fixture(scope="module")
@@ -120,36 +144,42 @@ def test_loads_from_a_local_folder_and_says_how_it_was_loaded(counter, folder):
 
 def test_worked_counts(counter, images):
     assert counter.count([]) == 0
-    # <|im_start|> user free shipping <|im_end|>  (the newlines are not tokens here)
-    assert counter.count([text("free shipping")]) == 5
-    # + <|vision_start|> 2 pads <|vision_end|>: 32x64 is a 2x4 patch grid, 8 patches / merge 2*2 = 2 tokens
-    assert counter.count([text("free shipping "), image(images[(32, 64)]), text("Meadow Post .")]) == 5 + 4 + 3
+    # <|im_start|> user NEWLINE free Ġshipping <|im_end|> NEWLINE: template 5 + text 2
+    assert counter.count([text("free shipping")]) == 7
+    # + the trailing space (its own token) + <|vision_start|> 2 pads <|vision_end|>: 32x64 is a 2x4 patch grid,
+    # 8 patches / merge 2*2 = 2 tokens; then Meadow ĠPost Ġ.
+    assert counter.count([text("free shipping "), image(images[(32, 64)]), text("Meadow Post .")]) == 5 + 3 + 4 + 3
     # 50x100 (RGBA, converted to RGB) resizes to 64x96 (round(50/32)=2, round(100/32)=3): 4x6 patches -> 6 tokens
-    assert counter.count([image(images[(50, 100)])]) == 3 + 2 + 6
+    assert counter.count([image(images[(50, 100)])]) == 5 + 2 + 6
     # 96x32 (palette PNG): 3x1 merged cells -> 3 tokens
-    assert counter.count([image(images[(96, 32)]), image(images[(32, 64)])]) == 3 + (2 + 3) + (2 + 2)
+    assert counter.count([image(images[(96, 32)]), image(images[(32, 64)])]) == 5 + (2 + 3) + (2 + 2)
 
 
 def test_text_parts_are_joined_without_a_separator(counter):
-    # upstream renders the parts back to back: "free" + "shipping" become the one unknown word "freeshipping"
-    assert counter.count([text("free"), text("shipping")]) == 4
-    assert counter.count([text("free "), text("shipping")]) == 5
+    # upstream renders the parts back to back: "free" + "shipping" is the word "freeshipping": free + 8 bytes
+    assert counter.count([text("free"), text("shipping")]) == 5 + 1 + 8
+    assert counter.count([text("free "), text("shipping")]) == 5 + 2
+
+
+TEXT_TOKENS = {"free shipping.": 3, "Meadow Post.": 3, "free on orders.": 4, "zz.": 3}
+"""Texts that start with a word and end with ".", so that back to back they split where the items do; their
+tokens by hand (free Ġshipping . | Meadow ĠPost . | free Ġon Ġorders . | z z .)."""
 
 
 def naive_count(items, sizes) -> int:
     if not items:
         return 0
-    total = 3  # <|im_start|>, "user", <|im_end|>
+    total = 5  # <|im_start|> user NEWLINE ... <|im_end|> NEWLINE
     for item in items:
         if item["type"] == "text":
-            total += len(item["value"].split())
+            total += TEXT_TOKENS[item["value"]]
         else:
             height, width = sizes[item["value"]]
             total += 2 + round(height / 32) * round(width / 32)
     return total
 
 
-TEXTS = ["free ", "shipping on orders ", "Meadow Post . ", "unknown words here "]
+TEXTS = sorted(TEXT_TOKENS)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -167,9 +197,25 @@ def test_count_and_cut_equal_a_naive_count(counter, images, picks, budget):
 
 
 def test_worked_cut(counter, images):
-    items = [text("free shipping "), image(images[(50, 100)]), text("Meadow Post "), image(images[(32, 64)])]
-    # prefix counts: 0, 5, 13, 15, 19 -> a budget of 14 keeps the first two items (13 tokens)
-    kept, original, final = fit_to_budget(items, 14, counter.count)
-    assert (kept, original, final) == (items[:2], 19, 13)
-    assert fit_to_budget(items, 19, counter.count) == (items, 19, 19)
-    assert fit_to_budget(items, 4, counter.count) == ([], 19, 0)
+    items = [text("free shipping."), image(images[(50, 100)]), text("Meadow Post."), image(images[(32, 64)])]
+    # prefix counts: 0, 8, 16, 19, 23 -> a budget of 18 keeps the first two items (16 tokens)
+    kept, original, final = fit_to_budget(items, 18, counter.count)
+    assert (kept, original, final) == (items[:2], 23, 16)
+    assert fit_to_budget(items, 23, counter.count) == (items, 23, 23)
+    assert fit_to_budget(items, 7, counter.count) == ([], 23, 0)
+
+
+def test_another_processor_class_without_its_backend_is_a_config_error(tmp_path):
+    if torchvision_works():
+        pytest.skip("torchvision works here: every processor loads whole")
+    from mnemetric.errors import ConfigError
+
+    folder = write_processor(tmp_path / "qwen2-vl-like", "Qwen2Tokenizer")
+    for name in ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json"):
+        path = folder / name
+        path.write_text(path.read_text().replace("Qwen3VLProcessor", "Qwen2VLProcessor"))
+    (folder / "video_preprocessor_config.json").write_text(
+        (folder / "video_preprocessor_config.json").read_text().replace("Qwen3VLVideoProcessor", "Qwen2VLVideoProcessor"))
+    with pytest.raises(ConfigError) as err:
+        load_official_counter(folder)
+    assert "not the Qwen3VLProcessor" in str(err.value) and "torchvision" in str(err.value)
