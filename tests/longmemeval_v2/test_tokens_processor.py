@@ -214,8 +214,8 @@ def test_another_processor_class_without_its_backend_is_a_config_error(tmp_path)
     for name in ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json"):
         path = folder / name
         path.write_text(path.read_text().replace("Qwen3VLProcessor", "Qwen2VLProcessor"))
-    (folder / "video_preprocessor_config.json").write_text(
-        (folder / "video_preprocessor_config.json").read_text().replace("Qwen3VLVideoProcessor", "Qwen2VLVideoProcessor"))
+    video = folder / "video_preprocessor_config.json"
+    video.write_text(video.read_text().replace("Qwen3VLVideoProcessor", "Qwen2VLVideoProcessor"))
     with pytest.raises(ConfigError) as err:
         load_official_counter(folder)
     assert "not the Qwen3VLProcessor" in str(err.value) and "torchvision" in str(err.value)
