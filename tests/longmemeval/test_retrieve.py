@@ -8,10 +8,20 @@ import pytest
 
 from mnemetric.errors import ConfigError, PluginError
 from mnemetric.llm.budget import UsageStats
+from mnemetric.longmemeval.adapted import SessionAdapter
+from mnemetric.longmemeval.instance import load_instances
 from mnemetric.longmemeval.memory.simple import FullContext
 from mnemetric.longmemeval.retrieve import check_retrieval_settings, write_retrieval
 
-from tests.longmemeval.test_harness import INSTANCE, record  # noqa: F401 (fixture)
+from tests.longmemeval.test_harness import INSTANCE
+
+
+@pytest.fixture()
+def record(tmp_path):
+    """test_harness's hand-written instance (three sessions, answer_x the oldest), adapted."""
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps([INSTANCE]))
+    return SessionAdapter("session-v3", "mnemetric.longmemeval-session/v3").adapt(load_instances(path)[0], 0)
 
 
 class Recording(FullContext):

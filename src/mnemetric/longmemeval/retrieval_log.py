@@ -23,7 +23,10 @@ from mnemetric.errors import InputError
 from mnemetric.io import read_jsonl, require_file, write_json_atomic
 from mnemetric.longmemeval.rules import GRANULARITIES
 from mnemetric.longmemeval.scoring.retrieval import DEFAULT_KS
-from mnemetric.longmemeval.scoring.retrieval_averaging import average_exclude_abs, average_exclude_abs_and_no_user_target
+from mnemetric.longmemeval.scoring.retrieval_averaging import (
+    average_exclude_abs,
+    average_exclude_abs_and_no_user_target,
+)
 from mnemetric.longmemeval.scoring.retrieval_corpus import has_user_target, haystack_corpus, targets
 from mnemetric.longmemeval.scoring.retrieval_profiles import RetrievalProfile, get_profile
 from mnemetric.longmemeval.scoring.retrieval_report import RetrievalMetricFiles, retrieval_metric_files
