@@ -1,4 +1,8 @@
-"""The `crosscheck` command: upstream's own scoring scripts, unchanged, against our numbers."""
+"""The `crosscheck` command: upstream's own scoring scripts, unchanged, against our numbers.
+
+The LongMemEval family's cross-check: scripts, pins, lock and our side of each comparison come from
+:data:`mnemetric.longmemeval.family.CROSSCHECK`, passed to :func:`mnemetric.custody.crosscheck.crosscheck`.
+"""
 
 from __future__ import annotations
 

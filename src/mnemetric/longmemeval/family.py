@@ -21,7 +21,8 @@ from typing import Any
 
 from mnemetric.family import CrosscheckSpec, OfficialProtocol, TaskMetric
 from mnemetric.longmemeval.hypotheses import read_judged, read_reference_minimal
-from mnemetric.longmemeval.judge.upstream_prompts import PROMPT_SET_SHA256, REVISION, SHA256, UPSTREAM_REPO
+from mnemetric.longmemeval.judge.upstream_file import REVISION, SHA256, UPSTREAM_REPO
+from mnemetric.longmemeval.judge.upstream_prompts import PROMPT_SET_SHA256
 from mnemetric.longmemeval.retrieval_log import score_retrieval_log
 from mnemetric.longmemeval.rules import OFFICIAL_JUDGE_MODEL, OFFICIAL_JUDGE_PARAMS, QUESTION_TYPES
 from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES as PRINT_ORDER
