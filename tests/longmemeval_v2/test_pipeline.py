@@ -150,3 +150,29 @@ def test_manifest_names_the_components_and_the_custody_verdict():
     sample = v2_manifest(compose()["v2"], summary, "p")
     assert (sample["reader"], sample["judge"]["kind"], sample["variant"]["sha256_verified"]) == (
         {"name": "offline", "model": None}, "offline", False)
+
+
+@pytest.mark.skipif(not os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"),
+                    reason="set MNEMETRIC_LONGMEMEVAL_V2_DIR to a LongMemEval-V2 checkout at be15ea6 (the reader and "
+                           "checker prompts are read from the pinned files)")
+def test_the_llm_options_run_the_sample_against_a_local_server_and_a_rerun_sends_nothing(tmp_path, monkeypatch):
+    from tests.support.openai_server import FakeOpenAIServer
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    settings = compose(["v2/reader=openai", "v2/checker=llm", "v2.domains=[web]"])["v2"]
+    with FakeOpenAIServer(reply=lambda messages: '{"label": 1} \\boxed{Meadow Post}') as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        first = run_from_settings(settings, {"max_concurrency": 4})
+        sent = server.count
+        again = run_from_settings(settings, {"max_concurrency": 4})
+        assert server.count == sent  # every request served from the cache
+    rows = first.rows["web"]
+    llm_rows = [r for r in rows if r.eval_function.split("|")[0] in ("llm_abstention_checker", "llm_gotchas_checker")]
+    assert sent == len(rows) + len(llm_rows) and llm_rows  # one reader request per question + one per LLM check
+    assert [r.score for r in again.rows["web"]] == [r.score for r in rows]
+    assert all(r.response_parsed_boxed == "Meadow Post" for r in rows)
+    reasons = first.summary["official_equivalence"]["reasons"]
+    assert not any(r.startswith(("reader ", "checker ")) for r in reasons)  # the official reader and judge
+    assert any(r.startswith("token counter 'o200k-standin'") for r in reasons)
