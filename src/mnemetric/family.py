@@ -70,6 +70,9 @@ class CrosscheckSpec:
     {metric: value}}}}``; ``judged_labels(path)`` -> [(question_id, label, model)];
     ``reference_types(path)`` -> {question_id: question_type}; ``qa_estimates(pairs, types, file)``
     -> ``{"per_type": {type: {"accuracy", "n"}}, "task_averaged", "overall", "abstention": {"accuracy", "n"}}``.
+    The script outputs are parsed in the layouts of LongMemEval's print_retrieval_metrics.py and
+    print_qa_metrics.py (:mod:`mnemetric.custody.crosscheck`); a family whose scripts print otherwise
+    needs its own parser there.
     """
 
     repo: str
@@ -84,6 +87,8 @@ class CrosscheckSpec:
     """Metric names the retrieval script prints per level."""
     question_types: tuple[str, ...]
     judge_model: str
+    judge_alias: str
+    """The model alias the judge script takes as its first argument; it writes ``HYP.eval-results-<alias>``."""
     score_retrieval: Callable[[Path, str], Mapping[str, Any]]
     judged_labels: Callable[[Path], list[tuple[str, bool, str | None]]]
     reference_types: Callable[[Path], Mapping[str, str]]
@@ -131,7 +136,9 @@ def build_family(section: Mapping[str, Any], where: str = "benchmark") -> Family
 
 
 def conf_families(conf_dir: str | Path | None = None) -> tuple[Family, ...]:
-    """Every option of the ``benchmark`` conf group (the packaged conf/ by default), built, in name order."""
+    """Every option of the ``benchmark`` conf group (the packaged conf/ by default), built, in name order.
+
+    Each option file is read as plain YAML (a benchmark option holds no interpolation)."""
     import yaml
 
     from mnemetric.config import package_conf_dir

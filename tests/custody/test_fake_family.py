@@ -210,7 +210,12 @@ def standins(root: Path, recall: str = "0.5") -> dict[str, str]:
         RETRIEVAL: f"print('Session-level metrics: recall_all@5 = {recall}')\nprint('Turn-level metrics: ')\n",
         QA: "print('\\teasy: 0.5 (2)')\nprint('\\thard: 1.0 (1)')\nprint('Task-averaged Accuracy: 0.75')\n"
             "print('Overall Accuracy: 0.6667')\nprint('Abstention Accuracy: nan (0)')\n",
-        JUDGE: "raise SystemExit('not run without an endpoint')\n",
+        JUDGE: ("import json, sys\nalias, hyp, ref = sys.argv[1:4]\n"  # labels every question but q2 correct
+                "rows = [json.loads(x) for x in open(hyp) if x.strip()]\n"
+                "with open(hyp + '.eval-results-' + alias, 'w') as out:\n"
+                "    for r in rows:\n"
+                "        out.write(json.dumps({'qid': r['qid'], 'ok': r['qid'] != 'q2', 'by': 'judge-7'}) + '\\n')\n"
+                "print('Accuracy: 0.6667')\n"),
     }
     for rel, text in scripts.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -222,7 +227,7 @@ def spec(pins: dict[str, str], lock: Path) -> CrosscheckSpec:
     return CrosscheckSpec(repo="quiz/upstream", revision="rev-quiz", retrieval_script=RETRIEVAL, qa_script=QA,
                           judge_script=JUDGE, pinned_sha256=pins, lock=lock,
                           printed={"session": ("recall_all@5",), "turn": ()}, question_types=("easy", "hard"),
-                          judge_model="judge-7", score_retrieval=score_retrieval, judged_labels=judged_labels,
+                          judge_model="judge-7", judge_alias="j7", score_retrieval=score_retrieval, judged_labels=judged_labels,
                           reference_types=reference_types, qa_estimates=qa_estimates)
 
 
@@ -283,3 +288,20 @@ def test_labels_by_another_judge_are_refused_naming_quiz_s_model(quiz_files):
     with pytest.raises(InputError, match="'judge-7': upstream print_qa.py asserts every label is by judge-8"):
         crosscheck(checkout, replace(spec(pins, tmp / "lock.txt"), judge_model="judge-8"), judged=judged,
                    reference=ref, python=sys.executable)
+
+
+def test_the_judge_script_runs_with_quiz_s_alias_when_an_endpoint_is_configured(quiz_files, monkeypatch):
+    tmp, _, judged, ref = quiz_files
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # read only to record it; the stand-in sends nothing
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    hyp = tmp / "hyp.jsonl"
+    hyp.write_text("".join(json.dumps({"qid": q, "hypothesis": "x"}) + "\n" for q in ("q1", "q2", "q3")))
+    checkout = tmp / "checkout"
+    pins = standins(checkout)
+    ev = crosscheck(checkout, spec(pins, tmp / "lock.txt"), judged=judged, reference=ref, hypotheses=hyp,
+                    python=sys.executable)
+    judge = {c["metric"]: (c["ours"], c["upstream"]) for c in ev["checks"] if c["script"] == "judge.py"}
+    # ours: q1 yes, q2 no, q3 yes (judged.jsonl); the stand-in wrote hyp.jsonl.eval-results-j7 with the same;
+    # accuracy 2/3 -> 0.6667 on both sides
+    assert judge == {"label.q1": (1, 1), "label.q2": (0, 0), "label.q3": (1, 1), "accuracy": (0.6667, 0.6667)}
+    assert ev["not_run"] == [] and ev["judge_endpoint"] == "http://127.0.0.1:9/v1" and ev["agree"] is True

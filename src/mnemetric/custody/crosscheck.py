@@ -234,7 +234,7 @@ def judge_checks(python: str | Path, script: Path, hypotheses: Path, judged: Pat
                  timeout: float, spec: CrosscheckSpec) -> list[Check]:
     """``evaluate_qa.py gpt-4o HYP REF`` against the configured endpoint vs the labels of ``judged``.
 
-    Upstream writes HYP.eval-results-gpt-4o next to HYP, so HYP is copied into a temporary folder
+    Upstream writes HYP.eval-results-<alias> next to HYP, so HYP is copied into a temporary folder
     first. One check per question (label 1/0; None on the side that lacks it) plus the printed
     "Accuracy:" (micro mean, 4 decimals). Upstream retries failed requests forever: ``timeout``.
     """
@@ -242,8 +242,8 @@ def judge_checks(python: str | Path, script: Path, hypotheses: Path, judged: Pat
     with tempfile.TemporaryDirectory(prefix="mnemetric-crosscheck-") as tmp:
         copy = Path(tmp) / hypotheses.name
         shutil.copyfile(hypotheses, copy)
-        out = run_script(python, script, ["gpt-4o", copy, reference.resolve()], timeout=timeout)
-        theirs = {q: int(label) for q, label, _ in spec.judged_labels(Path(f"{copy}.eval-results-gpt-4o"))}
+        out = run_script(python, script, [spec.judge_alias, copy, reference.resolve()], timeout=timeout)
+        theirs = {q: int(label) for q, label, _ in spec.judged_labels(Path(f"{copy}.eval-results-{spec.judge_alias}"))}
     printed = re.search(r"^Accuracy: (\S+)$", out, re.M)
     if printed is None:
         raise PluginError(f"upstream {script.name}", "output", f"no 'Accuracy:' line: {out[-200:]!r}")

@@ -82,7 +82,7 @@ CROSSCHECK = CrosscheckSpec(
         "session": ("recall_all@5", "ndcg_any@5", "recall_all@10", "ndcg_any@10"),
         "turn": ("recall_all@5", "ndcg_any@5", "recall_all@10", "ndcg_any@10", "recall_all@50", "ndcg_any@50"),
     }),
-    question_types=PRINT_ORDER, judge_model=OFFICIAL_JUDGE_MODEL, score_retrieval=score_retrieval,
+    question_types=PRINT_ORDER, judge_model=OFFICIAL_JUDGE_MODEL, judge_alias="gpt-4o", score_retrieval=score_retrieval,
     judged_labels=judged_labels, reference_types=reference_types, qa_estimates=qa_estimates,
 )
 
