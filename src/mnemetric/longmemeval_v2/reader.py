@@ -36,7 +36,7 @@ from typing import Any
 
 from mnemetric.llm import ChatResult, LLMClient, LLMRequestError
 from mnemetric.longmemeval_v2.checkers import extract_boxed_answer, is_unknown
-from mnemetric.longmemeval_v2.requests import READER_MODEL, reader_messages, reader_params
+from mnemetric.longmemeval_v2.requests import READER_MODEL, READER_TEXT_FROM, reader_messages, reader_params
 from mnemetric.longmemeval_v2.upstream_text import ReaderTexts
 
 __all__ = ["OfflineReader", "OpenAIReader", "ReaderInput", "ReaderReply", "extract_boxed_answer", "is_unknown",
@@ -66,10 +66,6 @@ class ReaderReply:
     @property
     def response_parsed_boxed(self) -> str | None:
         return None if self.response_raw is None else extract_boxed_answer(self.response_raw)
-
-
-READER_TEXT_FROM = "content_or_reasoning"
-"""The client's reply-text rule for the reader: upstream's content, else text parts, else reasoning."""
 
 
 def _usage(prompt: int, completion: int) -> dict[str, int]:

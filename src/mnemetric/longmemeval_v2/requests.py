@@ -45,6 +45,7 @@ from typing import Any
 
 from mnemetric.errors import ConfigError, PluginError
 from mnemetric.io import require_file
+from mnemetric.llm.replies import message_text
 from mnemetric.longmemeval_v2.upstream_text import CheckerTexts, ReaderTexts
 
 READER_MODEL = "Qwen/Qwen3.5-9B"
@@ -52,6 +53,8 @@ READER_TEMPERATURE = 0.6
 READER_TOP_P = 0.95
 READER_TOP_K = 20
 READER_MAX_TOKENS = 20_000
+READER_TEXT_FROM = "content_or_reasoning"
+"""The client's reply-text rule for the reader: upstream's content, else text parts, else reasoning."""
 CHECKER_MODEL = "gpt-5.2"
 CHECKER_REASONING_EFFORT = "medium"
 CHECKER_MAX_COMPLETION_TOKENS = 4096
@@ -145,19 +148,13 @@ def reader_params(model: str = READER_MODEL, *, base_url: str | None, temperatur
 
 
 def response_text(message: Mapping[str, Any]) -> str | None:
-    """The reader's answer text from a choice's ``message`` dict (see module doc); None when empty."""
-    content = message.get("content")
-    if isinstance(content, str) and content.strip():
-        return content.strip()
-    if isinstance(content, list):
-        texts = [p.get("text") for p in content if isinstance(p, Mapping)]
-        joined = "\n".join(t.strip() for t in texts if isinstance(t, str) and t.strip()).strip()
-        if joined:
-            return joined
-    reasoning = message.get("reasoning")
-    if isinstance(reasoning, str) and reasoning.strip():
-        return reasoning.strip()
-    return None
+    """The reader's answer text from a choice's ``message`` dict (see module doc); None when empty.
+
+    The rule is the LLM client's ``text_from="content_or_reasoning"`` (:func:`mnemetric.llm.replies.message_text`),
+    the one the reader sends its requests with; this is its plain-text view for callers holding a message dict.
+    """
+    found = message_text(message, READER_TEXT_FROM)
+    return found[0] if found else None
 
 
 def _stripped(value: Any) -> str:
