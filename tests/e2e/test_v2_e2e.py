@@ -59,3 +59,21 @@ def test_official_tier_fails_closed_before_any_download(dvc_repo):
     assert "-S v2.images=false" in text and "-S v2.checksums_sha256=" in text
     assert not (dvc_repo.path / "data" / "v2" / "small").exists()
     assert not (dvc_repo.path / "data" / "custody" / "v2-small.json").exists()
+
+
+def test_official_text_only_tier_downloads_from_hf_endpoint_and_refuses_bytes_that_are_not_the_pinned_ones(dvc_repo):
+    """-S v2.images=false: nothing needs the unpinned checksums file, so v2_prepare downloads the tier's files
+    from HF_ENDPOINT; bytes that do not hash to the pin are refused and nothing is recorded as verified."""
+    base = f"/datasets/{DATA_PINS.repo}/resolve/{DATA_PINS.revision}/"
+    with FileServer() as server:
+        for f in ("questions.jsonl", "trajectories.jsonl", "haystacks/lme_v2_small.json"):
+            server.files[base + f] = b"not the pinned bytes\n"
+        done = dvc_repo.dvc("exp", "run", "-S", "v2=small", "-S", "v2.images=false", "v2_prepare", check=False,
+                            env={"HF_ENDPOINT": server.url, "OPENAI_API_KEY": ""})
+        asked = [r["path"] for r in server.requests]
+    text = done.stdout + done.stderr
+    assert done.returncode != 0 and "Traceback" not in text
+    assert asked == [base + "questions.jsonl"]  # the first file, refused: the run stops there
+    assert "questions.jsonl" in text and "0a3ae5ebea938c24d7800e1e0b0828e08ae1646f939a53853b2b8cdc08e292b7" in text
+    assert not (dvc_repo.path / "data" / "v2" / "small" / "questions.jsonl").exists()
+    assert not (dvc_repo.path / "data" / "custody" / "v2-small.json").exists()
