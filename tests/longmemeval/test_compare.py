@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemetric.errors import ConfigError, InputError
+from mnemetric.longmemeval.judgments import JudgeCall, JudgeParams, JudgeTrace
 from mnemetric.longmemeval.compare import (
     KEY_LABELS,
     NotComparable,
@@ -143,12 +144,14 @@ def test_keys_from_params_metrics_and_judged_lines():
               "reader": {"_target_": "x.Reader", "name": "openai", "model": "gpt", "temperature": 0},
               "retrieval": {"context_k": 7, "context_tokens": 900}}
     data = {"variant": {"sha256": "verified"}, "suite": {"ids_sha256": "ids"}, "adapter": {"schema": "s/v3"}}
-    traces = [("gpt-4o", {"prompt_set_sha256": "p"}), ("gpt-4o", {"prompt_set_sha256": "p"})]
+    call = JudgeCall("p", "src", "gpt-4o", JudgeParams(0, 10, 1), None, "r" * 64, "yes", 5, 1, None)
+    traces = [("gpt-4o", JudgeTrace("upstream-gpt-4o", call)), ("gpt-4o", JudgeTrace("upstream-gpt-4o", call)),
+              ("gpt-4o", None)]
     k = keys_from(params, data, traces)
     assert k == RunKeys("verified", "ids", "s/v3", "prof", ("gpt-4o",), "p",
                         '{"model": "gpt", "name": "openai", "temperature": 0}', 7, 900)
     assert RunKeys.from_record(json.loads(json.dumps(k.to_record())), file="f", line=1) == k
-    lexical = keys_from(params, {}, [("lex", {})])
+    lexical = keys_from(params, {}, [("lex", JudgeTrace.offline("lexical"))])
     assert lexical.variant_sha256 == "fallback" and lexical.suite_ids_sha256 is None
     assert lexical.judge_prompt_set_sha256 is None and lexical.adapter_schema == "from-params"
     with pytest.raises(InputError, match="context_k"):

@@ -1,4 +1,6 @@
-"""harness.context_items / _fit: the reader's context under the token budget (worked examples).
+"""harness.context_items / _fit / retrieve_all: the reader's context under the token budget (worked examples).
+
+Expected items are written as contexts-file records by hand and compared with the typed items' records.
 
 Token counts by hand (wordpunct-v1: words and single punctuation marks):
 "My cat is Miso." = My|cat|is|Miso|. = 5; "Nice name!" = Nice|name|! = 3; "I play cello now." = 5.
@@ -15,8 +17,9 @@ from mnemetric.longmemeval.adapted import (
     Message,
     Query,
 )
-from mnemetric.longmemeval.contexts import ContextItem
-from mnemetric.longmemeval.harness import context_items
+from mnemetric.longmemeval.contexts import Context, ContextItem
+from mnemetric.longmemeval.harness import context_items as typed_context_items
+from mnemetric.longmemeval.harness import retrieve_all
 from mnemetric.longmemeval.memory import Retrieved
 
 S1 = (Message("user", "My cat is Miso."), Message("assistant", "Nice name!"))
@@ -28,6 +31,13 @@ REC = AdaptedRecord(
              (EvalSession("s001", "up1", "2023/05/01", (True, None)), EvalSession("s002", "up2", "2023/05/02", (None,)))),
 )
 SESSIONS = [Retrieved("s002"), Retrieved("s001")]
+
+
+def context_items(rec: AdaptedRecord, ranked: list[Retrieved], k: int, budget: int) -> tuple[list[dict], int]:
+    """harness.context_items with its typed items as records (the hand-written form below)."""
+    items, used = typed_context_items(rec, ranked, k, budget)
+    assert all(isinstance(i, ContextItem) for i in items)
+    return [i.to_record() for i in items], used
 
 
 def s1(*messages: dict, truncated: bool = False) -> dict:
@@ -69,3 +79,27 @@ def test_k_bounds_the_items_and_a_turn_item_carries_its_round():
 def test_every_item_is_a_contexts_file_record():
     items, _ = context_items(REC, SESSIONS, 2, 12)
     assert [ContextItem.from_record(i, file="x", line=1).to_record() for i in items] == items
+
+
+class _Fixed:
+    """A memory system that ranks s002 then s001 whatever the query."""
+
+    name = "fixed"
+
+    def reset(self) -> None:
+        pass
+
+    def ingest(self, session) -> None:
+        pass
+
+    def retrieve(self, query, granularity: str) -> list[Retrieved]:
+        return list(SESSIONS)
+
+
+def test_retrieve_all_yields_the_typed_context_of_each_question():
+    _, context = next(retrieve_all(_Fixed(), [REC], "session", 2, 12))
+    assert isinstance(context, Context)
+    assert context.to_record() == {"question_id": "q1", "memory": "fixed", "granularity": "session", "k": 2,
+                                   "budget_tokens": 12, "tokenizer": "wordpunct-v1", "tokens": 12,
+                                   "items": [S2_ITEM, s1(CAT, {"role": "assistant", "content": "Nice name"},
+                                                         truncated=True)]}

@@ -76,7 +76,8 @@ def test_read_judged_types_the_trace_and_names_the_question(tmp_path: Path):
     f.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     first, second = read_judged(f)
     assert first.judge_trace == JudgeTrace.from_record(CALL_RECORD, file="x", line=1) and second.judge_trace is None
-    assert first.trace == CALL_RECORD and second.trace == {}
+    assert first.judge_trace.to_record() == CALL_RECORD
+    assert not hasattr(first, "trace")  # the typed trace is the only form (no dict view)
     lines[1]["mnemetric_judge"] = {"judge": "lexical", "official_equivalence": "false"}
     f.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     with pytest.raises(InputError) as err:

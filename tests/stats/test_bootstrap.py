@@ -11,7 +11,7 @@ import pytest
 
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.longmemeval.scoring import qa
-from mnemetric.longmemeval.scoring.retrieval import bootstrap_ci
+from mnemetric.longmemeval.scoring.retrieval_averaging import bootstrap_ci
 from mnemetric.stats import (
     BootstrapResult,
     bootstrap_mean,

@@ -61,6 +61,7 @@ def load_run(name: str, repo: Path) -> RunData:
     from mnemetric.longmemeval.compare import keys_from
     from mnemetric.longmemeval.hypotheses import read_judged
     from mnemetric.longmemeval.retrieval_log import score_retrieval_log
+    from mnemetric.longmemeval.suite import read_suite
 
     rev = revisions.resolve(name, repo)
     params = revisions.read_yaml(rev, _PARAMS, repo)
@@ -69,7 +70,8 @@ def load_run(name: str, repo: Path) -> RunData:
     data = revisions.read_json(rev, _path(params, "metrics_data", name), repo)
     suite_path = _path(params, "suite", name)
     if not (data.get("suite") or {}).get("ids_sha256") and revisions.exists(rev, suite_path, repo):
-        data = {**data, "suite": revisions.read_json(rev, suite_path, repo)}
+        suite = _via_file(revisions.read_text(rev, suite_path, repo), suite_path, f"{name}:{suite_path}", read_suite)
+        data = {**data, "suite": suite.to_record()}
     judged_path = _path(params, "judged", name)
     judged = _via_file(revisions.read_text(rev, judged_path, repo), judged_path, f"{name}:{judged_path}", read_judged)
     log_path = _path(params, "retrieval_log", name)
@@ -79,7 +81,7 @@ def load_run(name: str, repo: Path) -> RunData:
                                                      scoring.get("name", "longmemeval-session-upstream-v1"),
                                                      ks=scoring.get("ks") or (1, 3, 5, 10, 30, 50)))
     types = {q: v["question_type"] for q, v in scored["questions"].items()}
-    keys = keys_from(params, data, [(j.model, j.trace) for j in judged])
+    keys = keys_from(params, data, [(j.model, j.judge_trace) for j in judged])
     return RunData(name, rev.short, keys, {j.question_id: j.label for j in judged}, scored["per_question"], types)
 
 

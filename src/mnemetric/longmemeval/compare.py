@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemetric.errors import ConfigError, InputError, MnemetricError
+from mnemetric.longmemeval.judgments import JudgeTrace
 from mnemetric.longmemeval.scoring.qa import ABSTENTION_MARK, QUESTION_TYPES
 from mnemetric.stats.paired import compare_paired
 
@@ -98,13 +99,16 @@ def conf_settings(block: Any) -> Any:
 
 
 def keys_from(params: Mapping[str, Any], data_metrics: Mapping[str, Any],
-              judged_traces: Sequence[tuple[str, Mapping[str, Any]]]) -> RunKeys:
-    """Keys from a run's params.yaml, metrics/data.json and judged lines ((model, mnemetric_judge) pairs).
+              judged_traces: Sequence[tuple[str, JudgeTrace | None]]) -> RunKeys:
+    """Keys from a run's params.yaml, metrics/data.json and judged lines ((autoeval_label.model,
+    typed ``mnemetric_judge`` trace) pairs; the trace is None for a line judged elsewhere).
 
     Dataset sha256 and suite hash are read from metrics/data.json (what the run verified), with
-    params.yaml ``variant.sha256`` as the fallback; prompt sets from the judged lines.
+    params.yaml ``variant.sha256`` as the fallback; prompt sets from the judged lines' model calls
+    (an offline judge's trace, or no trace, names none).
     """
-    prompt_sets = sorted({str(t.get("prompt_set_sha256")) for _, t in judged_traces if t.get("prompt_set_sha256")})
+    prompt_sets = sorted({t.call.prompt_set_sha256 for _, t in judged_traces
+                          if t is not None and t.call is not None and t.call.prompt_set_sha256})
     return RunKeys(
         variant_sha256=_get(data_metrics, "variant.sha256") or _get(params, "variant.sha256"),
         suite_ids_sha256=_get(data_metrics, "suite.ids_sha256"),

@@ -12,8 +12,9 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from mnemetric.longmemeval.adapted import AdaptedRecord
 from mnemetric.errors import MnemetricError, PluginError
+from mnemetric.longmemeval.adapted import AdaptedRecord
+from mnemetric.longmemeval.contexts import Context, ContextItem, ContextMessage
 from mnemetric.longmemeval.memory.base import MemorySystem, Retrieved, is_labelled_ceiling
 from mnemetric.longmemeval.scoring.retrieval import evaluate_question
 from mnemetric.longmemeval.scoring.retrieval_corpus import session_corpus, targets, turn_corpus
@@ -148,17 +149,16 @@ def log_record(rec: AdaptedRecord, ranked: list[CorpusItem], corpus: list[Corpus
     }}
 
 
-def context_items(rec: AdaptedRecord, ranked: list[Retrieved], k: int, budget: int) -> tuple[list[dict], int]:
+def context_items(rec: AdaptedRecord, ranked: list[Retrieved], k: int,
+                  budget: int) -> tuple[tuple[ContextItem, ...], int]:
     """Top-k retrieved items within ``budget`` tokens, in retrieved order.
 
     A session item carries the whole session; a turn item carries its round (the turn and the next
     one, as upstream's reader expands turns). The first item that does not fit is cut at the
     budget (marked ``truncated``) and ends the context. Dates are those of the memory view, so an
-    undated adapter (legacy-v2) gives an undated context. Returns (items, tokens used); each item
-    is the record of a typed :class:`~mnemetric.longmemeval.contexts.ContextItem` (what callers write).
+    undated adapter (legacy-v2) gives an undated context. Returns (items, tokens used), the items
+    typed as the contexts file holds them (:class:`~mnemetric.longmemeval.contexts.ContextItem`).
     """
-    from mnemetric.longmemeval.contexts import ContextItem  # the contexts file's one typed format
-
     sessions = {s.session_id: s for s in rec.memory.sessions}
     upstream = {e.session_id: e.upstream_id for e in rec.eval.sessions}
     items: list[ContextItem] = []
@@ -173,14 +173,12 @@ def context_items(rec: AdaptedRecord, ranked: list[Retrieved], k: int, budget: i
             used += cost
         if not kept or items[-1].truncated:
             break
-    return [item.to_record() for item in items], used
+    return tuple(items), used
 
 
 def _fit(messages: Iterable, room: int) -> tuple[tuple, int]:
     """Messages (role, content) that fit in ``room`` tokens, as ContextMessage; the last one cut at
     a token boundary if needed. Returns (messages kept, tokens used)."""
-    from mnemetric.longmemeval.contexts import ContextMessage
-
     kept, used = [], 0
     for m in messages:
         n = count_tokens(m.content)
@@ -198,12 +196,11 @@ def _fit(messages: Iterable, room: int) -> tuple[tuple, int]:
 
 
 def retrieve_all(memory: MemorySystem, records: Iterable[AdaptedRecord], granularity: str, k: int,
-                 budget: int) -> Iterator[tuple[dict, dict]]:
-    """For each record: (upstream log line, context record)."""
+                 budget: int) -> Iterator[tuple[dict, Context]]:
+    """For each record: (upstream log line, the reader's :class:`~mnemetric.longmemeval.contexts.Context`)."""
     for rec in records:
         ranked = run_memory(memory, rec, granularity)
         corpus = upstream_corpus(rec, granularity)
         items, used = context_items(rec, ranked, k, budget)
-        context = {"question_id": rec.eval.question_id, "memory": memory.name, "granularity": granularity,
-                   "k": k, "budget_tokens": budget, "tokenizer": TOKENIZER, "tokens": used, "items": items}
+        context = Context(rec.eval.question_id, memory.name, granularity, k, budget, TOKENIZER, used, items)
         yield log_record(rec, ranked_corpus(ranked, corpus), corpus, granularity), context

@@ -46,11 +46,6 @@ class JudgedHypothesis:
     judge_trace: JudgeTrace | None = field(default=None, compare=False, repr=False)
     """Mnemetric's ``mnemetric_judge`` custody fields of the line, typed (None for files judged elsewhere)."""
 
-    @property
-    def trace(self) -> dict[str, Any]:
-        """The trace as its record (``{}`` without one), for readers of the dict form."""
-        return self.judge_trace.to_record() if self.judge_trace is not None else {}
-
 
 @dataclass(frozen=True)
 class ReferenceItem:

@@ -1,8 +1,9 @@
 """Running retrieval, one code path shared by the DVC stage and the `mnemetric` command.
 
 :func:`write_retrieval` — run a memory system over adapted records (harness.retrieve_all) and
-write the upstream-format retrieval log and, optionally, the reader contexts: one JSON line per
-question each (``json.dumps(..., ensure_ascii=False)``), both through ``mnemetric.io.atomic_open``
+write the upstream-format retrieval log and, optionally, the reader contexts (contexts.py
+``context_line``): one JSON line per question each (``json.dumps(..., ensure_ascii=False)``), both
+through ``mnemetric.io.atomic_open``
 (a file holds the complete run or is left untouched). Stage ``retrieve`` and ``mnemetric
 retrieve`` call it, so the same records give the same bytes.
 
@@ -28,6 +29,7 @@ from mnemetric.errors import ConfigError
 from mnemetric.io import atomic_open
 from mnemetric.llm.budget import UsageStats
 from mnemetric.longmemeval.adapted import AdaptedRecord
+from mnemetric.longmemeval.contexts import context_line
 from mnemetric.longmemeval.harness import retrieve_all
 from mnemetric.longmemeval.memory.base import MemorySystem, calls_models
 from mnemetric.longmemeval.rules import GRANULARITIES
@@ -67,6 +69,6 @@ def write_retrieval(memory: MemorySystem, records: Iterable[AdaptedRecord], *, g
         for line, context in retrieve_all(memory, bar, granularity, k, budget):
             log_fh.write(json.dumps(line, ensure_ascii=False) + "\n")
             if ctx_fh is not None:
-                ctx_fh.write(json.dumps(context, ensure_ascii=False) + "\n")
+                ctx_fh.write(context_line(context))
             n += 1
     return n

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from mnemetric.io import write_json_atomic
 from mnemetric.longmemeval.adapted import read_adapted
 from mnemetric.longmemeval.data_stats import haystack_stats, type_counts
-from mnemetric.io import write_json_atomic
+from mnemetric.longmemeval.suite import read_suite
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
@@ -18,9 +19,8 @@ def main() -> None:
     p = stage_params(PARAMS)
     with open(f"{p['paths.custody_dir']}/{p['variant.name']}.json", encoding="utf-8") as fh:
         custody = json.load(fh)
-    with open(p["paths.suite"], encoding="utf-8") as fh:
-        suite = json.load(fh)
-    in_suite = set(suite["question_ids"])
+    suite = read_suite(p["paths.suite"])
+    in_suite = set(suite.question_ids)
     meta, sizes, suite_meta = [], [], []
     for r in read_adapted(p["paths.adapted"]):
         pair = (r.eval.question_type, r.eval.abstention)
@@ -34,11 +34,11 @@ def main() -> None:
         "adapter": {"name": p["adapter.name"], "schema": p["adapter.schema"]},
         "questions": type_counts(meta),
         "haystack": haystack_stats(sizes),
-        "suite": {"name": suite["suite"], "size": suite["size"], "ids_sha256": suite["ids_sha256"],
+        "suite": {"name": suite.suite, "size": suite.size, "ids_sha256": suite.ids_sha256,
                   "questions": type_counts(suite_meta)},
     }
     write_json_atomic(p["paths.metrics_data"], metrics)
-    print(f"data_metrics: {metrics['questions']['total']} questions, suite {suite['suite']} = {suite['size']}")
+    print(f"data_metrics: {metrics['questions']['total']} questions, suite {suite.suite} = {suite.size}")
 
 
 if __name__ == "__main__":

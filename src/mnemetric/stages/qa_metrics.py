@@ -11,17 +11,18 @@ while any question failed the run is not official.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
+from mnemetric.io import write_json_atomic
+from mnemetric.llm.failures import describe, failures_path, read_failures
+from mnemetric.llm.usage import read_usage
 from mnemetric.longmemeval.adapted import read_adapted
 from mnemetric.longmemeval.errata import errata_block
 from mnemetric.longmemeval.hypotheses import read_judged
-from mnemetric.io import write_json_atomic
-from mnemetric.llm.failures import describe, failures_path, read_failures
-from mnemetric.params import stage_params
 from mnemetric.longmemeval.scoring.qa_report import cost_block, judge_traces, per_type_plot_rows, qa_headline, qa_report
+from mnemetric.longmemeval.suite import read_suite
+from mnemetric.params import stage_params
 from mnemetric.stages import run
 
 PARAMS = ["judge.name", "reader.name", "memory.name", "variant.name", "suite.name", "scoring.bootstrap", "errata",
@@ -42,15 +43,15 @@ def plot_path(metrics_qa: str | Path) -> Path:
 
 def main() -> None:
     p = stage_params(PARAMS)
-    suite = set(json.loads(Path(p["paths.suite"]).read_text())["question_ids"])
+    suite = set(read_suite(p["paths.suite"]).question_ids)
     ref_types = {r.eval.question_id: r.eval.question_type for r in read_adapted(p["paths.adapted"])
                  if r.eval.question_id in suite}
     judged, failures = read_judged(p["paths.judged"]), read_failures(failures_path(p["paths.judged"]))
-    traces = judge_traces([j.trace for j in judged])
+    traces = judge_traces([j.judge_trace for j in judged])
     report = qa_report(judged, ref_types, judge=p["judge.name"], traces=traces,
                        resamples=p["scoring.bootstrap"]["resamples"], seed=p["scoring.bootstrap"]["seed"],
                        file=p["paths.judged"], reference_file=p["paths.adapted"], failures=failures)
-    usage = [json.loads(Path(p[k]).read_text()) for k in ("paths.retrieve_usage", "paths.answer_usage", "paths.judge_usage")]
+    usage = [read_usage(p[k]) for k in ("paths.retrieve_usage", "paths.answer_usage", "paths.judge_usage")]
     names = {"reader": p["reader.name"], "memory": p["memory.name"], "variant": p["variant.name"],
              "suite": p["suite.name"]}
     metrics = {**names, **report, "cost": cost_block(*usage)}

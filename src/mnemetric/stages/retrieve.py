@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 
 from mnemetric.config import build
-from mnemetric.io import write_json_atomic
 from mnemetric.llm.budget import UsageStats
 from mnemetric.llm.run_log import finish_stage_run
+from mnemetric.llm.usage import write_usage
 from mnemetric.longmemeval.adapted import read_adapted
 from mnemetric.longmemeval.memory import MemorySystem
 from mnemetric.longmemeval.retrieve import write_retrieval
@@ -34,7 +34,7 @@ def main() -> None:
                         log=p["paths.retrieval_log"], contexts=p["paths.contexts"], total=len(records),
                         llm=p["llm"], stats=stats)
     finish_stage_run("retrieve", stats, start, total=n)
-    write_json_atomic(p["paths.retrieve_usage"], stats.work.to_dict())  # the cost of the work, never per-run counters
+    write_usage(p["paths.retrieve_usage"], stats.work)  # the cost of the work, never per-run counters
     print(f"retrieve: {memory.name} over {n} questions → {p['paths.retrieval_log']}")
 
 

@@ -25,6 +25,7 @@ from tests.support.openai_server import FakeOpenAIServer  # noqa: E402
 
 from mnemetric.io import write_json_atomic  # noqa: E402
 from mnemetric.llm import WorkUsage  # noqa: E402
+from mnemetric.longmemeval.suite import SuiteRecord, write_suite  # noqa: E402
 
 QA_STAGE = [sys.executable, "-m", "mnemetric.stages.qa_metrics"]
 
@@ -44,7 +45,7 @@ def lines(path: Path) -> list[dict]:
 def prepare_qa_inputs(ws: Path, params: dict) -> list[str]:
     """The suite (the 30 judged questions) and empty usage sidecars of retrieve and answer."""
     ids = [h["question_id"] for h in lines(ws / params["paths"]["hypotheses"])]
-    write_json_atomic(ws / params["paths"]["suite"], {"question_ids": ids})
+    write_suite(ws / params["paths"]["suite"], SuiteRecord("full", "sample", "full", 0, tuple(ids)))
     for key in ("retrieve_usage", "answer_usage"):
         write_json_atomic(ws / params["paths"][key], WorkUsage().to_dict())
     return ids

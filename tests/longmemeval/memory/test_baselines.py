@@ -116,7 +116,7 @@ def test_retrieval_log_lines_have_the_upstream_fields():
     rr = line["retrieval_results"]
     assert set(rr) == {"query", "ranked_items", "metrics"} and set(rr["metrics"]) == {"session", "turn"}
     assert set(rr["ranked_items"][0]) == {"corpus_id", "text", "timestamp"}
-    assert context["tokens"] <= 500 and len(context["items"]) <= 5
+    assert context.tokens <= 500 and len(context.items) <= 5
     json.dumps(line)
 
 

@@ -20,6 +20,7 @@ from mnemetric.longmemeval.judgments import JudgeCall, JudgeParams, JudgeTrace
 from mnemetric.errors import InputError
 from mnemetric.longmemeval.judge.upstream_prompts import PROMPT_SET_SHA256, SHA256
 from mnemetric.llm.failures import QuestionFailure
+from mnemetric.llm.usage import UsageRecord
 from mnemetric.longmemeval.scoring.qa_report import cost_block, judge_traces, qa_report
 
 M = "gpt-4o-2024-08-06"
@@ -99,14 +100,16 @@ def test_failure_records_round_trip_and_name_bad_fields():
         QuestionFailure.from_record(FAILED.to_record() | {"reason": ""}, file="f", line=1)
 
 
-def usage(responses: int, prompt: int, completion: int, usd: float, model: str) -> dict:
+def usage(responses: int, prompt: int, completion: int, usd: float, model: str) -> UsageRecord:
     block = {"responses": responses, "prompt_tokens": prompt, "completion_tokens": completion, "usd": usd}
-    return block | {"unpriced_models": [], "per_model": {model: block | {"resolved_models": [model]}}}
+    raw = block | {"unpriced_models": [], "per_model": {model: block | {"resolved_models": [model]}}}
+    return UsageRecord.from_record(raw, file="usage.json")
 
 
 def test_cost_is_the_work_per_stage_and_in_total():
     empty = {"responses": 0, "prompt_tokens": 0, "completion_tokens": 0, "usd": 0.0, "per_model": {}}
-    cost = cost_block(empty | {"unpriced_models": []}, usage(43, 4300, 430, 0.25, "gpt-4o-mini"), usage(43, 8600, 86, 0.5, M))
+    none_used = UsageRecord.from_record(empty | {"unpriced_models": []}, file="retrieve-usage.json")
+    cost = cost_block(none_used, usage(43, 4300, 430, 0.25, "gpt-4o-mini"), usage(43, 8600, 86, 0.5, M))
     assert cost["retrieve"] == empty
     assert cost["answer"]["responses"] == 43 and cost["judge"]["usd"] == 0.5
     assert {k: cost["total"][k] for k in ("responses", "prompt_tokens", "completion_tokens", "usd")} == \

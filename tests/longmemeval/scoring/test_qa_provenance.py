@@ -52,5 +52,3 @@ def test_traces_of_a_file_judged_elsewhere_or_offline():
                                           "prompt_set_sha256s": [], "requested_models": [], "params": [], "endpoints": []}
     lexical = judge_traces([JudgeTrace.offline("lexical")])
     assert lexical["judge"] == "lexical" and lexical["prompt_set_sha256"] is None and lexical["params"] == []
-    # a record (the dict form of a judged line's mnemetric_judge) is read as the typed trace
-    assert judge_traces([_trace("a", "http://x/v1").to_record()]) == judge_traces([_trace("a", "http://x/v1")])

@@ -46,19 +46,13 @@ INTERVAL_NOTE = ("intervals are a Mnemetric addition, not upstream metrics; each
                  "of a paired comparison at 80% power (its assumption is recorded with it)")
 
 
-def _typed(trace: JudgeTrace | Mapping[str, Any] | None, i: int) -> JudgeTrace | None:
-    if trace is None or isinstance(trace, JudgeTrace):
-        return trace
-    return JudgeTrace.from_record(trace, file="<judged>", line=f"index {i}") if trace else None
-
-
-def judge_traces(traces: Sequence[JudgeTrace | Mapping[str, Any] | None]) -> dict[str, Any]:
-    """What the judged lines' traces (``mnemetric_judge``) say about how they were judged (None, or
-    an empty mapping, for lines judged elsewhere, e.g. by upstream's own script). A mapping is read
-    as a :class:`~mnemetric.longmemeval.judgments.JudgeTrace` record."""
-    typed = [_typed(t, i) for i, t in enumerate(traces)]
-    calls = [t.call for t in typed if t is not None and t.call is not None]
-    first = typed[0] if typed else None
+def judge_traces(traces: Sequence[JudgeTrace | None]) -> dict[str, Any]:
+    """What the judged lines' typed traces (``mnemetric_judge``,
+    :class:`~mnemetric.longmemeval.judgments.JudgeTrace`; ``JudgedHypothesis.judge_trace``) say about
+    how they were judged (None for lines judged elsewhere, e.g. by upstream's own script). The judge
+    and its prompt provenance are the first line's; the lists cover every model call."""
+    calls = [t.call for t in traces if t is not None and t.call is not None]
+    first = traces[0] if traces else None
     return {
         "judge": first.judge if first is not None else "unknown",
         "prompt_set_sha256": first.call.prompt_set_sha256 if first is not None and first.call else None,
@@ -169,18 +163,15 @@ COST_NOTE = ("the cost of the work: the usage recorded with each response used (
              "llm.prices; what a run sent, reused and how long it took is in the run log (.mnemetric/run-log.jsonl)")
 
 
-def cost_block(retrieve_usage: UsageRecord | Mapping[str, Any], answer_usage: UsageRecord | Mapping[str, Any],
-               judge_usage: UsageRecord | Mapping[str, Any]) -> dict[str, Any]:
+def cost_block(retrieve_usage: UsageRecord, answer_usage: UsageRecord, judge_usage: UsageRecord) -> dict[str, Any]:
     """Responses used, tokens and dollars per stage and in total, with a per-model breakdown.
 
-    Inputs are the stages' usage sidecars (:class:`mnemetric.llm.usage.UsageRecord`; a mapping is
-    read as one, validated): a pure function of the responses, so the block is the same on a cold
+    Inputs are the stages' usage sidecars, typed (:class:`mnemetric.llm.usage.UsageRecord`, as
+    ``read_usage`` gives them): a pure function of the responses, so the block is the same on a cold
     and a warm run. Dollars are summed in a fixed order (retrieve, answer, judge; models sorted)."""
     stages = (("retrieve", retrieve_usage), ("answer", answer_usage), ("judge", judge_usage))
-    records = {name: u if isinstance(u, UsageRecord) else UsageRecord.from_record(u, file=f"<{name} usage>")
-               for name, u in stages}
     per = {name: {k: getattr(u, k) for k in COST_KEYS} | {"per_model": u.to_record()["per_model"]}
-           for name, u in records.items()}
+           for name, u in stages}
     total: dict[str, Any] = {k: 0.0 if k == "usd" else 0 for k in COST_KEYS}
     models: dict[str, dict[str, Any]] = {}
     for name, _ in stages:

@@ -23,9 +23,6 @@ import numpy as np
 from mnemetric.longmemeval.rules import GRANULARITIES
 from mnemetric.longmemeval.scoring.retrieval_averaging import Metrics
 
-# bootstrap_ci lives in retrieval_averaging; importable here too only for tests/stats/test_bootstrap.py.
-from mnemetric.longmemeval.scoring.retrieval_averaging import bootstrap_ci  # noqa: F401
-
 UPSTREAM_REF = "xiaowu0162/LongMemEval src/retrieval/eval_utils.py @ 9e0b455f4ef0e2ab8f2e582289761153549043fc"
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 30, 50)
 
