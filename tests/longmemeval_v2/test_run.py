@@ -148,3 +148,25 @@ def test_images_off_leaves_a_missing_question_image_out(tmp_path):
     assert all(rows[q].question_image is None for q in image_questions)
     kept = {q: r.question_image for q, r in rows.items() if r.question_image is not None}
     assert kept == {}  # no other question of the sample has an image
+
+
+def test_the_offline_readers_tracked_outputs_do_not_depend_on_the_pinned_texts_being_at_hand():
+    """metrics/v2.json is tracked: an offline run must give the same summary whether or not a checkout or the
+    cache holds the pinned reader texts (the offline reader sends no prompt; only the prompt log differs)."""
+    from mnemetric.longmemeval_v2.pipeline import tracked_summary
+
+    with_texts = offline(texts=reader_texts(HARNESS_STAND_IN))
+    without = offline(texts=None)
+    assert tracked_summary(with_texts.summary) == tracked_summary(without.summary)
+    assert not any("reader texts" in r for r in without.summary["official_equivalence"]["reasons"])
+
+
+def test_a_reader_that_sends_the_texts_is_not_official_without_pinned_ones(tmp_path):
+    from mnemetric.longmemeval_v2.run import official_reasons
+
+    client = LLMClient(base_url="http://127.0.0.1:9", api_key="sk-test", cache=ResponseCache(tmp_path / "c.sqlite"))
+    run = offline()
+    stand_in = reader_texts(HARNESS_STAND_IN)  # parsed from a stand-in file: not the pinned bytes
+    reasons = official_reasons(run.summary["settings"], run.rows, reader=OpenAIReader(client, stand_in),
+                               checker=OfflineChecker(), counter=O200kCounter(), texts=stand_in, data_verified=True)
+    assert "reader texts not read from the pinned upstream harness.py" in reasons

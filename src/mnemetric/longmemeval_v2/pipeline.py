@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemetric.errors import ConfigError
+from mnemetric.longmemeval_v2.family import FAMILY
 from mnemetric.longmemeval_v2.memory import MemoryFactory
 from mnemetric.longmemeval_v2.run import V2Run, run_v2
 
@@ -152,7 +153,7 @@ def v2_manifest(settings: Mapping[str, Any], summary: Mapping[str, Any], path: s
     file against the dataset pins — never the bundled sample, which is not an official file."""
     both = summary.get("combined") or next(iter(summary["domains"].values()))
     return {
-        "path": path, "benchmark": "LongMemEval-V2",
+        "path": path, "benchmark": FAMILY.display_name,
         "variant": {"name": settings["name"], "data_root": settings["data_root"], "haystack": settings["haystack"],
                     "sha256_verified": data_verified},
         "suite": {"name": "full"},

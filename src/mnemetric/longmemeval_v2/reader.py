@@ -32,7 +32,7 @@ import asyncio
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from mnemetric.llm import ChatResult, LLMClient, LLMRequestError
 from mnemetric.longmemeval_v2.checkers import extract_boxed_answer, is_unknown
@@ -98,6 +98,8 @@ class OpenAIReader:
     params: dict[str, Any] | None = None
     """Keyword arguments of :func:`~.requests.reader_params` (``base_url`` defaults to the client's)."""
     name: str = "openai"
+    sends_reader_texts: ClassVar[bool] = True
+    """Its requests carry the pinned upstream texts, so a run's official status depends on them."""
 
     @property
     def official(self) -> bool:
@@ -153,6 +155,8 @@ class OfflineReader:
 
     name: str = "offline"
     official: bool = False
+    sends_reader_texts: ClassVar[bool] = False
+    """It sends nothing: whether the pinned texts are at hand (environment) changes none of its outputs."""
     texts: ReaderTexts | None = None
     """The pinned reader texts when they are at hand (only for the prompt log); this reader never needs them."""
 

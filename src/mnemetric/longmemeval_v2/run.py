@@ -184,7 +184,7 @@ def official_reasons(settings: Mapping[str, Any], rows: Mapping[str, list[PerQue
         reasons.append("only " + ", ".join(settings["domains"]) + " run; official results combine both domains")
     if not getattr(reader, "official", False):
         reasons.append(f"reader {reader.name!r} is not the official Qwen/Qwen3.5-9B reader with pinned texts")
-    if texts is None or not texts.is_pinned:
+    if getattr(reader, "sends_reader_texts", True) and (texts is None or not texts.is_pinned):
         reasons.append("reader texts not read from the pinned upstream harness.py")
     uses_llm = any(r.eval_function.split("|")[0].strip() in LLM_CHECKERS for rs in rows.values() for r in rs)
     if uses_llm and not getattr(checker, "official", False):
