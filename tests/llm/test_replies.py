@@ -197,3 +197,73 @@ def test_chat_takes_text_from_and_rejects_an_unknown_rule(server, tmp_path):
     assert "text_from" not in server.requests[0].body  # a rule of ours, never sent
     assert ChatRequest.coerce({"model": "m", "messages": [], "text_from": CR, "temperature": 0}) == \
         ChatRequest("m", [], {"temperature": 0}, CR)
+
+
+# -- "content_or_parts": the content string stripped, or string text parts joined; never reasoning ----
+CP = "content_or_parts"
+
+
+@pytest.mark.parametrize("message, expected", [
+    ({"content": "  1 \n", "reasoning": "0"}, ("1", "content")),                         # stripped
+    ({"content": "", "reasoning": "  from thought "}, None),                            # reasoning never read
+    ({"content": " \n\t"}, None),                                                       # blank: a non-answer
+    ({"content": None, "reasoning": "r"}, None),
+    ({"content": 7}, None),
+    # parts are not stripped one by one; empty string parts still add their "\n"; non-dicts skipped
+    ({"content": [{"type": "text", "text": " a "}, {"type": "text", "text": ""}, "stray", {"text": 5},
+                  {"type": "text", "text": "b "}]}, ("a \n\nb", "content_parts")),
+    ({"content": [{"type": "text", "text": " "}, {"type": "text", "text": "\n"}], "reasoning": "r"}, None),
+    ({"content": [], "reasoning": "r"}, None),
+])
+def test_content_or_parts_by_hand(message, expected):
+    assert message_text(message, CP) == expected
+
+
+def test_content_or_parts_non_answer_reasons():
+    reply = {"choices": [{"index": 0, "message": {"content": " ", "reasoning": "1"}, "finish_reason": "stop"}]}
+    assert non_answer_reason(reply, CP) == "content is empty"
+    reply["choices"][0]["message"]["content"] = [{"type": "text", "text": "  "}]
+    assert non_answer_reason(reply, CP) == "content parts have no text"
+    reply["choices"][0]["message"]["content"] = None
+    assert non_answer_reason(reply, CP) == "content is null"
+    reply["choices"][0]["message"]["content"] = [{"type": "text", "text": "x"}]
+    assert non_answer_reason(reply, CP) is None
+    reply["choices"][0]["message"]["refusal"] = "no"
+    assert non_answer_reason(reply, CP) == "refusal: no"
+
+
+def naive_content_or_parts(message: dict[str, Any]) -> tuple[str, str] | None:
+    content = message.get("content")
+    if type(content) is str:
+        text = content.strip()
+        return (text, "content") if len(text) > 0 else None
+    if type(content) is list:
+        joined = ""
+        first = True
+        for part in content:
+            if type(part) is dict and type(part.get("text")) is str:
+                joined = part["text"] if first else joined + "\n" + part["text"]
+                first = False
+        joined = joined.strip()
+        if len(joined) > 0:
+            return joined, "content_parts"
+    return None
+
+
+@given(messages)
+def test_content_or_parts_equals_a_naive_reading(message):
+    assert message_text(message, CP) == naive_content_or_parts(message)
+
+
+def test_content_or_parts_over_http_reads_no_reasoning_and_caches(tmp_path):
+    shapes = {"parts": {"content": [{"type": "text", "text": " 1"}, {"type": "text", "text": "x "}]},
+              "padded": {"content": "  yes \n", "reasoning": "no"},
+              "thought only": {"content": "", "reasoning": "an answer in reasoning"}}
+    with ShapedServer(lambda text: shapes[text]) as s:
+        results = client(s, tmp_path).run_chat_batch([ask(t, CP) for t in shapes])
+        assert [(r.text, r.text_source, r.failure) for r in results] == [
+            ("1\nx", "content_parts", None), ("yes", "content", None), ("", None, "content is empty")]
+        sent = s.count
+        assert sent == 4  # the thought-only reply is asked twice (non_answer_attempts=2), never cached
+        again = client(s, tmp_path).run_chat_batch([ask(t, CP) for t in ("parts", "padded")])
+        assert s.count == sent and all(r.cached for r in again)

@@ -1,10 +1,23 @@
 """The two LLM checkers against the local OpenAI-compatible server (real HTTP, the one LLM client), on
-STAND-IN checker texts; and the offline lexical stand-in. Expected values by hand."""
+STAND-IN checker texts; and the offline lexical stand-in. Expected values by hand. The judge's reply-text
+rule (content stripped, or text parts joined, never reasoning) over HTTP, and an opt-in differential test
+against upstream's _call_chat_completion (MNEMETRIC_LONGMEMEVAL_V2_DIR; sha256 verified; skipped without)."""
 
 from __future__ import annotations
 
-from mnemetric.llm import LLMClient, ResponseCache
-from mnemetric.longmemeval_v2.llm_checkers import CheckCase, LLMCheckers, OfflineChecker
+import ast
+import hashlib
+import os
+import random
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from mnemetric.llm import LLMClient, ResponseCache, message_text
+from mnemetric.longmemeval_v2 import upstream_text as ut
+from mnemetric.longmemeval_v2.llm_checkers import CHECKER_TEXT_FROM, CheckCase, LLMCheckers, OfflineChecker
 from mnemetric.longmemeval_v2.upstream_text import checker_texts
 from tests.support.openai_server import FakeOpenAIServer
 from tests.support.standin_v2 import ABS_SYSTEM, QA_STAND_IN, abs_user
@@ -83,3 +96,85 @@ def test_offline_checker():
                      "post it", "x")
     assert c.check(miss).verdict is False
     assert c.check(CASES[4]).failed and c.check(CASES[3]).verdict is False
+
+
+# ---------------------------------------------------------------- the judge's reply-text rule
+class PartsServer(FakeOpenAIServer):
+    """The local server; the judge's message is reshaped by the gold answer in the user text."""
+
+    SHAPES = {
+        "gold-parts": {"content": [{"type": "text", "text": '{"label": '}, {"type": "text", "text": '1}'}]},
+        "gold-thought": {"content": "", "reasoning": '{"label": 1}'},
+        "gold-padded": {"content": ' \n {"label": 0} \n'},
+    }
+
+    def chat_payload(self, body):
+        payload = super().chat_payload(body)
+        user = body["messages"][-1]["content"]
+        shape = next(v for k, v in self.SHAPES.items() if k in user)
+        for choice in payload["choices"]:
+            choice["message"].update(shape)
+        return payload
+
+
+def test_judge_text_parts_joined_reasoning_never_read(tmp_path):
+    cases = [CheckCase("llm_gotchas_checker", "errors-gotchas", f"q-{g}", g, "some reply", "some reply")
+             for g in PartsServer.SHAPES]
+    with PartsServer() as server:
+        out = checkers(server, tmp_path).check_all(cases)
+    assert [o.verdict for o in out] == [True, None, False]
+    # '{"label": ' + "\n" + '1}' is the JSON {"label": 1}; the thought-only reply is no answer (upstream
+    # would return "" and abort); the padded one is stripped.
+    assert out[1].failed == "judge gave no answer: content is empty" and out[0].failed is None
+
+
+# ---------------------------------------------------------------- opt-in: against upstream's own function
+@pytest.fixture(scope="module")
+def upstream_call():
+    root = os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR")
+    if not root:
+        pytest.skip("set MNEMETRIC_LONGMEMEVAL_V2_DIR to a LongMemEval-V2 checkout at be15ea6 to compare with "
+                    "upstream's qa_eval_metrics._call_chat_completion")
+    data = (Path(root) / ut.QA_EVAL_METRICS_PATH).read_bytes()
+    pin = ut.KNOWN_PINS.pin(ut.REPO, ut.REVISION, ut.QA_EVAL_METRICS_PATH)
+    assert hashlib.sha256(data).hexdigest() == pin.sha256, f"{ut.QA_EVAL_METRICS_PATH} is not the file at {ut.REVISION}"
+    tree = ast.parse(data.decode("utf-8"), ut.QA_EVAL_METRICS_PATH)
+    nodes = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_call_chat_completion"]
+    assert len(nodes) == 1
+    namespace: dict[str, Any] = {"Any": Any}
+    exec(compile(ast.Module(nodes, []), ut.QA_EVAL_METRICS_PATH, "exec"), namespace)  # noqa: S102 - opt-in
+    return namespace["_call_chat_completion"]
+
+
+def _upstream_text(call, message: dict[str, Any]) -> str | None:
+    """upstream's text for a reply whose first message is ``message``; None where upstream raises."""
+    reply = SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(**message))])
+    client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=lambda **_: reply)))
+    try:
+        return call(client=client, model="m", messages=[], max_completion_tokens=1, reasoning_effort=None,
+                    temperature=None, top_p=None, timeout_seconds=1.0)
+    except ValueError:
+        return None
+
+
+def _random_message(rng: random.Random) -> dict[str, Any]:
+    def text() -> Any:
+        return rng.choice([None, "", " ", "\n", 3, "a", " b ", "x\ny ", '{"label": 1}', "é 🙂"])
+    content = rng.choice([text(), [rng.choice([{"type": "text", "text": text()}, {"type": "image_url"}, text()])
+                                   for _ in range(rng.randint(0, 4))]])
+    return {"content": content, "reasoning": text()}
+
+
+def test_rule_equals_upstream_call_chat_completion(upstream_call):
+    rng = random.Random(531)
+    blanks = 0
+    for case in range(2000):
+        message = _random_message(rng)
+        ours = message_text(message, CHECKER_TEXT_FROM)
+        theirs = _upstream_text(upstream_call, message)
+        if theirs == "":  # a blank content string: upstream returns "", ours is a non-answer (documented)
+            blanks += 1
+            assert ours is None, (case, message)
+        else:
+            assert (ours[0] if ours else None) == theirs, (case, message)
+    assert blanks > 0

@@ -29,6 +29,15 @@ Where a reply's text comes from is a per-request choice, ``text_from`` (:data:`T
   be15ea6e995462f3391c1a610892df3f67dfa7bd; code ours). A reply with none of these is a non-answer
   ("no text in content or reasoning (content is null)", ...); the refusal and finish_reason rules
   apply as for "content".
+* ``"content_or_parts"`` (opt-in): ``message.content`` stripped if it is a string; else, for a list of
+  parts, the ``text`` of every dict part whose ``"text"`` is a string — not stripped one by one, empty
+  ones included — joined with ``"\n"`` and then stripped; ``reasoning`` (or any other field) is never
+  read (the rule of LongMemEval-V2 evaluation/qa_eval_metrics.py _call_chat_completion, lines 531-544,
+  github.com/xiaowu0162/LongMemEval-V2 at be15ea6e995462f3391c1a610892df3f67dfa7bd; code ours).
+  Upstream raises for anything else (null content, a list with no text) and *returns* ``""`` for a
+  blank content string; here both are a non-answer ("content is empty", "content parts have no
+  text", "content is null", ...), never a text, so an empty reply is never turned into a verdict. The
+  refusal and finish_reason rules apply as for "content".
 
 :func:`message_text` names the text it used: "content", "content_parts" or "reasoning".
 """
@@ -42,7 +51,7 @@ from typing import Any
 from mnemetric.llm.types import ChatResult, MalformedResponse, Usage
 
 OK_FINISH_REASONS = frozenset({"stop", "length"})
-TEXT_FROM = ("content", "content_or_reasoning")
+TEXT_FROM = ("content", "content_or_reasoning", "content_or_parts")
 """The reply-text rules (module docstring); "content" is the default."""
 
 
@@ -60,12 +69,15 @@ def _stripped_str(value: Any) -> str:
 def message_text(message: Mapping[str, Any], text_from: str = "content") -> tuple[str, str] | None:
     """(text, where it came from) of a choice's ``message`` under rule ``text_from``; None if it has none.
 
-    "content": the content string as sent (source "content") when it is non-blank. "content_or_reasoning":
-    see the module docstring (sources "content", "content_parts", "reasoning"; the text stripped).
+    "content": the content string as sent (source "content") when it is non-blank. "content_or_reasoning"
+    and "content_or_parts": see the module docstring (sources "content", "content_parts", "reasoning"; the
+    text stripped; a blank text is None).
     """
     content = message.get("content")
     if check_text_from(text_from) == "content":
         return (content, "content") if isinstance(content, str) and content.strip() else None
+    if text_from == "content_or_parts":
+        return _content_or_parts(content)
     if _stripped_str(content):
         return content.strip(), "content"
     if isinstance(content, list):
@@ -75,6 +87,19 @@ def message_text(message: Mapping[str, Any], text_from: str = "content") -> tupl
             return joined, "content_parts"
     reasoning = _stripped_str(message.get("reasoning"))
     return (reasoning, "reasoning") if reasoning else None
+
+
+def _content_or_parts(content: Any) -> tuple[str, str] | None:
+    """Rule "content_or_parts" (module docstring): a string stripped; else string ``text`` of dict parts
+    joined with "\n", stripped; None when that leaves nothing (upstream: "" for a blank string, else raises)."""
+    if isinstance(content, str):
+        return (content.strip(), "content") if content.strip() else None
+    if isinstance(content, list):
+        texts = [p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+        joined = "\n".join(texts).strip()
+        if joined:
+            return joined, "content_parts"
+    return None
 
 
 def _parse_json(raw: bytes) -> dict[str, Any]:
@@ -126,7 +151,7 @@ def _choice_problem(choice: Mapping[str, Any], text_from: str) -> str | None:
         return None
     content = message.get("content")
     why = "content parts have no text" if isinstance(content, list) else _content_problem(content)
-    return f"no text in content or reasoning ({why})"
+    return why if text_from == "content_or_parts" else f"no text in content or reasoning ({why})"
 
 
 def non_answer_reason(data: Mapping[str, Any], text_from: str = "content") -> str | None:

@@ -81,8 +81,8 @@ class ChatResult:
 class ChatRequest:
     """One chat request for :meth:`LLMClient.run_chat_batch` / :func:`plan`.
 
-    ``text_from`` is how the reply's text is read ("content", the default, or "content_or_reasoning";
-    :mod:`mnemetric.llm.replies`). It is not sent and not part of the cache key: the stored response
+    ``text_from`` is how the reply's text is read ("content", the default, "content_or_reasoning" or
+    "content_or_parts"; :mod:`mnemetric.llm.replies`). It is not sent and not part of the cache key: the stored response
     is the server's, whichever rule reads it.
     """
 

@@ -10,6 +10,10 @@ from the pinned file — :mod:`.upstream_text`, :mod:`.requests`):
 * request: ``[system rubric, user filled template]`` (:func:`~.requests.checker_messages`), text only;
   model gpt-5.2, reasoning_effort medium, max_completion_tokens 4096 (:func:`~.requests.checker_params`);
   through :class:`mnemetric.llm.LLMClient` (cache, budget, retries; a rerun sends nothing).
+* the reply text (:data:`CHECKER_TEXT_FROM`): the client's ``text_from="content_or_parts"``
+  rule (:mod:`mnemetric.llm.replies`; _call_chat_completion's: the content string stripped, or its text
+  parts joined, never ``reasoning``). Upstream returns "" for a blank content string (and its label
+  parser then aborts); we make any blank text a non-answer, so the question is failed, never scored.
 * the verdict = ``parse_judge_label(reply) == 1`` (:mod:`.judge_label`). The judge is asked even for an
   UNKNOWN answer; the harness then scores it 0 anyway.
 * llm_abstention_checker on a question type without "-abs" aborts upstream.
@@ -43,7 +47,10 @@ from mnemetric.longmemeval_v2.requests import (
 )
 from mnemetric.longmemeval_v2.upstream_text import CheckerTexts
 
-__all__ = ["CheckCase", "CheckOutcome", "LLMCheckers", "OfflineChecker", "llm_checkers"]
+CHECKER_TEXT_FROM = "content_or_parts"
+"""The client's reply-text rule for the judge (module docstring); not the reader's "content_or_reasoning"."""
+
+__all__ = ["CHECKER_TEXT_FROM", "CheckCase", "CheckOutcome", "LLMCheckers", "OfflineChecker", "llm_checkers"]
 
 
 @dataclass(frozen=True)
@@ -113,7 +120,8 @@ class LLMCheckers:
 
     async def _all(self, messages: list[list[dict[str, str]]], params: dict[str, Any]):
         try:
-            return list(await asyncio.gather(*(self.client.chat(self.model, m, **params) for m in messages)))
+            return list(await asyncio.gather(*(self.client.chat(self.model, m, text_from=CHECKER_TEXT_FROM, **params)
+                                               for m in messages)))
         finally:
             await self.client.aclose_transport()
 
