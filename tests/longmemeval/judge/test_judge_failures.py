@@ -23,8 +23,8 @@ if str(ROOT) not in sys.path:
 from tests.longmemeval.judge.test_judge_kill import HYP, QUESTIONS, STAGE, make_workspace, reply, stage_env  # noqa: E402
 from tests.support.openai_server import FakeOpenAIServer  # noqa: E402
 
-from mnemetric.io import write_json_atomic  # noqa: E402
 from mnemetric.llm import WorkUsage  # noqa: E402
+from mnemetric.llm.usage import write_usage  # noqa: E402
 from mnemetric.longmemeval.suite import SuiteRecord, write_suite  # noqa: E402
 
 QA_STAGE = [sys.executable, "-m", "mnemetric.stages.qa_metrics"]
@@ -47,7 +47,7 @@ def prepare_qa_inputs(ws: Path, params: dict) -> list[str]:
     ids = [h["question_id"] for h in lines(ws / params["paths"]["hypotheses"])]
     write_suite(ws / params["paths"]["suite"], SuiteRecord("full", "sample", "full", 0, tuple(ids)))
     for key in ("retrieve_usage", "answer_usage"):
-        write_json_atomic(ws / params["paths"][key], WorkUsage().to_dict())
+        write_usage(ws / params["paths"][key], WorkUsage())
     return ids
 
 
