@@ -3,6 +3,8 @@ sample end to end offline (no API key) and writes metrics/v2.json; a rerun write
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from mnemetric.longmemeval_v2.pins import DATA_PINS
@@ -42,7 +44,17 @@ def test_a_component_is_chosen_by_its_sub_group(dvc_repo):
     assert m["settings"]["memory"] == "none" and m["settings"]["memory_context_max_tokens"] == 1000
     # no memory items → the offline reader answers UNKNOWN everywhere → 0 correct of 14 (upstream's is_unknown rule)
     assert m["combined"]["accuracy"]["overall_full_set"]["correct"] == 0
-    assert dvc_repo.json("metrics/run-v2.json")["memory"] == {"name": "none"}
+    run = dvc_repo.json("metrics/run-v2.json")
+    fingerprint = dvc_repo.json("data/fingerprints/v2-memory.json")  # stage fingerprint's V2 memory file
+    assert run["memory"] == {"name": "none", "target": "mnemetric.longmemeval_v2.baselines.NoMemory", "settings": {},
+                             "config_sha256": run["memory"]["config_sha256"],
+                             "fingerprint_sha256": fingerprint["sha256"]}
+    assert fingerprint["target"] == "mnemetric.longmemeval_v2.baselines.NoMemory"
+    custody = (dvc_repo.path / "data/custody/v2-sample.json").read_bytes()
+    assert run["variant"]["custody"]["file"] == "data/custody/v2-sample.json"
+    assert run["variant"]["custody"]["sha256"] == hashlib.sha256(custody).hexdigest()
+    assert (run["reader"]["sends_prompts"], run["reader"]["harness_sha256"]) == (False, None)
+    assert run["token_counter"] == {"name": "o200k-standin", "official": False}
 
 
 def test_official_tier_fails_closed_before_any_download(dvc_repo):

@@ -134,22 +134,71 @@ def test_run_with_no_memory_answers_unknown_everywhere(monkeypatch):
             "image is left out (upstream's runs use them)") in off.summary["official_equivalence"]["reasons"]
 
 
-def test_manifest_names_the_components_and_the_custody_verdict():
+def _naive_sha(obj) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                          .encode("utf-8")).hexdigest()
+
+
+CUSTODY = (b'{"verified": true, "files": [{"file": "b.json", "sha256": "bb", "size": 2, "verified": true},\n'
+           b'{"file": "a.jsonl", "sha256": "aa", "size": 1, "verified": true}]}\n')
+
+
+def test_manifest_names_the_data_components_and_the_custody_verdict():
+    import hashlib
+
     settings = compose(["v2=small"])["v2"]
     summary = {"combined": {"questions": 3, "scored": 2, "failed": 1},
                "official_equivalence": {"official": False, "reasons": ["r"]}}
-    m = v2_manifest(settings, summary, "metrics/run-v2.json", data_verified=True)
+    facts = {"reader": {"name": "openai", "model": "Qwen/Qwen3.5-9B", "sends_prompts": True, "official": False,
+                        "harness_sha256": "h1", "texts_sha256": "t1"},
+             "checker": {"name": "llm", "model": "gpt-5.2", "reasoning_effort": "medium",
+                         "max_completion_tokens": 4096, "official": True, "qa_eval_metrics_sha256": "q1",
+                         "prompt_set_sha256": "p1"},
+             "token_counter": {"name": "qwen3.5-9b-processor", "official": False}}
+    m = v2_manifest(settings, summary, "metrics/run-v2.json", data_verified=True, facts=facts,
+                    custody_file="data/custody/v2-small.json", custody=CUSTODY, fingerprint_sha256="f1")
+    memory = {"_target_": "mnemetric.longmemeval_v2.baselines.bm25_states", "name": "bm25", "top_k": 10}
+    assert settings["memory"] == memory
     assert m == {
+        "schema": "mnemetric.longmemeval-v2.run-manifest/1",
         "path": "metrics/run-v2.json", "benchmark": "LongMemEval-V2",
-        "variant": {"name": "small", "data_root": "data/v2/small", "haystack": "small", "sha256_verified": True},
-        "suite": {"name": "full"}, "memory": {"name": "bm25"},
-        "reader": {"name": "openai", "model": "Qwen/Qwen3.5-9B"},
-        "judge": {"name": "llm", "kind": "llm", "prompt_set_sha256": None},
+        "variant": {"name": "small", "data_root": "data/v2/small", "haystack": "small", "sha256_verified": True,
+                    "source": "huggingface", "repo": "xiaowu0162/longmemeval-v2",
+                    "revision": "f152293e235517d504809563c833d7190b8c713b",
+                    "custody": {"file": "data/custody/v2-small.json", "sha256": hashlib.sha256(CUSTODY).hexdigest(),
+                                "files_sha256": _naive_sha([{"file": "a.jsonl", "sha256": "aa"},
+                                                            {"file": "b.json", "sha256": "bb"}])}},
+        "suite": {"name": "full"},
+        "memory": {"name": "bm25", "target": memory["_target_"], "settings": {"top_k": 10},
+                   "config_sha256": _naive_sha(memory), "fingerprint_sha256": "f1"},
+        "reader": {"name": "openai", "model": "Qwen/Qwen3.5-9B", "sends_prompts": True, "official": False,
+                   "harness_sha256": "h1", "texts_sha256": "t1"},
+        "judge": {"name": "llm", "kind": "llm", "model": "gpt-5.2", "reasoning_effort": "medium",
+                  "max_completion_tokens": 4096, "prompt_set_sha256": "p1", "official": True,
+                  "qa_eval_metrics_sha256": "q1"},
+        "token_counter": {"name": "qwen3.5-9b-processor", "official": False},
         "counts": {"questions": 3, "judged": 2, "failed": 1},
         "official_equivalence": {"value": False, "reasons": ["r"]}}
     sample = v2_manifest(compose()["v2"], summary, "p")
     assert (sample["reader"], sample["judge"]["kind"], sample["variant"]["sha256_verified"]) == (
         {"name": "offline", "model": None}, "offline", False)
+    assert (sample["variant"]["repo"], sample["variant"]["custody"]) == (
+        None, {"file": None, "sha256": None, "files_sha256": None})
+
+
+def test_the_sample_run_records_what_its_components_are(monkeypatch):
+    """The offline reader sends no prompts, so no harness.py hash is recorded even when the texts are at hand."""
+    monkeypatch.chdir(ROOT)
+    run = run_from_settings(compose(["v2/memory=none"])["v2"], {})
+    assert run.provenance == {
+        "reader": {"name": "offline", "model": None, "sends_prompts": False, "official": False,
+                   "harness_sha256": None, "texts_sha256": None},
+        "checker": {"name": "offline", "model": None, "reasoning_effort": None, "max_completion_tokens": None,
+                    "official": False, "qa_eval_metrics_sha256": None, "prompt_set_sha256": None},
+        "token_counter": {"name": "o200k-standin", "official": False}}
 
 
 @pytest.mark.skipif(not os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"),
@@ -176,3 +225,11 @@ def test_the_llm_options_run_the_sample_against_a_local_server_and_a_rerun_sends
     reasons = first.summary["official_equivalence"]["reasons"]
     assert not any(r.startswith(("reader ", "checker ")) for r in reasons)  # the official reader and judge
     assert any(r.startswith("token counter 'o200k-standin'") for r in reasons)
+    # the manifest facts name the pinned files and the recorded text-set hashes (upstream_text's constants)
+    from mnemetric.longmemeval_v2 import upstream_text as ut
+
+    reader, checker = first.provenance["reader"], first.provenance["checker"]
+    assert (reader["sends_prompts"], reader["harness_sha256"], reader["texts_sha256"]) == (
+        True, "8c6d1bd124ce2caf8a4bdc8516ef1b54ffca98ea4c49b4e50355ee4207b55eb1", ut.READER_TEXTS_SHA256)
+    assert (checker["qa_eval_metrics_sha256"], checker["prompt_set_sha256"], checker["model"]) == (
+        "f8ba659e237c4282a07a92538090ea500ce8483820b390b1d19af187c01417ac", ut.CHECKER_TEXTS_SHA256, "gpt-5.2")

@@ -14,7 +14,7 @@ cache, else a download). The CLI names options (``--memory bm25``) and gets the 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,12 +80,14 @@ def components(s: Mapping[str, Any], llm: Mapping[str, Any]) -> Components:
 
 def run_from_settings(s: Mapping[str, Any], llm: Mapping[str, Any], *, data_verified: bool = False) -> V2Run:
     """One V2 evaluation as the ``v2`` settings say (see conf/v2/sample.yaml for the keys);
-    ``data_verified``: the data root's custody record verifies every file against the dataset pins."""
+    ``data_verified``: the data root's custody record verifies every file against the dataset pins.
+    The run's ``provenance`` is :func:`component_facts` of the components it was made with."""
     c = components(s, llm)
-    return run_v2(Path(s["data_root"]), s["haystack"], tuple(dict.fromkeys(s["domains"])), factory=c.factory,
-                  memory_name=c.memory_name, reader=c.reader, checker=c.checker, counter=c.counter,
-                  max_tokens=int(s["max_tokens"]), texts=c.reader.texts, check_images=bool(s["images"]),
-                  data_verified=data_verified, counter_note=c.counter.note)
+    run = run_v2(Path(s["data_root"]), s["haystack"], tuple(dict.fromkeys(s["domains"])), factory=c.factory,
+                 memory_name=c.memory_name, reader=c.reader, checker=c.checker, counter=c.counter,
+                 max_tokens=int(s["max_tokens"]), texts=c.reader.texts, check_images=bool(s["images"]),
+                 data_verified=data_verified, counter_note=c.counter.note)
+    return replace(run, provenance=component_facts(c))
 
 
 def conf_dir() -> Path:
@@ -145,22 +147,96 @@ def _strip(block: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if not k.startswith("memory_query")}
 
 
-def v2_manifest(settings: Mapping[str, Any], summary: Mapping[str, Any], path: str, *,
-                data_verified: bool = False) -> dict[str, Any]:
-    """metrics/run-v2.json: where the V2 numbers came from, in the run-manifest keys the task inventory
-    reads (mnemetric.custody.inventory). Deterministic (no clock). ``variant.sha256_verified`` is
-    ``data_verified``: true only for a data root whose custody record (stage v2_prepare) verifies every
-    file against the dataset pins — never the bundled sample, which is not an official file."""
-    both = summary.get("combined") or next(iter(summary["domains"].values()))
+MANIFEST_SCHEMA = "mnemetric.longmemeval-v2.run-manifest/1"
+
+
+def component_facts(c: Components) -> dict[str, Any]:
+    """What the built components say about themselves, for metrics/run-v2.json (:func:`v2_manifest`).
+
+    reader: ``sends_prompts`` (it sends the upstream texts) and then the sha256 of the harness.py it read and
+    of its extracted texts (``ReaderTexts.texts_sha256``); a reader that sends nothing records null for both,
+    so whether the texts are at hand changes nothing. checker: its model and request settings, and for an
+    LLM checker the qa_eval_metrics.py sha256 and ``CheckerTexts.texts_sha256``. token counter: name and
+    whether it is the official one.
+    """
+    reader, checker, counter = c.reader, c.checker, c.counter
+    sends = bool(getattr(reader, "sends_reader_texts", True))
+    rtexts = getattr(reader, "texts", None) if sends else None
+    ctexts = getattr(checker, "texts", None)
     return {
-        "path": path, "benchmark": FAMILY.display_name,
+        "reader": {"name": reader.name, "model": getattr(reader, "model", None), "sends_prompts": sends,
+                   "official": bool(getattr(reader, "official", False)),
+                   "harness_sha256": rtexts.source_sha256 if rtexts else None,
+                   "texts_sha256": rtexts.texts_sha256 if rtexts else None},
+        "checker": {"name": checker.name, "model": getattr(checker, "model", None),
+                    "reasoning_effort": getattr(checker, "reasoning_effort", None),
+                    "max_completion_tokens": getattr(checker, "max_completion_tokens", None),
+                    "official": bool(getattr(checker, "official", False)),
+                    "qa_eval_metrics_sha256": ctexts.source_sha256 if ctexts else None,
+                    "prompt_set_sha256": ctexts.texts_sha256 if ctexts else None},
+        "token_counter": {"name": counter.name, "official": bool(counter.official)},
+    }
+
+
+def dataset_facts(settings: Mapping[str, Any], custody_file: str | None, custody: bytes | None) -> dict[str, Any]:
+    """The data's identity: repo and revision (null for the bundled sample), the custody record's path and
+    the sha256 of its bytes, and ``files_sha256`` = sha256 of the canonical JSON of the record's
+    ``[{"file", "sha256"}]`` list sorted by file (the data root's files as the record lists them)."""
+    from mnemetric.io import dumps_canonical, sha256_bytes, sha256_text
+
+    files_sha256 = None
+    if custody is not None:
+        import json
+
+        files = json.loads(custody).get("files") or []
+        listed = sorted(({"file": f.get("file"), "sha256": f.get("sha256")} for f in files),
+                        key=lambda f: str(f["file"]))
+        files_sha256 = sha256_text(dumps_canonical(listed))
+    return {"source": settings.get("source"), "repo": settings.get("repo"), "revision": settings.get("revision"),
+            "custody": {"file": custody_file, "sha256": sha256_bytes(custody) if custody is not None else None,
+                        "files_sha256": files_sha256}}
+
+
+def memory_facts(section: Mapping[str, Any], fingerprint_sha256: str | None) -> dict[str, Any]:
+    """The memory option: name, target, its own keys (``settings``), ``config_sha256`` = sha256 of the
+    canonical JSON of the whole section, and the code fingerprint (stage fingerprint's v2-memory.json)."""
+    from mnemetric.io import dumps_canonical, sha256_text
+
+    return {"name": section["name"], "target": section.get("_target_"),
+            "settings": {k: v for k, v in section.items() if not str(k).startswith("_") and k != "name"},
+            "config_sha256": sha256_text(dumps_canonical(dict(section))),
+            "fingerprint_sha256": fingerprint_sha256}
+
+
+def v2_manifest(settings: Mapping[str, Any], summary: Mapping[str, Any], path: str, *,
+                data_verified: bool = False, facts: Mapping[str, Any] | None = None, custody_file: str | None = None,
+                custody: bytes | None = None, fingerprint_sha256: str | None = None) -> dict[str, Any]:
+    """metrics/run-v2.json: where the V2 numbers came from, in the run-manifest keys the task inventory
+    reads (mnemetric.custody.inventory), nested with stable keys. Deterministic (no clock, no machine
+    path). ``variant.sha256_verified`` is ``data_verified``: true only for a data root whose custody record
+    (stage v2_prepare) verifies every file against the dataset pins — never the bundled sample, which is
+    not an official file. ``facts``: :func:`component_facts` of the run (``V2Run.provenance``); without
+    it the component blocks hold what the settings say. ``custody``: the custody record's bytes
+    (:func:`dataset_facts`); ``fingerprint_sha256``: the memory's code fingerprint (stage fingerprint)."""
+    both = summary.get("combined") or next(iter(summary["domains"].values()))
+    facts = facts or {}
+    reader = {"name": settings["reader"]["name"], "model": settings["reader"].get("model")}
+    reader |= {k: v for k, v in (facts.get("reader") or {}).items() if k not in reader}
+    checker = settings["checker"]
+    judge = {"name": checker["name"], "kind": "llm" if checker.get("_partial_") else "offline",
+             "model": checker.get("model"), "reasoning_effort": checker.get("reasoning_effort"),
+             "max_completion_tokens": checker.get("max_completion_tokens"), "prompt_set_sha256": None}
+    judge |= {k: v for k, v in (facts.get("checker") or {}).items() if k != "name"}
+    counter = facts.get("token_counter") or {"name": settings["token_counter"].get("name"), "official": None}
+    return {
+        "schema": MANIFEST_SCHEMA, "path": path, "benchmark": FAMILY.display_name,
         "variant": {"name": settings["name"], "data_root": settings["data_root"], "haystack": settings["haystack"],
-                    "sha256_verified": data_verified},
+                    "sha256_verified": data_verified, **dataset_facts(settings, custody_file, custody)},
         "suite": {"name": "full"},
-        "memory": {"name": settings["memory"]["name"]},
-        "reader": {"name": settings["reader"]["name"], "model": settings["reader"].get("model")},
-        "judge": {"name": settings["checker"]["name"], "kind": "llm" if settings["checker"].get("_partial_") else "offline",
-                  "prompt_set_sha256": None},
+        "memory": memory_facts(settings["memory"], fingerprint_sha256),
+        "reader": reader,
+        "judge": judge,
+        "token_counter": counter,
         "counts": {"questions": both["questions"], "judged": both["scored"], "failed": both["failed"]},
         "official_equivalence": {"value": bool(summary["official_equivalence"]["official"]),
                                  "reasons": list(summary["official_equivalence"]["reasons"])},

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,9 @@ class V2Run:
     aggregated: Mapping[str, dict[str, Any]]
     combined: dict[str, Any] | None
     summary: dict[str, Any]
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+    """What the components say about themselves (:func:`mnemetric.longmemeval_v2.pipeline.component_facts`);
+    filled by ``run_from_settings``, empty for a bare :func:`run_v2`."""
 
 
 def tier_of(haystack: str | Path) -> str | None:

@@ -15,7 +15,7 @@ from mnemetric.io import write_json_atomic
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
-PARAMS = ["adapter", "memory", "reader", "judge", "paths.fingerprints"]
+PARAMS = ["adapter", "memory", "reader", "judge", "v2.memory", "paths.fingerprints"]
 
 DEFAULT_MODULES = {"reader": "mnemetric.longmemeval.reader.run", "judge": "mnemetric.longmemeval.judge.run"}
 """Components chosen by ``kind:`` rather than ``_target_``: the library module that dispatches them."""
@@ -31,6 +31,15 @@ def main() -> None:
         write_json_atomic(out / f"{component}.json", {"component": component, "name": section.get("name"),
                                                        **fp.to_record()})
         print(f"fingerprint: {component} {section.get('name')}: {fp.sha256[:12]} ({len(fp.files)} modules)")
+    v2_memory(p["v2.memory"], out)
+
+
+def v2_memory(section: dict, out: Path) -> None:
+    """The LongMemEval-V2 memory option (``v2.memory``, built by ``_target_``) → <out>/v2-memory.json; stage v2
+    depends on it and records its sha256 in metrics/run-v2.json."""
+    fp = fingerprint(component_target(section, None), where="params.yaml v2.memory._target_")
+    write_json_atomic(out / "v2-memory.json", {"component": "v2.memory", "name": section.get("name"), **fp.to_record()})
+    print(f"fingerprint: v2.memory {section.get('name')}: {fp.sha256[:12]} ({len(fp.files)} modules)")
 
 
 if __name__ == "__main__":
