@@ -142,3 +142,37 @@ def test_v2_run_bad_data_root_exits_2(tmp_path, capsys):
 def test_v2_validate_in_the_group(capsys):
     code, _, err = run(capsys, "v2", "validate", ROOT / "data" / "sample-v2")
     assert code == 0 and "0 problem(s)" in err
+
+
+def test_v2_run_takes_a_users_own_options_from_conf(tmp_path, capsys):
+    """Options are the files of <conf>/v2/<group>/ plus the package's: a user's memory and token counter work."""
+    conf = tmp_path / "conf"
+    (conf / "v2" / "memory").mkdir(parents=True)
+    (conf / "v2" / "token_counter").mkdir(parents=True)
+    (conf / "v2" / "memory" / "one-state.yaml").write_text(
+        "_target_: mnemetric.longmemeval_v2.baselines.bm25_states\nname: one-state\ntop_k: 1\n", encoding="utf-8")
+    (conf / "v2" / "token_counter" / "tiny.yaml").write_text(
+        "_target_: mnemetric.longmemeval_v2.tokens.O200kCounter\nname: tiny-counter\nimage_tokens: 1\n"
+        "message_tokens: 0\n", encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, err = run(capsys, "v2", "run", ROOT / "data" / "sample-v2", "--haystack", "small", "--conf", conf,
+                       "--memory", "one-state", "--top-k", "1", "--token-counter", "tiny", "--out", out)
+    assert code == 0, err
+    settings = json.loads((out / "v2.json").read_text())["settings"]
+    assert (settings["memory"], settings["token_counter"]) == ("one-state", "tiny-counter")
+    rows = [json.loads(line) for line in (out / "web" / "per_question.jsonl").read_text().splitlines()]
+    assert {len(r["memory_context"]) for r in rows} == {1}  # top_k 1: one state per question
+    # a shipped option still works beside the user's; an unknown one names both places' options
+    code, _, err = run(capsys, "v2", "run", ROOT / "data" / "sample-v2", "--haystack", "small", "--conf", conf,
+                       "--memory", "nope", "--out", tmp_path / "o2")
+    assert code == 2 and "Traceback" not in err and "'nope'" in err
+    assert "one-state" in err and "bm25" in err and "full-context" in err
+    assert not (tmp_path / "o2").exists()
+
+
+def test_v2_run_help_lists_the_shipped_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["v2", "run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "shipped: bm25, dense, full-context, none" in text and "shipped: auto, o200k, qwen" in text
+    assert "--conf" in text

@@ -233,3 +233,22 @@ def test_the_llm_options_run_the_sample_against_a_local_server_and_a_rerun_sends
         True, "8c6d1bd124ce2caf8a4bdc8516ef1b54ffca98ea4c49b4e50355ee4207b55eb1", ut.READER_TEXTS_SHA256)
     assert (checker["qa_eval_metrics_sha256"], checker["prompt_set_sha256"], checker["model"]) == (
         "f8ba659e237c4282a07a92538090ea500ce8483820b390b1d19af187c01417ac", ut.CHECKER_TEXTS_SHA256, "gpt-5.2")
+
+
+def test_a_project_option_shadows_the_shipped_one_and_bad_files_are_config_errors(tmp_path):
+    from mnemetric.longmemeval_v2.pipeline import options
+
+    folder = tmp_path / "v2" / "memory"
+    folder.mkdir(parents=True)
+    (folder / "bm25.yaml").write_text("_target_: mnemetric.longmemeval_v2.baselines.bm25_states\nname: bm25\n"
+                                      "top_k: 3\n", encoding="utf-8")
+    (folder / "broken.yaml").write_text("name: [unclosed\n", encoding="utf-8")
+    (folder / "plain.yaml").write_text("name: plain\n", encoding="utf-8")
+    assert options("memory", tmp_path) == ["bm25", "broken", "dense", "full-context", "none", "plain"]
+    assert options("memory") == ["bm25", "dense", "full-context", "none"]
+    assert option("memory", "bm25", "root", tmp_path)["top_k"] == 3
+    assert option("memory", "bm25", "root")["top_k"] == 10
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        option("memory", "broken", "root", tmp_path)
+    with pytest.raises(ConfigError, match="_target_ and name"):
+        option("memory", "plain", "root", tmp_path)

@@ -28,6 +28,13 @@ def both(name: str, summary: str, description: str):
 _UPSTREAM = "xiaowu0162/LongMemEval-V2 at be15ea6"
 
 
+def _shipped(group: str) -> str:
+    """The option names the package ships in conf/v2/<group>/ (for help texts; --conf adds a project's)."""
+    from mnemetric.config import package_conf_dir
+
+    return ", ".join(sorted(p.stem for p in (package_conf_dir() / "v2" / group).glob("*.yaml")))
+
+
 @both("aggregate", "aggregated_metrics.json from a LongMemEval-V2 per_question.jsonl, as upstream's harness",
          "Compute aggregated_metrics.json from PER_QUESTION (an upstream-format per_question.jsonl: one JSON object "
          f"per line, every upstream key) exactly as evaluation/harness.py of {_UPSTREAM} does: overall, the "
@@ -168,19 +175,25 @@ def _haystack(root: Path, given: str) -> str | Path:
 def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("data_root", type=Path, help="a LongMemEval-V2 data root (e.g. data/sample-v2)")
     p.add_argument("--haystack", required=True, help="small, medium, or a haystack JSON file")
-    p.add_argument("--memory", required=True, choices=["none", "full-context", "bm25", "dense"],
-                   help="which Mnemetric baseline memory")
+    p.add_argument("--conf", type=Path, default=Path("conf"),
+                   help="a project's conf folder: its v2/<group>/<NAME>.yaml options (memory, reader, checker, "
+                        "token_counter) are found before those shipped with the package (default ./conf)")
+    p.add_argument("--memory", required=True,
+                   help=f"memory option in <conf>/v2/memory/ (shipped: {_shipped('memory')}; ours are baselines)")
     p.add_argument("--top-k", type=int, default=10, help="states returned by bm25 / dense")
-    p.add_argument("--reader", choices=["offline", "openai"], default="offline")
+    p.add_argument("--reader", default="offline",
+                   help=f"reader option in <conf>/v2/reader/ (shipped: {_shipped('reader')})")
     p.add_argument("--reader-model", default="Qwen/Qwen3.5-9B")
     p.add_argument("--reader-base-url", default=None, help="OpenAI-compatible server (default $OPENAI_BASE_URL)")
     p.add_argument("--no-thinking", action="store_true", help="send enable_thinking=false (Qwen/Qwen3.5-9B only)")
-    p.add_argument("--checker", choices=["offline", "llm"], default="offline")
+    p.add_argument("--checker", default="offline",
+                   help=f"checker option in <conf>/v2/checker/ (shipped: {_shipped('checker')})")
     p.add_argument("--judge-model", default="gpt-5.2")
     p.add_argument("--judge-base-url", default=None)
     p.add_argument("--concurrency", type=int, default=16)
-    p.add_argument("--token-counter", choices=["auto", "o200k", "qwen"], default="auto",
-                   help="qwen: the official Qwen/Qwen3.5-9B processor (local only); o200k: offline stand-in; "
+    p.add_argument("--token-counter", default="auto",
+                   help=f"token_counter option in <conf>/v2/token_counter/ (shipped: {_shipped('token_counter')}). "
+                        "qwen: the official Qwen/Qwen3.5-9B processor (local only); o200k: offline stand-in; "
                         "auto: qwen when available, else o200k (the run is then not official)")
     p.add_argument("--processor-path", default=None, help="local folder of the Qwen/Qwen3.5-9B processor")
     p.add_argument("--max-tokens", type=int, default=200_000, help="memory-context token budget")
@@ -198,7 +211,8 @@ def _run(p: argparse.ArgumentParser) -> Handler:
                            enable_thinking=not a.no_thinking, checker=a.checker, judge_model=a.judge_model,
                            judge_base_url=a.judge_base_url, token_counter=a.token_counter,
                            processor_path=a.processor_path, max_tokens=a.max_tokens,
-                           check_images=not a.no_images, llm={"max_concurrency": a.concurrency})
+                           check_images=not a.no_images, llm={"max_concurrency": a.concurrency},
+                           conf=a.conf if a.conf.is_dir() else None)
         for path in write_run(a.out, result):
             print(path)
         s = result.summary

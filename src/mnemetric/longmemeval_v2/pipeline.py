@@ -97,17 +97,39 @@ def conf_dir() -> Path:
     return package_conf_dir() / "v2"
 
 
-def option(group: str, name: str, data_root: str | Path, **overrides: Any) -> dict[str, Any]:
-    """conf/v2/<group>/<name>.yaml as a component section, ``${v2.data_root}`` resolved to ``data_root``, and
-    each non-None override set where the option has that key — what the CLI builds when it names an option."""
+def option_dirs(group: str, conf: str | Path | None = None) -> list[Path]:
+    """Where the options of ``group`` live: ``<conf>/v2/<group>/`` of a project's conf folder (when given),
+    then the package's conf/v2/<group>/. A project option shadows a package option of the same name."""
+    dirs = [Path(conf) / "v2" / group] if conf is not None else []
+    return dirs + [conf_dir() / group]
+
+
+def options(group: str, conf: str | Path | None = None) -> list[str]:
+    """The option names of ``group`` (one per <name>.yaml in :func:`option_dirs`), sorted."""
+    return sorted({p.stem for d in option_dirs(group, conf) for p in d.glob("*.yaml")})
+
+
+def option(group: str, name: str, data_root: str | Path, conf: str | Path | None = None,
+           **overrides: Any) -> dict[str, Any]:
+    """<conf>/v2/<group>/<name>.yaml (else the package's) as a component section, ``${v2.data_root}`` resolved
+    to ``data_root``, and each non-None override set where the option has that key — what the CLI builds when
+    it names an option (a user's own option works as a shipped one)."""
     import yaml
     from omegaconf import OmegaConf
 
-    path = conf_dir() / group / f"{name}.yaml"
-    if not path.is_file():
-        options = ", ".join(sorted(p.stem for p in (conf_dir() / group).glob("*.yaml")))
-        raise ConfigError(group, f"no LongMemEval-V2 {group} option {name!r}", fix=f"one of: {options}")
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    path = next((d / f"{name}.yaml" for d in option_dirs(group, conf) if (d / f"{name}.yaml").is_file()), None)
+    if path is None:
+        where = " or ".join(str(d) for d in option_dirs(group, conf))
+        raise ConfigError(group, f"no LongMemEval-V2 {group} option {name!r} (looked in {where})",
+                          fix=f"one of: {', '.join(options(group, conf))}; or add {group}/{name}.yaml under "
+                              "<conf>/v2/ and pass --conf")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{group}={name}", f"{path}: not valid YAML ({exc})", fix="fix the file") from None
+    if not isinstance(raw, dict) or "_target_" not in raw or "name" not in raw:
+        raise ConfigError(f"{group}={name}", f"{path}: expected a mapping with _target_ and name",
+                          fix="copy a shipped option (conf/v2/<group>/*.yaml) and change it")
     raw.update({k: v for k, v in overrides.items() if v is not None and k in raw})
     tree = OmegaConf.create({"v2": {"data_root": str(data_root), group: raw}})
     return OmegaConf.to_container(tree, resolve=True)["v2"][group]

@@ -278,20 +278,23 @@ def run_named(root: str | Path, haystack: str | Path, *, memory: str, memory_opt
               reader_base_url: str | None = None, enable_thinking: bool = True, checker: str = "offline",
               judge_model: str | None = None, judge_base_url: str | None = None, token_counter: str = "auto",
               processor_path: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS, check_images: bool = True,
-              data_verified: bool = False, llm: Mapping[str, Any] | None = None) -> V2Run:
+              data_verified: bool = False, llm: Mapping[str, Any] | None = None,
+              conf: str | Path | None = None) -> V2Run:
     """:func:`run_v2` with every component named by its conf option (conf/v2/<group>/<name>.yaml, the files the
     DVC stage composes): the keyword arguments set the option's own keys where it has them (``top_k`` of
     bm25, ``model`` of openai, ``path`` of qwen …) and are ignored where it has not (the offline reader has no
-    model). Then the stage's own path, :func:`mnemetric.longmemeval_v2.pipeline.run_from_settings`."""
+    model). ``conf``: a project's conf folder whose v2/<group>/<name>.yaml options are found first
+    (:func:`mnemetric.longmemeval_v2.pipeline.option`). Then the stage's own path,
+    :func:`mnemetric.longmemeval_v2.pipeline.run_from_settings`."""
     from mnemetric.longmemeval_v2.pipeline import option, run_from_settings
 
     settings = {
         "name": "cli", "data_root": str(root), "haystack": haystack, "domains": list(domains),
         "max_tokens": max_tokens, "images": check_images,
-        "memory": option("memory", memory, root, **dict(memory_options or {})),
-        "reader": option("reader", reader, root, model=reader_model, base_url=reader_base_url,
+        "memory": option("memory", memory, root, conf, **dict(memory_options or {})),
+        "reader": option("reader", reader, root, conf, model=reader_model, base_url=reader_base_url,
                          enable_thinking=enable_thinking),
-        "checker": option("checker", checker, root, model=judge_model, base_url=judge_base_url),
-        "token_counter": option("token_counter", token_counter, root, path=processor_path),
+        "checker": option("checker", checker, root, conf, model=judge_model, base_url=judge_base_url),
+        "token_counter": option("token_counter", token_counter, root, conf, path=processor_path),
     }
     return run_from_settings(settings, dict(llm or {}), data_verified=data_verified)
