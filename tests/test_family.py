@@ -15,7 +15,8 @@ import yaml
 from mnemetric.config import compose
 from mnemetric.errors import ConfigError
 from mnemetric.family import (
-    Family, OfficialProtocol, TaskMetric, build_family, by_name, check_family, conf_families,
+    CardRow, CardSpec, Family, OfficialProtocol, TaskMetric, build_family, by_name, check_family, conf_families,
+    family_named, headline_family,
 )
 
 from tests.conftest import ROOT
@@ -68,7 +69,44 @@ def test_the_v2_family_measures_its_five_abilities_and_has_no_v1_gate():
     assert set(v2.task_metrics) == {"Static state recall", "Dynamic state tracking", "Workflow knowledge",
                                     "Environment gotchas", "Premise awareness"}
     assert v2.task_metrics["Workflow knowledge"].value == "by_category.non_abstention_by_category.procedure.pct_correct"
-    assert v2.official is None and v2.crosscheck is None and v2.reader_prompt_module is None
+    assert v2.official is None and v2.crosscheck is None
+    # stage v2 writes metrics/run-v2.json itself: custody builds no sections for it
+    assert v2.run_manifest == "metrics/run-v2.json" and v2.manifest_sections is None
+    assert dict(v2.card.inputs) == {"v2": ("metrics/v2.json",)}
+
+
+def test_the_v2_card_rows_are_the_combined_accuracy_then_each_category():
+    v2 = family_named("longmemeval-v2")
+    doc = {"combined": {"accuracy": {
+        "overall_full_set": {"value": 0.5, "ci95_low": 0.25, "ci95_high": 0.75, "n": 8},
+        "abstention_only": {"value": 0.0, "ci95_low": 0.0, "ci95_high": 0.9, "n": 2}}},
+        "by_category": {"non_abstention_by_category": {"static": {"count": 3, "pct_correct": 1 / 3}},
+                        "abstention_overall": {"count": 2, "pct_correct": 0.0}}}
+    # non_abstention_only is absent: no row for it
+    assert v2.card.rows({"v2": doc}) == [CardRow("overall accuracy (full set)", 0.5, 0.25, 0.75, 8),
+                                         CardRow("abstention accuracy", 0.0, 0.0, 0.9, 2),
+                                         CardRow("static", 1 / 3, n=3), CardRow("abstention_overall", 0.0, n=2)]
+    assert v2.card.rows({"v2": None}) == []
+
+
+def test_the_longmemeval_family_builds_metrics_run_json():
+    v1 = family_named("longmemeval")
+    assert v1.run_manifest == "metrics/run.json" and callable(v1.manifest_sections)
+    assert dict(v1.card.inputs) == {"qa": ("metrics/detail/qa.json", "metrics/qa.json"),
+                                    "retrieval": ("metrics/detail/retrieval.json", "metrics/retrieval.json")}
+
+
+def test_a_family_is_found_by_name_and_an_unknown_name_lists_the_known_ones():
+    with pytest.raises(ConfigError, match=r"(?s)no benchmark family is named 'quiz'.*'longmemeval', 'longmemeval-v2'"):
+        family_named("quiz")
+
+
+def test_the_headline_family_is_params_benchmark_else_the_conf_default():
+    section = {"_target_": "mnemetric.longmemeval_v2.family.LongMemEvalV2Family", "name": "longmemeval-v2",
+               "metrics": "metrics/v2.json"}
+    assert headline_family({"benchmark": section}).name == "longmemeval-v2"
+    # conf/config.yaml's default benchmark option is longmemeval
+    assert headline_family(None).name == "longmemeval" and headline_family({}).name == "longmemeval"
 
 
 # ------------------------------------------------------------------ a newcomer's family, by conf alone
@@ -91,7 +129,9 @@ class QuizFamily:
                                                                              "recall.n")})
     official: OfficialProtocol | None = QUIZ_PROTOCOL
     crosscheck: None = None
-    reader_prompt_module: str | None = None
+    run_manifest: str | None = None
+    manifest_sections: None = None
+    card: CardSpec | None = None
 
 
 def test_a_newcomer_adds_one_conf_option_and_is_a_family(tmp_path):
@@ -122,6 +162,12 @@ def test_an_object_that_is_not_a_family_is_refused():
         check_family(QuizFamily(task_metrics={"recall": ("metrics/quiz.json", "recall.acc")}), "benchmark")
     with pytest.raises(ConfigError, match="benchmark.official"):
         check_family(QuizFamily(official="yes"), "benchmark")
+    with pytest.raises(ConfigError, match="benchmark.card"):
+        check_family(QuizFamily(card={"inputs": {}}), "benchmark")
+    with pytest.raises(ConfigError, match="benchmark.manifest_sections"):
+        check_family(QuizFamily(manifest_sections="sections"), "benchmark")
+    with pytest.raises(ConfigError, match="benchmark.run_manifest"):
+        check_family(QuizFamily(run_manifest=3), "benchmark")
 
 
 def test_two_families_of_one_name_are_refused():

@@ -17,8 +17,11 @@ What a family says (the :class:`Family` protocol):
   such gate in custody.
 * ``crosscheck``: the :class:`CrosscheckSpec` (pinned upstream scoring scripts + the family's own
   functions to compare with), or None when the family has no cross-check.
-* ``reader_prompt_module``: the module whose fingerprint names a model reader's prompt set in the
-  run manifest (None: no model reader prompt).
+* ``run_manifest``: the repo path of the family's run manifest (``metrics/run.json``), or None.
+* ``manifest_sections``: params -> the family's sections of that manifest (read from the run's
+  files; :func:`mnemetric.custody.manifest.build_manifest` frames them with ``schema``,
+  ``benchmark`` and the gate's ``official_equivalence``), or None when another stage writes it.
+* ``card``: the :class:`CardSpec` of its result card (which metrics files, which rows), or None.
 """
 
 from __future__ import annotations
@@ -95,6 +98,31 @@ class CrosscheckSpec:
     qa_estimates: Callable[[Sequence[tuple[str, bool]], Mapping[str, str], str], Mapping[str, Any]]
 
 
+@dataclass(frozen=True)
+class CardRow:
+    """One row of a result card's table: a number, its 95% interval and its count (None: not known)."""
+
+    label: str
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    n: int | None = None
+
+
+@dataclass(frozen=True)
+class CardSpec:
+    """What a family's result card shows (:mod:`mnemetric.custody.card` draws the frame around it).
+
+    ``inputs``: role -> candidate repo paths of a metrics file (the first that exists is read);
+    ``rows(docs)``: role -> the read document (None when no candidate exists) -> the table rows
+    (an empty list: no numbers to show, and the card says ``empty`` instead of a table).
+    """
+
+    inputs: Mapping[str, tuple[str, ...]]
+    rows: Callable[[Mapping[str, Mapping[str, Any] | None]], Sequence[CardRow]]
+    empty: str = "(no metrics)"
+
+
 @runtime_checkable
 class Family(Protocol):
     """A benchmark family (module docstring)."""
@@ -105,10 +133,13 @@ class Family(Protocol):
     task_metrics: Mapping[str, TaskMetric]
     official: OfficialProtocol | None
     crosscheck: CrosscheckSpec | None
-    reader_prompt_module: str | None
+    run_manifest: str | None
+    manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None
+    card: CardSpec | None
 
 
-FIELDS = ("name", "display_name", "metrics", "task_metrics", "official", "crosscheck", "reader_prompt_module")
+FIELDS = ("name", "display_name", "metrics", "task_metrics", "official", "crosscheck", "run_manifest",
+          "manifest_sections", "card")
 
 
 def check_family(obj: Any, where: str) -> Family:
@@ -122,9 +153,13 @@ def check_family(obj: Any, where: str) -> Family:
     bad = [t for t, m in dict(obj.task_metrics).items() if not isinstance(m, TaskMetric)]
     if bad:
         raise ConfigError(where, f"task_metrics of {obj.name!r}: {bad} are not TaskMetric")
-    for key, kind in (("official", OfficialProtocol), ("crosscheck", CrosscheckSpec)):
+    for key, kind in (("official", OfficialProtocol), ("crosscheck", CrosscheckSpec), ("card", CardSpec)):
         if getattr(obj, key) is not None and not isinstance(getattr(obj, key), kind):
             raise ConfigError(f"{where}.{key}", f"expected a {kind.__name__} or None")
+    if obj.manifest_sections is not None and not callable(obj.manifest_sections):
+        raise ConfigError(f"{where}.manifest_sections", "expected a callable (params -> sections) or None")
+    if obj.run_manifest is not None and not isinstance(obj.run_manifest, str):
+        raise ConfigError(f"{where}.run_manifest", "expected a repo path or None")
     return obj
 
 
@@ -149,6 +184,24 @@ def conf_families(conf_dir: str | Path | None = None) -> tuple[Family, ...]:
         section = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         out.append(build_family(section, f"benchmark ({path.name})"))
     return tuple(out)
+
+
+def headline_family(params: Mapping[str, Any] | None = None) -> Family:
+    """The headline family: built from the params' ``benchmark`` section, else from the packaged conf's
+    default composition (the ``benchmark`` option of conf/config.yaml)."""
+    if params is not None and isinstance(params.get("benchmark"), Mapping):
+        return build_family(params["benchmark"])
+    from mnemetric.config import compose
+
+    return build_family(compose()["benchmark"])
+
+
+def family_named(name: str, conf_dir: str | Path | None = None) -> Family:
+    """The family of the ``benchmark`` conf option called ``name`` (the registry: :func:`conf_families`)."""
+    known = by_name(conf_families(conf_dir))
+    if name not in known:
+        raise ConfigError("benchmark", f"no benchmark family is named {name!r}", fix=f"one of {sorted(known)}")
+    return known[name]
 
 
 def by_name(families: Iterable[Family]) -> dict[str, Family]:

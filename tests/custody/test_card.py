@@ -1,11 +1,22 @@
-"""The result card from hand-written run manifest, metrics and custody files (both QA layouts)."""
+"""The result card's generic frame from hand-written run manifests, metrics and custody files.
+
+The frame is drawn around a family's rows: here LongMemEval's (its rows are tested with its family,
+tests/longmemeval/test_family.py) and a hand-written family whose rows are naive (Quiz's card in
+tests/custody/test_fake_family.py goes through the same code).
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
+
+import pytest
 
 from mnemetric.cli import main as cli
-from mnemetric.custody.card import Number, qa_numbers, render_card, retrieval_numbers
+from mnemetric.custody.card import card_from_files, read_card_inputs, render_card, table
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.family import CardRow, CardSpec
+from mnemetric.longmemeval.family import FAMILY
 
 RUN = {
     "benchmark": "LongMemEval", "mnemetric_version": "0.1.0",
@@ -31,27 +42,29 @@ RETRIEVAL = {"granularity": "session", "exclude_abs": {"n": 6, "session": {"reca
 OUTPUTS = {"files": {"data/runs/h.jsonl.eval-results-gpt-4o": {"sha256": "e" * 64}}}
 
 
-def test_qa_numbers_from_the_detail_layout():
-    assert qa_numbers(DETAIL) == [Number("overall accuracy", 0.5, 0.125, 0.875, 8),
-                                  Number("task-averaged accuracy", 0.25, 0.0, 0.5, 8),
-                                  Number("abstention accuracy", 0.75, None, None, 4),
-                                  Number("multi-session", 0.5, 0.1, 0.9, 2)]
+def naive_rows(docs):
+    """One row per key of the "m" document: the value, no interval, n 1."""
+    return [CardRow(k, v, n=1) for k, v in (docs.get("m") or {}).items()]
 
 
-def test_qa_numbers_from_the_headline_layout():
-    assert qa_numbers(HEADLINE) == [Number("overall accuracy", 0.5, None, None, 8),
-                                    Number("task-averaged accuracy", 0.25, None, None, 8),
-                                    Number("abstention accuracy", 0.75, None, None, None),
-                                    Number("multi-session", 0.5, None, None, None)]
+@dataclass(frozen=True)
+class Tiny:
+    name: str = "tiny"
+    display_name: str = "Tiny"
+    run_manifest: str | None = "out/run-tiny.json"
+    card: CardSpec | None = field(default_factory=lambda: CardSpec({"m": ("out/a.json", "out/b.json")}, naive_rows,
+                                                                   empty="(nothing measured)"))
 
 
-def test_retrieval_numbers():
-    assert retrieval_numbers(RETRIEVAL) == [Number("session recall_all@5", 0.5, n=6),
-                                            Number("session ndcg_any@5", 0.25, n=6)]
+def test_the_table_formats_value_interval_and_n():
+    assert table([CardRow("x", 0.123456, 0.1, 0.2, 3), CardRow("y", None), CardRow("z", 1, low=0.5)]) == [
+        "| metric | value | 95% interval | n |", "|---|---|---|---|",
+        "| x | 0.1235 | [0.1000, 0.2000] | 3 |", "| y | — | — | — |", "| z | 1.0000 | — | — |"]
 
 
 def test_the_card_carries_every_custody_fact():
-    card = render_card(RUN, DETAIL, RETRIEVAL, OUTPUTS, "data/runs/h.jsonl.eval-results-gpt-4o")
+    card = render_card(FAMILY, RUN, {"qa": DETAIL, "retrieval": RETRIEVAL}, OUTPUTS,
+                       "data/runs/h.jsonl.eval-results-gpt-4o")
     for expected in ("| overall accuracy | 0.5000 | [0.1250, 0.8750] | 8 |",
                      "| abstention accuracy | 0.7500 | — | 4 |",
                      "| session recall_all@5 | 0.5000 | — | 6 |",
@@ -64,8 +77,49 @@ def test_the_card_carries_every_custody_fact():
 
 
 def test_a_judged_file_missing_from_custody_says_so():
-    card = render_card(RUN, HEADLINE, None, None, "data/runs/x")
+    card = render_card(FAMILY, RUN, {"qa": HEADLINE, "retrieval": None}, None, "data/runs/x")
     assert "sha256 not in the custody manifest" in card
+
+
+def test_the_title_names_the_manifest_s_benchmark_else_the_family_s_display_name():
+    run = {k: v for k, v in RUN.items() if k != "benchmark"}
+    assert render_card(Tiny(), run, {"m": {"a": 0.5}}, None, "j").startswith(
+        "#### Tiny result: memory `bm25` on `s` (suite `full`)\n\n| metric |")
+    assert render_card(Tiny(), RUN, {"m": None}, None, "j").startswith("#### LongMemEval result:")
+
+
+def test_no_rows_print_the_family_s_empty_text():
+    lines = render_card(Tiny(), RUN, {"m": None}, None, "j").splitlines()
+    assert lines[2] == "(nothing measured)" and lines[4].startswith("- dataset: `s`")
+
+
+def test_a_family_without_a_card_is_a_config_error():
+    with pytest.raises(ConfigError, match="Tiny has no result card"):
+        render_card(Tiny(card=None), RUN, {}, None, "j")
+
+
+def test_the_first_existing_candidate_of_each_role_is_read(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "b.json").write_text(json.dumps({"k": 0.25}))
+    assert read_card_inputs(Tiny(), root=tmp_path) == {"m": {"k": 0.25}}
+    (tmp_path / "out" / "a.json").write_text(json.dumps({"k": 0.5}))
+    assert read_card_inputs(Tiny(), root=tmp_path) == {"m": {"k": 0.5}}
+    (tmp_path / "c.json").write_text(json.dumps({"k": 1}))
+    assert read_card_inputs(Tiny(), {"m": "c.json"}, root=tmp_path) == {"m": {"k": 1}}
+    with pytest.raises(ConfigError, match=r"has no role \['qa'\]"):
+        read_card_inputs(Tiny(), {"qa": "c.json"}, root=tmp_path)
+    with pytest.raises(InputError, match="gone.json"):
+        read_card_inputs(Tiny(), {"m": "gone.json"}, root=tmp_path)
+
+
+def test_no_run_manifest_no_card_unless_one_is_named(tmp_path):
+    assert card_from_files(Tiny(), "j", root=tmp_path) is None
+    with pytest.raises(InputError, match="run-tiny.json"):
+        card_from_files(Tiny(), "j", run="out/run-tiny.json", root=tmp_path)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "run-tiny.json").write_text(json.dumps(RUN))
+    (tmp_path / "out" / "a.json").write_text(json.dumps({"acc": 0.75}))
+    assert "| acc | 0.7500 | — | 1 |" in card_from_files(Tiny(), "j", root=tmp_path)
 
 
 def test_the_command_prints_the_card(tmp_path, monkeypatch, capsys):
@@ -77,6 +131,37 @@ def test_the_command_prints_the_card(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert out.startswith("#### LongMemEval result: memory `bm25` on `s` (suite `full`)")
     assert "| overall accuracy | 0.5000 | — | 8 |" in out
+
+
+def test_the_command_leads_with_params_yaml_s_benchmark(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "params.yaml").write_text("benchmark:\n  _target_: mnemetric.longmemeval_v2.family.LongMemEvalV2Family\n"
+                                          "  name: longmemeval-v2\n  metrics: metrics/v2.json\n"
+                                          "paths:\n  judged: data/v2/per_question.jsonl\n")
+    (tmp_path / "metrics" / "run-v2.json").write_text(json.dumps({
+        "benchmark": "LongMemEval-V2", "variant": {"name": "sample"}, "suite": {"name": "full"},
+        "memory": {"name": "none"}, "official_equivalence": {"value": False, "reasons": ["offline reader"]}}))
+    (tmp_path / "metrics" / "v2.json").write_text(json.dumps({"combined": {"accuracy": {
+        "overall_full_set": {"value": 0.25, "ci95_low": 0.1, "ci95_high": 0.5, "n": 4}}}}))
+    assert cli(["card"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("#### LongMemEval-V2 result: memory `none` on `sample` (suite `full`)")
+    assert "| overall accuracy (full set) | 0.2500 | [0.1000, 0.5000] | 4 |" in out
+    assert "- judged file: `data/v2/per_question.jsonl`" in out and "  - offline reader" in out
+    assert cli(["card", "--benchmark", "longmemeval"]) == 2  # V1's manifest metrics/run.json is absent
+    assert "metrics/run.json" in capsys.readouterr().err
+
+
+def test_metrics_overrides_are_role_equals_path(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics" / "run.json").write_text(json.dumps(RUN))
+    (tmp_path / "mine.json").write_text(json.dumps({**HEADLINE, "overall": 0.125}))
+    assert cli(["card", "--metrics", "qa=mine.json"]) == 0
+    assert "| overall accuracy | 0.1250 | — | 8 |" in capsys.readouterr().out
+    assert cli(["card", "--metrics", "qa"]) == 2
+    assert "ROLE=PATH" in capsys.readouterr().err
 
 
 def test_the_command_without_a_run_manifest_is_a_clean_error(tmp_path, monkeypatch, capsys):

@@ -1,7 +1,8 @@
 """custody/ works for a family that is not LongMemEval: "Quiz", written here by hand.
 
-The proof that a newcomer can plug a family in: the gate, the run manifest, the task inventory and
-the cross-check take every family fact from the family object (custody imports no family). Every
+The proof that a newcomer can plug a family in: the gate, the run manifest, the result card, the task
+inventory and the cross-check take every family fact from the family object (custody imports no
+family). Every
 expected value is worked by hand in a comment; the Quiz "upstream" scripts are stand-ins run as real
 processes.
 """
@@ -17,12 +18,13 @@ from types import MappingProxyType
 
 import pytest
 
+from mnemetric.custody.card import card_from_files
 from mnemetric.custody.crosscheck import crosscheck
 from mnemetric.custody.gate import official_equivalence
 from mnemetric.custody.inventory import SCHEMA, derive_inventory, metrics_files
-from mnemetric.custody.manifest import RunInputs, build_manifest
+from mnemetric.custody.manifest import build_manifest
 from mnemetric.errors import InputError, IntegrityError
-from mnemetric.family import CrosscheckSpec, Family, OfficialProtocol, TaskMetric
+from mnemetric.family import CardRow, CardSpec, CrosscheckSpec, Family, OfficialProtocol, TaskMetric, check_family
 
 QUIZ_ENDPOINT = "http://quiz.example.test/v1"
 PROMPTS = "a" * 64
@@ -58,6 +60,26 @@ def qa_estimates(pairs, types, file):
             "overall": sum(ok for _, ok in pairs) / len(pairs), "abstention": {"accuracy": None, "n": 0}}
 
 
+def quiz_sections(params: dict) -> dict:
+    """Quiz's run-manifest sections from its own params (naive: copied, counts from the judged list)."""
+    judged = params["judged"]
+    return {"variant": {**params["variant"], "sha256_verified": True}, "suite": {"name": params["suite"]},
+            "scoring": {"profile": params["profile"]},
+            "judge": {"name": "quiz-judge", "kind": "quiz-judge", "requested_model": "judge-7",
+                      "resolved_models": ["judge-7"], "prompt_set_sha256": PROMPTS, "prompt_set_sha256s": [PROMPTS],
+                      "endpoints": [params["endpoint"]],
+                      "params_sent": {"requests": len(judged), "values": [{"t": 0}], "not_in_cache": 0}},
+            "counts": {"questions": len(judged), "judged": len(judged), "failed": 0},
+            "memory": {"name": params["memory"]}}
+
+
+def quiz_card_rows(docs: dict) -> list[CardRow]:
+    """recall.acc over recall.n, then speed.acc (no n)."""
+    quiz, speed = docs.get("quiz") or {}, docs.get("speed") or {}
+    rows = [CardRow("recall", quiz["recall"]["acc"], n=quiz["recall"]["n"])] if "recall" in quiz else []
+    return rows + ([CardRow("speed", speed["speed"]["acc"])] if "speed" in speed else [])
+
+
 @dataclass(frozen=True)
 class Quiz:
     """A family that is not LongMemEval (satisfies mnemetric.family.Family)."""
@@ -70,11 +92,14 @@ class Quiz:
         "speed": TaskMetric("metrics/quiz-speed.json", "speed.acc", "speed.n")})
     official: OfficialProtocol | None = PROTOCOL
     crosscheck: CrosscheckSpec | None = None
-    reader_prompt_module: str | None = "quiz.reader_prompt"
+    run_manifest: str | None = "metrics/run-quiz.json"
+    manifest_sections: object = quiz_sections
+    card: CardSpec | None = CardSpec({"quiz": ("metrics/quiz.json",), "speed": ("metrics/quiz-speed.json",)},
+                                     quiz_card_rows, empty="(Quiz measured nothing)")
 
 
 def test_quiz_is_a_family():
-    assert isinstance(Quiz(), Family)
+    assert isinstance(Quiz(), Family) and check_family(Quiz(), "benchmark") == Quiz()
     assert metrics_files([Quiz()]) == ["metrics/quiz-speed.json", "metrics/quiz.json"]
 
 
@@ -102,39 +127,50 @@ def test_the_gate_checks_a_run_against_quiz_s_protocol():
         "(another server may serve the same model name)"]
 
 
-def run_inputs(reader_kind: str = "openai") -> RunInputs:
-    params = {
-        "variant": {"name": "exam", "source": "quizhub", "repo": "quiz/data", "revision": None, "file": "exam.json",
-                    "sha256": "e" * 64},
-        "suite": {"name": "all", "kind": "full"}, "adapter": {"name": "plain"}, "memory": {"name": "keyword"},
-        "reader": {"name": "r", "kind": reader_kind, "model": "reader-1"},
-        "judge": {"name": "quiz-judge", "kind": "quiz-judge", "model": "judge-7"},
-        "retrieval": {"granularity": "session", "context_k": 3, "context_tokens": 100},
-        "scoring": {"name": "quiz-v1"},
-    }
-    judged = [{"question_id": "q1", "autoeval_label": {"model": "judge-7", "label": True},
-               "mnemetric_judge": {"prompt_set_sha256": PROMPTS, "endpoint": QUIZ_ENDPOINT, "request_sha256": "r1"}}]
-    return RunInputs(params=params, custody={"verified": True, "sha256": "e" * 64},
-                     suite={"size": 1, "ids_sha256": "i" * 64, "question_ids": ["q1"]},
-                     memory_fingerprint={"sha256": "m" * 64},
-                     reader_fingerprint={"sha256": "f" * 64, "modules": {"quiz.reader_prompt": "p" * 64}},
-                     hypotheses=[{"question_id": "q1", "model": "reader-1"}], judged=judged, judged_failures=0,
-                     contexts=[{"items": [1, 2], "tokens": 40}], cached_params=lambda sha: {"t": 0} if sha == "r1" else None)
+QUIZ_PARAMS = {"variant": {"name": "exam", "source": "quizhub"}, "suite": "all", "profile": "quiz-v1",
+               "endpoint": QUIZ_ENDPOINT, "judged": ["q1", "q2"], "memory": "keyword"}
 
 
-def test_the_run_manifest_names_the_family_and_applies_its_gate():
-    m = build_manifest(run_inputs(), Quiz())
-    assert m["benchmark"] == "Quiz"
-    assert m["reader"]["prompt_set_sha256"] == "p" * 64  # the fingerprint of Quiz's reader prompt module
+def test_the_run_manifest_frames_quiz_s_sections_and_applies_its_gate():
+    m = build_manifest(Quiz(), Quiz().manifest_sections(QUIZ_PARAMS))
+    assert list(m) == ["schema", "benchmark", "variant", "suite", "scoring", "judge", "counts", "memory",
+                       "official_equivalence"]
+    assert m["benchmark"] == "Quiz" and m["schema"] == "mnemetric.run-manifest/v1"
     assert m["official_equivalence"] == {"value": True, "reasons": []}
-    assert build_manifest(run_inputs("extractive"), Quiz())["reader"]["prompt_set_sha256"] is None
+    # the same sections under another suite: Quiz's gate says why (its suite is "all")
+    m = build_manifest(Quiz(), quiz_sections({**QUIZ_PARAMS, "suite": "full"}))
+    assert m["official_equivalence"] == {"value": False, "reasons": ["suite 'full' is not the all suite"]}
 
 
 def test_a_family_without_an_official_protocol_is_never_official():
-    m = build_manifest(run_inputs(), Quiz(official=None, reader_prompt_module=None))
-    assert m["reader"]["prompt_set_sha256"] is None
+    m = build_manifest(Quiz(official=None), quiz_sections(QUIZ_PARAMS))
     assert m["official_equivalence"] == {"value": False,
                                          "reasons": ["Quiz has no official protocol to check a run against"]}
+
+
+# ------------------------------------------------------------------ the result card
+
+
+def test_quiz_s_card_goes_through_the_same_code(tmp_path):
+    (tmp_path / "metrics").mkdir()
+    assert card_from_files(Quiz(), "data/quiz/judged.jsonl", root=tmp_path) is None  # no run manifest yet
+    run = build_manifest(Quiz(), quiz_sections(QUIZ_PARAMS))
+    (tmp_path / "metrics" / "run-quiz.json").write_text(json.dumps(run))
+    lines = card_from_files(Quiz(), "data/quiz/judged.jsonl", root=tmp_path).splitlines()
+    assert lines[:3] == ["#### Quiz result: memory `keyword` on `exam` (suite `all`)", "", "(Quiz measured nothing)"]
+    (tmp_path / "metrics" / "quiz.json").write_text(json.dumps({"recall": {"acc": 0.5, "n": 4}}))
+    (tmp_path / "metrics" / "quiz-speed.json").write_text(json.dumps({"speed": {"acc": 0.125}}))
+    (tmp_path / "data" / "custody").mkdir(parents=True)
+    (tmp_path / "data" / "custody" / "outputs.sha256.json").write_text(json.dumps(
+        {"files": {"data/quiz/judged.jsonl": {"sha256": "9" * 64}}}))
+    card = card_from_files(Quiz(), "data/quiz/judged.jsonl", root=tmp_path)
+    lines = card.splitlines()
+    assert lines[2:6] == ["| metric | value | 95% interval | n |", "|---|---|---|---|",
+                          "| recall | 0.5000 | — | 4 |", "| speed | 0.1250 | — | — |"]
+    assert f"- judged file: `data/quiz/judged.jsonl`, sha256 `{'9' * 64}`" in lines
+    assert "- official_equivalence: **true**" in lines
+    assert "- judge: `quiz-judge`, snapshot(s) `judge-7`, prompt-set sha256 `" + PROMPTS + "`, endpoint(s) `" \
+        + QUIZ_ENDPOINT + "`" in lines
 
 
 # ------------------------------------------------------------------ the task inventory

@@ -1,4 +1,8 @@
-"""`mnemetric card`: print the result card (Markdown) of the run in this repository."""
+"""`mnemetric card`: print the result card (Markdown) of the run in this repository.
+
+The card is the headline family's (params.yaml's ``benchmark``, or ``--benchmark NAME``): its run
+manifest, the metrics files its card names and the frame of :mod:`mnemetric.custody.card`.
+"""
 
 from __future__ import annotations
 
@@ -7,39 +11,58 @@ from pathlib import Path
 
 from mnemetric.cli.registry import Handler, command
 
-RUN = "metrics/run.json"
-QA_FILES = ("metrics/detail/qa.json", "metrics/qa.json")
-"""The QA numbers: the detail file (intervals, n) when the pipeline writes one, else the headline."""
-RETRIEVAL = "metrics/retrieval.json"
 OUTPUTS = "data/custody/outputs.sha256.json"
 
 
 @command("card", "print the run's result card (Markdown, ready to paste into an issue or an appendix)",
-         "Reads metrics/run.json (the run manifest), the QA metrics (metrics/detail/qa.json, else "
-         "metrics/qa.json), metrics/retrieval.json and data/custody/outputs.sha256.json, and prints the "
-         "headline numbers with intervals, the dataset and its sha256, suite, memory system and fingerprint, "
-         "reader, judge snapshot and prompt-set sha256, the judged file's sha256 and official_equivalence "
-         "with its reasons.")
+         "Reads the headline family's run manifest (LongMemEval: metrics/run.json), the metrics files its card "
+         "names (LongMemEval: metrics/detail/qa.json, else metrics/qa.json; metrics/detail/retrieval.json, else "
+         "metrics/retrieval.json) and data/custody/outputs.sha256.json, and prints the headline numbers with "
+         "intervals, the dataset and its sha256, suite, memory system and fingerprint, reader, judge snapshot "
+         "and prompt-set sha256, the judged file's sha256 and official_equivalence with its reasons.")
 def _card(p: argparse.ArgumentParser) -> Handler:
-    p.add_argument("--run", type=Path, default=Path(RUN), help="the run manifest")
-    p.add_argument("--qa", type=Path, default=None, help=f"the QA metrics (default: the first of {', '.join(QA_FILES)})")
-    p.add_argument("--retrieval", type=Path, default=Path(RETRIEVAL), help="the retrieval metrics (optional)")
+    p.add_argument("--benchmark", default=None, metavar="NAME",
+                   help="the family whose card to print (default: params.yaml's benchmark, else conf's default)")
+    p.add_argument("--run", type=Path, default=None, help="the run manifest (default: the family's)")
+    p.add_argument("--metrics", action="append", default=[], metavar="ROLE=PATH",
+                   help="a metrics file for one of the card's roles (repeatable; LongMemEval: qa, retrieval)")
+    p.add_argument("--qa", type=Path, default=None, help="the same as --metrics qa=PATH")
+    p.add_argument("--retrieval", type=Path, default=None, help="the same as --metrics retrieval=PATH")
     p.add_argument("--outputs", type=Path, default=Path(OUTPUTS), help="the sha256 custody manifest (optional)")
     p.add_argument("--judged", default=None, help="the judged file's repo path (default: params.yaml paths.judged)")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.cli.inventory import read_json
-        from mnemetric.custody.card import render_card
-        qa = a.qa if a.qa is not None else next((Path(q) for q in QA_FILES if Path(q).is_file()), None)
-        optional = lambda path: read_json(path) if path is not None and Path(path).is_file() else None  # noqa: E731
-        print(render_card(read_json(a.run), optional(qa), optional(a.retrieval), optional(a.outputs),
-                          a.judged or _judged_path()), end="")
+        from mnemetric.custody.card import card_from_files
+        params = _params()
+        family = _family(a.benchmark, params)
+        text = card_from_files(family, a.judged or _judged_path(params), run=a.run or family.run_manifest or "",
+                               outputs=a.outputs, overrides=_overrides(a))
+        print(text, end="")
         return 0
     return run
 
 
-def _judged_path() -> str:
+def _overrides(a: argparse.Namespace) -> dict[str, str]:
+    from mnemetric.errors import ConfigError
+    out = {}
+    for item in a.metrics:
+        role, sep, path = item.partition("=")
+        if not (sep and role and path):
+            raise ConfigError("--metrics", f"{item!r} is not ROLE=PATH", fix="for example --metrics qa=metrics/qa.json")
+        out[role] = path
+    out |= {role: str(path) for role, path in (("qa", a.qa), ("retrieval", a.retrieval)) if path is not None}
+    return out
+
+
+def _params() -> dict | None:
     from mnemetric.params import PARAMS_FILE, load_params
-    if not PARAMS_FILE.is_file():
-        return "<judged file>"
-    return str((load_params().get("paths") or {}).get("judged", "<judged file>"))
+    return load_params() if PARAMS_FILE.is_file() else None
+
+
+def _family(name: str | None, params: dict | None):
+    from mnemetric.family import family_named, headline_family
+    return family_named(name) if name else headline_family(params)
+
+
+def _judged_path(params: dict | None) -> str:
+    return str(((params or {}).get("paths") or {}).get("judged", "<judged file>"))

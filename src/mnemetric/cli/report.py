@@ -47,20 +47,24 @@ def _report(p: argparse.ArgumentParser) -> Handler:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from mnemetric.custody.card import render_card
+    from mnemetric.custody.card import card_from_files
+    from mnemetric.family import headline_family
     from mnemetric.longmemeval.adapted import read_adapted
     from mnemetric.longmemeval.hypotheses import read_judged
     from mnemetric.longmemeval.report import flips_between, labels_by_id
-    from mnemetric.params import stage_params
+    from mnemetric.params import load_params, stage_params
     from mnemetric.longmemeval.report import REPORT_PARAMS as PARAMS, write_report
 
     p = stage_params([*PARAMS, "paths.adapted"], args.params)
+    params = load_params(args.params)
     flips = None
     if args.baseline:
         current = labels_by_id(read_judged(p["paths.judged"]))
         types = {r.eval.question_id: r.eval.question_type for r in read_adapted(p["paths.adapted"])}
         flips = flips_between(baseline_labels(p["paths.judged"], args.baseline), current, types, args.baseline,
                               resamples=args.resamples, seed=args.seed)
-    write_report({k: p[k] for k in PARAMS}, args.out, flips, render_card=render_card)
+    card = card_from_files(headline_family(params), p["paths.judged"],
+                           outputs=Path(p["paths.custody_dir"]) / "outputs.sha256.json")
+    write_report({k: p[k] for k in PARAMS}, args.out, flips, card=card or "")
     print(f"report: {args.out}" + (f" ({len(flips.rows)} flip(s) against {args.baseline})" if flips else ""))
     return 0

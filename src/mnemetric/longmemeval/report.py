@@ -23,7 +23,7 @@ Sources, each number shown exactly as its file holds it:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -207,11 +207,11 @@ def detail(path: str | Path) -> Path:
     return Path(path).parent / "detail" / Path(path).name
 
 
-def write_report(p: dict, out: Path, flips=None, *, render_card: Callable[..., str]) -> str:
+def write_report(p: dict, out: Path, flips=None, *, card: str = "") -> str:
     """Read the inputs named by ``p`` (stage params), render, write ``out``; returns the page text.
 
-    ``render_card(run, qa, retrieval, outputs, judged_path) -> str`` writes the result card (the doors
-    pass :func:`mnemetric.custody.card.render_card`; this family module imports no custody code).
+    ``card``: the result card's Markdown (the doors render the headline family's card with
+    :func:`mnemetric.custody.card.card_from_files`; this family module imports no custody code).
     """
     from mnemetric.report import render_report
 
@@ -219,11 +219,6 @@ def write_report(p: dict, out: Path, flips=None, *, render_card: Callable[..., s
                          Path(p["paths.metrics_qa"]).parent / "run.json")
     check_layout(inputs["qa"], str(detail(p["paths.metrics_qa"])))
     judged = Path(p["paths.judged"])
-    card = ""
-    if inputs["run"] is not None:
-        outputs = Path(p["paths.custody_dir"]) / "outputs.sha256.json"
-        card = render_card(inputs["run"], inputs["qa"], inputs["retrieval"],
-                           read_json(outputs, fix="run `dvc repro`") if outputs.is_file() else None, p["paths.judged"])
     model = build_report(inputs["qa"], inputs["retrieval"], inputs["data"], run=inputs["run"],
                          judged_sha256=sha256_file(judged) if judged.is_file() else None, flips=flips,
                          result_card=card)

@@ -8,16 +8,21 @@ the three ``-abs`` categories (upstream-v2-protocol.md §1; xiaowu0162/LongMemEv
 evaluation/harness.py CATEGORY_MAP @ be15ea6e995462f3391c1a610892df3f67dfa7bd), read from stage v2's
 metrics/v2.json (``by_category``: upstream's aggregated_metrics breakdowns, web + enterprise). V2's
 official_equivalence is decided by its own pipeline (stage v2), so custody's judge gate and the V1
-cross-check do not apply (``official`` and ``crosscheck`` are None).
+cross-check do not apply (``official`` and ``crosscheck`` are None). Its run manifest,
+metrics/run-v2.json, is written by stage v2 itself (``manifest_sections`` is None); its result card
+(:func:`card_rows`) shows metrics/v2.json's ``combined.accuracy`` blocks (full set, non-abstention,
+abstention: value, Clopper-Pearson ``ci95_low|high``, n) and each category's ``pct_correct`` over
+``count`` (``by_category.non_abstention_by_category``, then ``by_category.abstention_overall``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
-from mnemetric.family import CrosscheckSpec, OfficialProtocol, TaskMetric
+from mnemetric.family import CardRow, CardSpec, CrosscheckSpec, OfficialProtocol, TaskMetric
 
 V2_METRICS = "metrics/v2.json"
 CATEGORY = "by_category.non_abstention_by_category"
@@ -30,6 +35,31 @@ TASK_METRICS: Mapping[str, TaskMetric] = MappingProxyType({
 })
 
 
+ACCURACY_ROWS = (("overall_full_set", "overall accuracy (full set)"),
+                 ("non_abstention_only", "non-abstention accuracy"), ("abstention_only", "abstention accuracy"))
+
+
+def _num(x: Any) -> float | None:
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def card_rows(docs: Mapping[str, Mapping[str, Any] | None]) -> list[CardRow]:
+    """The combined accuracy blocks, then each category (module docstring); no metrics/v2.json: no rows."""
+    doc = docs.get("v2")
+    if not isinstance(doc, Mapping):
+        return []
+    acc = (doc.get("combined") or {}).get("accuracy") or {}
+    rows = [CardRow(label, _num(b.get("value")), _num(b.get("ci95_low")), _num(b.get("ci95_high")), b.get("n"))
+            for key, label in ACCURACY_ROWS if isinstance(b := acc.get(key), Mapping)]
+    by = doc.get("by_category") or {}
+    blocks = [*((by.get("non_abstention_by_category") or {}).items()), ("abstention_overall", by.get("abstention_overall"))]
+    rows += [CardRow(name, _num(b.get("pct_correct")), n=b.get("count")) for name, b in blocks if isinstance(b, Mapping)]
+    return rows
+
+
+CARD = CardSpec(inputs=MappingProxyType({"v2": (V2_METRICS,)}), rows=card_rows, empty="(no LongMemEval-V2 metrics)")
+
+
 @dataclass(frozen=True)
 class LongMemEvalV2Family:
     """The V2 family (a :class:`mnemetric.family.Family`); ``name`` and ``metrics`` come from its conf option."""
@@ -40,7 +70,9 @@ class LongMemEvalV2Family:
     task_metrics: Mapping[str, TaskMetric] = field(default_factory=lambda: TASK_METRICS)
     official: OfficialProtocol | None = None
     crosscheck: CrosscheckSpec | None = None
-    reader_prompt_module: str | None = None
+    run_manifest: str | None = "metrics/run-v2.json"
+    manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    card: CardSpec | None = CARD
 
 
 FAMILY = LongMemEvalV2Family()

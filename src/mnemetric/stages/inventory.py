@@ -1,7 +1,8 @@
 """Stage inventory: the upstream task inventory as a product of evidence → data/inventory/upstream-task-inventory.json.
 
-Inputs: the seed's descriptive text (data/inventory/base.json), the run manifests (metrics/run.json,
-and metrics/run-v2.json of stage v2), the metrics files the families' tasks are measured in
+Inputs: the seed's descriptive text (data/inventory/base.json), the run manifest of each family
+(``Family.run_manifest``: metrics/run.json, metrics/run-v2.json of stage v2; those that exist, at
+least one), the metrics files the families' tasks are measured in
 (metrics/detail/qa.json, metrics/v2.json), the cross-check evidence (data/custody/crosscheck.json)
 when present, and the ``@pytest.mark.task`` markers of tests/ (read with ast). The families are every
 option of the ``benchmark`` conf group (:func:`mnemetric.family.conf_families`). Every status is
@@ -16,16 +17,14 @@ from typing import Any
 
 from mnemetric.custody.inventory import collect_task_markers, derive_inventory, metrics_files
 from mnemetric.custody.manifest import read_json_file
-from mnemetric.family import conf_families
+from mnemetric.errors import InputError
+from mnemetric.family import Family, conf_families
 from mnemetric.io import write_json_atomic
 from mnemetric.stages import run
 
 PARAMS: list[str] = []
 BASE = "data/inventory/base.json"
 OUT = "data/inventory/upstream-task-inventory.json"
-RUN_MANIFEST = "metrics/run.json"
-RUN_MANIFEST_V2 = "metrics/run-v2.json"
-"""Stage v2's manifest: the five LongMemEval-V2 tasks are measured through it."""
 CROSSCHECK = "data/custody/crosscheck.json"
 TESTS = "tests"
 
@@ -35,10 +34,19 @@ def metrics_docs(files: list[str]) -> dict[str, Any]:
     return {path: read_json_file(path) for path in files if Path(path).is_file()}
 
 
+def run_manifests(families: list[Family]) -> list[dict[str, Any]]:
+    """Each family's run manifest that exists (with its ``path``); none at all is an InputError."""
+    paths = [f.run_manifest for f in families if f.run_manifest]
+    found = [path for path in paths if Path(path).is_file()]
+    if not found:
+        raise InputError(", ".join(paths) or "(no family names a run manifest)", "<file>", "<file>", "does not exist",
+                         fix="run the pipeline (dvc repro) first")
+    return [{**read_json_file(path), "path": path} for path in found]
+
+
 def main() -> None:
-    families = conf_families()
-    manifests = [{**read_json_file(path), "path": path} for path in (RUN_MANIFEST, RUN_MANIFEST_V2)
-                 if path == RUN_MANIFEST or Path(path).is_file()]
+    families = list(conf_families())
+    manifests = run_manifests(families)
     crosscheck = {**read_json_file(CROSSCHECK), "path": CROSSCHECK} if Path(CROSSCHECK).is_file() else None
     inventory = derive_inventory(read_json_file(BASE), run_manifests=manifests, crosscheck=crosscheck,
                                  markers=collect_task_markers(TESTS, root=".") if Path(TESTS).is_dir() else {},
