@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from mnemetric.cli import main
-from mnemetric.custody.crosscheck import describe_env, ensure_env, read_evidence, read_lock
+from mnemetric.custody.crosscheck import read_evidence
+from mnemetric.custody.upstream_env import describe_env, ensure_env, read_lock
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.longmemeval.family import CROSSCHECK
 

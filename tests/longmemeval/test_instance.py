@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mnemetric import jsonstream
-from mnemetric.longmemeval.instance import WEEKDAYS, date_problem, iter_instances, load_instances, validate_file
+from mnemetric.longmemeval.instance import iter_instances, load_instances, validate_file
+from mnemetric.longmemeval.instance_checks import WEEKDAYS, date_problem
 from mnemetric.errors import InputError, ValidationFailed
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mnemetric.longmemeval.judge.upstream_prompts import SHA256 as EVALUATE_QA_SHA256
+from mnemetric.longmemeval.judge.upstream_file import SHA256 as EVALUATE_QA_SHA256
 from mnemetric.longmemeval.judge.upstream_prompts import load_prompt_set
 from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES, check_items, point_estimates
 from mnemetric.longmemeval.scoring.retrieval import evaluate_question

@@ -27,7 +27,8 @@ def _validate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("file", type=Path, help="a LongMemEval JSON file (e.g. longmemeval_oracle.json)")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval.instance import DataWarning, scan_file
+        from mnemetric.longmemeval.instance import scan_file
+        from mnemetric.longmemeval.instance_checks import DataWarning
         tally = {"problems": 0, "warnings": 0}
 
         def show(finding) -> None:

@@ -42,9 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemetric.custody.upstream_env import (  # noqa: F401  (re-exported: the isolated environment)
-    ENV_MARKER, _interpreter, default_env_dir, describe_env, ensure_env, env_python, read_lock, run_script,
-)
+from mnemetric.custody.upstream_env import _interpreter, describe_env, ensure_env, run_script
 from mnemetric.errors import ConfigError, InputError, IntegrityError, PluginError
 from mnemetric.family import CrosscheckSpec
 from mnemetric.io import require_file, sha256_file, write_json_atomic

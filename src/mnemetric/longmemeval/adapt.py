@@ -14,7 +14,8 @@ from tqdm import tqdm
 
 from mnemetric.io import atomic_open
 from mnemetric.longmemeval.adapted import SessionAdapter
-from mnemetric.longmemeval.instance import DataWarning, iter_instances
+from mnemetric.longmemeval.instance import iter_instances
+from mnemetric.longmemeval.instance_checks import DataWarning
 
 
 @dataclass

@@ -29,7 +29,8 @@ from mnemetric.longmemeval.judge.run import (
     judge_upstream_outcome,
     upstream_requests,
 )
-from mnemetric.longmemeval.judge.upstream_prompts import ENV_CHECKOUT, SHA256, PromptSet, load_prompt_set
+from mnemetric.longmemeval.judge.upstream_file import ENV_CHECKOUT, SHA256
+from mnemetric.longmemeval.judge.upstream_prompts import PromptSet, load_prompt_set
 from mnemetric.longmemeval.reader.run import Answered, answer_chat, answer_extractive
 
 LLMFactory = Callable[[str | None, str], ContextManager[Any]]

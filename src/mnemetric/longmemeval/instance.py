@@ -15,8 +15,8 @@ without has_answer). Odd but usable data that real upstream files have is a **wa
 #8), a filler session listed twice with identical content (13 S questions; issue #54), an
 "answer" session missing from answer_session_ids (upstream scoring still counts it).
 
-The checks of one instance (pure) are in :mod:`mnemetric.longmemeval.instance_checks`, re-exported
-here. Only these two modules know the upstream key spellings; the rest of Mnemetric uses the attributes.
+The checks of one instance (pure) are in :mod:`mnemetric.longmemeval.instance_checks` (import them
+from there). Only these two modules know the upstream key spellings; the rest of Mnemetric uses the attributes.
 """
 
 from __future__ import annotations
@@ -29,11 +29,9 @@ from typing import Any
 from mnemetric.errors import InputError, Problem, ValidationFailed
 from mnemetric.io import require_file
 from mnemetric.jsonstream import Flaw, iter_json_items
-from mnemetric.longmemeval.instance_checks import (  # noqa: F401 (re-exported: the checks of one instance)
-    DATE_FORMAT, EVIDENCE_MARK, ROLES, WEEKDAYS, DataWarning, check_instance, date_problem, instance_warnings,
-    is_valid_date, record_name,
-)
-from mnemetric.longmemeval.rules import ABSTENTION_MARK, QUESTION_TYPES  # noqa: F401 (re-exported)
+from mnemetric.longmemeval.instance_checks import DataWarning, check_instance, instance_warnings, record_name
+from mnemetric.longmemeval.rules import ABSTENTION_MARK
+from mnemetric.longmemeval.rules import QUESTION_TYPES  # noqa: F401 (re-exported: suite.py, data_stats.py)
 
 LISTED = 50
 """Problems kept in memory (and listed) when loading fails; the rest are only counted."""

@@ -1,6 +1,6 @@
 """LongMemEval (V1) instance checks: the validation rules of one raw instance and its dates (pure).
 
-Split from :mod:`mnemetric.longmemeval.instance` (which streams files and re-exports these names).
+Split from :mod:`mnemetric.longmemeval.instance` (which streams files); import these names from here.
 Schema facts (shared/docs/upstream-protocol.md §1.2): the keys and types of an instance; dates use
 strftime "%Y/%m/%d (%a) %H:%M". Evidence rules (upstream src/retrieval/run_retrieval.py @ 9e0b455f):
 a session is evidence iff its id contains "answer", and each user turn of it carries has_answer

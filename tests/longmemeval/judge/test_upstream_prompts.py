@@ -18,14 +18,11 @@ import textwrap
 import pytest
 
 from mnemetric.errors import DownloadError, IntegrityError, MnemetricError
+from mnemetric.longmemeval.judge import upstream_file as uf
 from mnemetric.longmemeval.judge import upstream_prompts as up
-from mnemetric.longmemeval.judge.upstream_prompts import (
-    PromptSet,
-    extract_templates,
-    locate_evaluate_qa,
-    parse_label,
-    template_key_for,
-)
+from mnemetric.longmemeval.judge.template_extraction import TEMPLATE_KEYS, extract_templates
+from mnemetric.longmemeval.judge.upstream_file import locate_evaluate_qa
+from mnemetric.longmemeval.judge.upstream_prompts import PromptSet, parse_label, template_key_for
 from tests.support.file_server import FileServer
 
 from tests.support.standin_evaluate_qa import EXPECTED, STAND_IN, T_ABS, T_DEFAULT, T_PREF, T_TEMPORAL, T_UPDATE  # noqa: F401
@@ -80,7 +77,7 @@ STAND_IN_MODULE_LIST = STAND_IN.replace(
     "import sys\n", "import sys\n\nPLAIN_TASKS = ('single-session-user', 'single-session-assistant', 'multi-session')\n"
 ).replace("if task in ['single-session-user', 'single-session-assistant', 'multi-session']:", "if task in PLAIN_TASKS:")
 
-PIN_URL_PATH = f"/{up.UPSTREAM_REPO}/{up.REVISION}/{up.PATH}"
+PIN_URL_PATH = f"/{uf.UPSTREAM_REPO}/{uf.REVISION}/{uf.PATH}"
 
 
 def _sha(text: str) -> str:
@@ -105,7 +102,7 @@ def no_execution(monkeypatch):
 
 
 def _checkout(tmp_path, text: str):
-    target = tmp_path / "LongMemEval" / up.PATH
+    target = tmp_path / "LongMemEval" / uf.PATH
     target.parent.mkdir(parents=True)
     target.write_text(text, encoding="utf-8")
     return tmp_path / "LongMemEval", target
@@ -131,7 +128,7 @@ def test_module_list_shape_really_uses_the_constant():
 
 
 def test_extracted_keys_are_in_fixed_order():
-    assert list(extract_templates(STAND_IN)) == list(up.TEMPLATE_KEYS)
+    assert list(extract_templates(STAND_IN)) == list(TEMPLATE_KEYS)
 
 
 def test_missing_template_is_a_clear_error():
@@ -246,21 +243,21 @@ def test_sha_mismatch_names_both_hashes_and_the_path(tmp_path):
     with pytest.raises(IntegrityError) as info:
         locate_evaluate_qa(str(checkout), tmp_path / "cache", download=False)
     message = str(info.value)
-    assert up.SHA256 in message and _sha(STAND_IN) in message and str(target) in message
+    assert uf.SHA256 in message and _sha(STAND_IN) in message and str(target) in message
 
 
 def test_missing_checkout_file_says_how_to_fix(tmp_path):
     with pytest.raises(MnemetricError) as info:
         locate_evaluate_qa(str(tmp_path / "nowhere"), tmp_path / "cache")
     message = str(info.value)
-    assert "MNEMETRIC_LONGMEMEVAL_DIR" in message and up.REVISION in message and "network" in message
+    assert "MNEMETRIC_LONGMEMEVAL_DIR" in message and uf.REVISION in message and "network" in message
 
 
 def test_no_checkout_no_cache_no_download_says_how_to_fix(tmp_path):
     with pytest.raises(DownloadError) as info:
         locate_evaluate_qa(None, tmp_path / "cache", download=False)
     message = str(info.value)
-    assert "MNEMETRIC_LONGMEMEVAL_DIR" in message and up.REVISION in message and "network" in message
+    assert "MNEMETRIC_LONGMEMEVAL_DIR" in message and uf.REVISION in message and "network" in message
 
 
 def test_download_then_cache_makes_no_second_request(tmp_path, no_execution):
@@ -293,12 +290,12 @@ def test_downloaded_file_with_wrong_hash_is_not_cached(tmp_path):
         with pytest.raises(IntegrityError) as info:
             locate_evaluate_qa(None, cache, base_url=server.url)  # the real pin: the stand-in cannot match
     message = str(info.value)
-    assert up.SHA256 in message and _sha(STAND_IN) in message
-    assert not up.cached_path(cache).exists()
+    assert uf.SHA256 in message and _sha(STAND_IN) in message
+    assert not uf.cached_path(cache).exists()
 
 
 def test_corrupted_cache_is_refused(tmp_path):
-    cached = up.cached_path(tmp_path / "cache", _sha(STAND_IN))
+    cached = uf.cached_path(tmp_path / "cache", _sha(STAND_IN))
     cached.parent.mkdir(parents=True)
     cached.write_text(STAND_IN + "# tampered\n", encoding="utf-8")
     with pytest.raises(IntegrityError, match="sha256 mismatch"):

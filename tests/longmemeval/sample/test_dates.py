@@ -8,7 +8,7 @@ from datetime import date, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemetric.longmemeval.instance import is_valid_date
+from mnemetric.longmemeval.instance_checks import is_valid_date
 from mnemetric.longmemeval.sample.dates import FIRST_DAY, format_date, pick_moment, schedule
 
 

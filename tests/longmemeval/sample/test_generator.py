@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 import pytest
 import yaml
 
-from mnemetric.longmemeval.instance import check_instance
+from mnemetric.longmemeval.instance_checks import check_instance
 from mnemetric.io import sha256_file
 from mnemetric.longmemeval.sample import DEFAULT_SEED, QUESTION_TYPES, generate_sample, instances_sha256, write_instances
 

@@ -9,8 +9,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from mnemetric.longmemeval.instance import QUESTION_TYPES as UPSTREAM_TYPES
-from mnemetric.longmemeval.instance import check_instance
+from mnemetric.longmemeval.instance_checks import check_instance
+from mnemetric.longmemeval.rules import QUESTION_TYPES as UPSTREAM_TYPES
 from mnemetric.longmemeval.sample.banks import Exchange, Fact, Pick, Update, load_banks
 from mnemetric.longmemeval.sample.bundled import SAMPLE_PROFILE
 from mnemetric.longmemeval.sample.haystack import Spec, build_instance

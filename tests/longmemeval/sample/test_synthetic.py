@@ -11,7 +11,7 @@ import inspect
 
 import pytest
 
-from mnemetric.longmemeval.instance import check_instance
+from mnemetric.longmemeval.instance_checks import check_instance
 from mnemetric.errors import ConfigError
 from mnemetric.longmemeval.sample import QUESTION_TYPES, generate_synthetic, instances_sha256
 

@@ -4,7 +4,7 @@ Parity source: xiaowu0162/LongMemEval src/evaluation/evaluate_qa.py @ 9e0b455f (
 §3.2): the templates are string literals inside ``get_anscheck_prompt(task, question, answer, response,
 abstention=False)``, chosen by if/elif on ``abstention`` and ``task`` and filled positionally with
 (question, answer, response). The source is parsed, never executed, evaluated or imported. Split from
-:mod:`mnemetric.longmemeval.judge.upstream_prompts` (which re-exports these names).
+:mod:`mnemetric.longmemeval.judge.upstream_prompts`; import these names from here.
 """
 
 from __future__ import annotations

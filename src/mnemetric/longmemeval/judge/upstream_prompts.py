@@ -15,7 +15,7 @@ label is ``"yes" in response.strip().lower()``.
 Three modules, by meaning: :mod:`~mnemetric.longmemeval.judge.upstream_file` (the pinned file and how
 to obtain it verified), :mod:`~mnemetric.longmemeval.judge.template_extraction` (the static analysis
 that finds the templates) and this one (the prompt set, its pinned hash, template choice and the
-label rule), which re-exports the other two's public names.
+label rule). Import each name from the module that defines it.
 """
 
 from __future__ import annotations
@@ -26,14 +26,9 @@ from pathlib import Path
 
 from mnemetric.errors import MnemetricError
 from mnemetric.io import dumps_canonical, sha256_bytes, sha256_text
-from mnemetric.longmemeval.judge.template_extraction import (  # noqa: F401 (re-exported)
-    ALL_TASKS, DEFAULT_TASKS, FUNCTION_NAME, TEMPLATE_KEYS, TYPE_TO_KEY, check_template_fields, extract_templates,
-)
-from mnemetric.longmemeval.judge.upstream_file import (  # noqa: F401 (re-exported)
-    ENV_CHECKOUT, PATH, REVISION, SHA256, UPSTREAM_REPO, cached_path, locate_evaluate_qa, pinned_file, upstream_url,
-    verify_sha256,
-)
-from mnemetric.longmemeval.rules import ABSTENTION_MARK  # noqa: F401 (re-exported)
+from mnemetric.longmemeval.judge.template_extraction import TYPE_TO_KEY, extract_templates
+from mnemetric.longmemeval.judge.upstream_file import SHA256, locate_evaluate_qa
+from mnemetric.longmemeval.rules import ABSTENTION_MARK
 from mnemetric.upstream import DEFAULT_BASE_URL
 
 PROMPT_SET_SHA256: str | None = "80a2a38e6c8aa82aaefb929f7b755d2bdfce9253c066f20174e0ab51cc358b53"
@@ -80,7 +75,7 @@ class PromptSet:
     """The five extracted judge templates plus their provenance hashes."""
 
     templates: Mapping[str, str]
-    """Template key (see TEMPLATE_KEYS) → format string with three positional fields."""
+    """Template key (see template_extraction.TEMPLATE_KEYS) → format string with three positional fields."""
     source_sha256: str
     """sha256 of the evaluate_qa.py bytes the templates were extracted from."""
     prompt_set_sha256: str = field(init=False)
