@@ -1,0 +1,92 @@
+"""Stage qa_metrics reads its inputs typed: the suite (read_suite), the judged lines' traces
+(JudgedHypothesis.judge_trace) and the three usage sidecars (read_usage). The cost block is the
+sidecars' sums (by hand below); a bad suite or a bad sidecar is one message naming file and field
+(no traceback), with nothing written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+ADAPTED = ROOT / "data" / "adapted" / "sample.jsonl"
+RUNS = Path("data") / "runs"
+
+
+def _ids(n: int) -> list[str]:
+    with open(ADAPTED, encoding="utf-8") as fh:
+        return [json.loads(line)["eval"]["question_id"] for line, _ in zip(fh, range(n))]
+
+
+def _usage(responses: int, prompt: int, completion: int, usd: float, model: str | None) -> dict:
+    block = {"responses": responses, "prompt_tokens": prompt, "completion_tokens": completion, "usd": usd}
+    per = {} if model is None else {model: block | {"resolved_models": [model]}}
+    return block | {"unpriced_models": [], "per_model": per}
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    if not ADAPTED.exists():
+        pytest.skip(f"{ADAPTED} is absent (run `dvc repro adapt` in the project first)")
+    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
+    (tmp_path / "data" / "adapted").mkdir(parents=True)
+    shutil.copy(ADAPTED, tmp_path / "data" / "adapted" / "sample.jsonl")
+    (tmp_path / RUNS).mkdir(parents=True)
+    (tmp_path / "data" / "suites").mkdir()
+    ids = _ids(2)
+    suite = {"suite": "full", "variant": "sample", "kind": "full", "seed": 0, "size": 2,
+             "ids_sha256": hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest(), "question_ids": ids}
+    (tmp_path / "data" / "suites" / "sample-full.json").write_text(json.dumps(suite, indent=2), encoding="utf-8")
+    trace = {"judge": "lexical", "official_equivalence": False}
+    judged = [{"question_id": q, "hypothesis": "x", "autoeval_label": {"model": "lexical", "label": i == 0},
+               "mnemetric_judge": trace} for i, q in enumerate(ids)]
+    (tmp_path / RUNS / "hypotheses.jsonl.eval-results-lexical").write_text(
+        "".join(json.dumps(j) + "\n" for j in judged), encoding="utf-8")
+    sidecars = {"retrieve": _usage(0, 0, 0, 0.0, None), "answer": _usage(2, 100, 10, 0.25, "m-a"),
+                "judge": _usage(2, 300, 2, 0.5, "m-j")}
+    for stage, usage in sidecars.items():
+        (tmp_path / RUNS / f"{stage}-usage.json").write_text(json.dumps(usage, indent=2), encoding="utf-8")
+    return tmp_path
+
+
+def _run(ws: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mnemetric.stages.qa_metrics"], cwd=ws, capture_output=True,
+                          text=True, env=os.environ.copy(), timeout=120)
+
+
+def test_cost_is_the_sum_of_the_typed_sidecars_and_the_judge_is_the_traces(workspace: Path):
+    done = _run(workspace)
+    assert done.returncode == 0, done.stderr
+    detail = json.loads((workspace / "metrics" / "detail" / "qa.json").read_text())
+    total = detail["cost"]["total"]
+    assert {k: total[k] for k in ("responses", "prompt_tokens", "completion_tokens", "usd")} == \
+        {"responses": 4, "prompt_tokens": 400, "completion_tokens": 12, "usd": 0.75}
+    assert total["per_model"] == {"m-a": {"responses": 2, "prompt_tokens": 100, "completion_tokens": 10, "usd": 0.25},
+                                  "m-j": {"responses": 2, "prompt_tokens": 300, "completion_tokens": 2, "usd": 0.5}}
+    assert detail["overall"] == 0.5  # one of the two judged questions labelled correct
+
+
+def test_a_bad_usage_sidecar_names_its_file_and_field(workspace: Path):
+    path = workspace / RUNS / "judge-usage.json"
+    path.write_text(json.dumps(_usage(2, 300, 2, 0.5, "m-j") | {"responses": 3}), encoding="utf-8")
+    done = _run(workspace)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert str(RUNS / "judge-usage.json") in done.stderr and "'responses'" in done.stderr, done.stderr
+    assert not (workspace / "metrics").exists()
+
+
+def test_a_bad_suite_names_its_file_and_field(workspace: Path):
+    path = workspace / "data" / "suites" / "sample-full.json"
+    path.write_text(json.dumps(json.loads(path.read_text()) | {"size": 5}), encoding="utf-8")
+    done = _run(workspace)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "sample-full.json" in done.stderr and "'size'" in done.stderr, done.stderr
+    assert not (workspace / "metrics").exists()
