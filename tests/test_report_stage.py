@@ -73,3 +73,27 @@ def test_an_older_layout_is_named(tmp_path):
     (tmp_path / "metrics/detail/qa.json").write_text(json.dumps({"per_type": {"multi-session": 0.5}}))
     proc = stage(tmp_path)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr and "per_type" in proc.stderr
+
+
+def test_the_card_is_the_headline_family_s_named_by_params_benchmark(tmp_path):
+    import yaml
+
+    setup(tmp_path, {"official_equivalence": {"value": False, "reasons": ["v1 reason"]}, "memory": {"name": "bm25"},
+                     "variant": {"name": "sample"}, "suite": {"name": "full"}})
+    params = yaml.safe_load((tmp_path / "params.yaml").read_text(encoding="utf-8"))
+    params["benchmark"] = {"_target_": "mnemetric.longmemeval_v2.family.LongMemEvalV2Family",
+                           "name": "longmemeval-v2", "metrics": "metrics/v2.json"}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    assert stage(tmp_path).returncode == 0
+    page = (tmp_path / "reports/index.html").read_text(encoding="utf-8")
+    assert 'id="result-card"' not in page  # the headline family's manifest, metrics/run-v2.json, is absent
+    (tmp_path / "metrics/run-v2.json").write_text(json.dumps({
+        "benchmark": "LongMemEval-V2", "memory": {"name": "full-context"}, "variant": {"name": "sample"},
+        "suite": {"name": "full"}, "official_equivalence": {"value": False, "reasons": ["offline checker"]}}))
+    (tmp_path / "metrics/v2.json").write_text(json.dumps({"combined": {"accuracy": {
+        "overall_full_set": {"value": 0.375, "ci95_low": 0.125, "ci95_high": 0.75, "n": 8}}}}))
+    proc = stage(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "reports/index.html").read_text(encoding="utf-8")
+    assert "LongMemEval-V2 result: memory `full-context` on `sample` (suite `full`)" in page
+    assert "0.3750" in page and "offline checker" in page

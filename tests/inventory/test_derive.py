@@ -245,6 +245,24 @@ def test_cli_derive_end_to_end(tmp_path, monkeypatch, capsys):
     assert "12 tasks (6 measured, 1 mapped, 5 unmapped); complete: false" in capsys.readouterr().out
 
 
+def test_cli_derive_defaults_to_every_family_s_run_manifest_and_metrics(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "seed.json").write_text(json.dumps(helpers.seed()), encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    assert main(["inventory", "derive", "--seed", "seed.json", "--out", "a.json"]) == 0
+    assert "no run manifest found (metrics/run-v2.json, metrics/run.json)" in capsys.readouterr().err
+    # only the V2 family's manifest and metrics: its five tasks are measured, V1's are not
+    v2 = manifest(path=DELETE, benchmark="LongMemEval-V2", **{"variant.name": "small"})
+    (tmp_path / "metrics" / "run-v2.json").write_text(json.dumps(v2), encoding="utf-8")
+    (tmp_path / "metrics" / "v2.json").write_text(json.dumps(v2_metrics()), encoding="utf-8")
+    assert main(["inventory", "derive", "--seed", "seed.json", "--out", "b.json"]) == 0
+    t = tasks(json.loads((tmp_path / "b.json").read_text(encoding="utf-8")))
+    assert t["Static state recall"]["evidence_refs"] == [
+        "metrics/v2.json#by_category.non_abstention_by_category.static.pct_correct", "metrics/run-v2.json"]
+    assert t["multi-session"]["coverage_status"] == "unmapped"
+
+
 def test_cli_derive_errors_are_one_message(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "tests").mkdir()

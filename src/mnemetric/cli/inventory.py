@@ -11,7 +11,6 @@ from typing import Any
 from mnemetric.cli.registry import Handler, command
 
 DEFAULT_INVENTORY = "data/inventory/upstream-task-inventory.json"
-DEFAULT_METRICS = ("metrics/detail/qa.json", "metrics/v2.json")
 V1, V2 = "LongMemEval", "LongMemEval-V2"
 
 
@@ -29,10 +28,12 @@ def _inventory(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--seed", type=Path, help="derive: the inventory whose structure and text are kept")
     p.add_argument("--out", type=Path, help="derive: where to write the derived inventory")
     p.add_argument("--run-manifest", type=Path, action="append", default=None,
-                   help="derive: a run manifest (repeatable; default metrics/run.json when it exists)")
+                   help="derive: a run manifest (repeatable; default: each benchmark family's run manifest that "
+                        "exists, e.g. metrics/run.json, metrics/run-v2.json)")
     p.add_argument("--crosscheck", type=Path, help="derive: cross-check evidence (mnemetric crosscheck output)")
     p.add_argument("--metrics", type=Path, action="append", default=None,
-                   help=f"derive: a metrics file (repeatable; default those of {', '.join(DEFAULT_METRICS)} that exist)")
+                   help="derive: a metrics file (repeatable; default: the files the families' tasks are measured in "
+                        "that exist, e.g. metrics/detail/qa.json, metrics/v2.json)")
     p.add_argument("--tests-dir", type=Path, default=Path("tests"), help="derive: the tests whose task markers count")
 
     def run(a: argparse.Namespace) -> int:
@@ -106,7 +107,7 @@ def _head(folder: Path) -> str:
 
 
 def _derive(a: argparse.Namespace) -> int:
-    from mnemetric.custody.inventory import DEFAULT_MANIFEST, collect_task_markers, derive_inventory
+    from mnemetric.custody.inventory import collect_task_markers, derive_inventory, metrics_files
     from mnemetric.errors import ConfigError
     from mnemetric.family import conf_families
     from mnemetric.io import write_json_atomic
@@ -114,18 +115,22 @@ def _derive(a: argparse.Namespace) -> int:
     for name in ("seed", "out"):
         if getattr(a, name) is None:
             raise ConfigError(f"--{name}", "is required by `inventory derive`")
-    manifests = [Path(DEFAULT_MANIFEST)] if a.run_manifest is None else a.run_manifest
-    if a.run_manifest is None and not manifests[0].is_file():
-        print(f"note: {DEFAULT_MANIFEST} not found: no run manifest, so no task can be measured", file=sys.stderr)
-        manifests = []
-    metric_files = [Path(m) for m in DEFAULT_METRICS if Path(m).is_file()] if a.metrics is None else a.metrics
+    families = list(conf_families())
+    manifests = a.run_manifest
+    if manifests is None:
+        named = [Path(f.run_manifest) for f in families if f.run_manifest]
+        manifests = [m for m in named if m.is_file()]
+        if not manifests:
+            print(f"note: no run manifest found ({', '.join(map(str, named))}), so no task can be measured",
+                  file=sys.stderr)
+    metric_files = [Path(m) for m in metrics_files(families) if Path(m).is_file()] if a.metrics is None else a.metrics
     run_manifests = [{**_object(read_json(m), m), "path": _rel(m)} for m in manifests]
     crosscheck = None if a.crosscheck is None else {**_object(read_json(a.crosscheck), a.crosscheck),
                                                     "path": _rel(a.crosscheck)}
     inventory = derive_inventory(_object(read_json(a.seed), a.seed), run_manifests=run_manifests, crosscheck=crosscheck,
                                  markers=collect_task_markers(a.tests_dir),
                                  metrics={_rel(m): _object(read_json(m), m) for m in metric_files},
-                                 families=conf_families())
+                                 families=families)
     write_json_atomic(a.out, inventory)
     tasks = [t for f in inventory["families"] for t in f["tasks"]]
     counts = {s: sum(t["coverage_status"] == s for t in tasks) for s in ("measured", "mapped", "unmapped")}
