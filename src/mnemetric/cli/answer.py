@@ -1,0 +1,75 @@
+"""Command answer: contexts → hypotheses with a reader (the same library function as stage answer)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mnemetric.cli.qa import _llm_settings
+from mnemetric.cli.registry import Handler, command, load_option, option_path
+
+
+@command("answer", "answer every question of a contexts file with a reader → upstream hypotheses JSONL",
+         "Read CONTEXTS (JSONL, one reader context per question, as `mnemetric retrieve --contexts` or the "
+         "retrieve stage writes it) and ADAPTED (the adapted JSONL the contexts were made from: each question's "
+         "text and date), build the reader from <conf>/reader/<NAME>.yaml with Hydra's _target_ (extractive, "
+         "openai, or a path to any YAML file with a _target_), and answer each question. Writes --out (upstream "
+         "hypotheses {question_id, hypothesis} plus the reader's trace fields), OUT.failures.jsonl (questions "
+         "whose reply was a non-answer; always written) and the usage sidecar (--usage, default "
+         "OUT.usage.json): the same files and bytes as the DVC stage answer. The llm settings come from the "
+         "composed config (llm:) with the options below. Responses are cached (MNEMETRIC_CACHE_DIR): a rerun "
+         "sends only what is missing. Example: mnemetric answer runs/contexts.jsonl --adapted "
+         "data/adapted/sample.jsonl --reader extractive --out runs/hypotheses.jsonl")
+def _answer(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("contexts", type=Path, help="reader contexts (JSONL, one per question)")
+    p.add_argument("--adapted", type=Path, required=True, default=argparse.SUPPRESS, metavar="ADAPTED",
+                   help="the adapted JSONL (data/adapted/<variant>.jsonl or `mnemetric adapt --out`)")
+    p.add_argument("--reader", required=True, default=argparse.SUPPRESS, metavar="NAME",
+                   help="reader option in <conf>/reader/ (extractive, openai) or a path to a YAML file with a _target_")
+    p.add_argument("--out", type=Path, required=True, default=argparse.SUPPRESS, metavar="HYP.jsonl",
+                   help="hypotheses file to write")
+    p.add_argument("--usage", type=Path, default=None, metavar="FILE.json",
+                   help="usage sidecar (default: OUT.usage.json)")
+    p.add_argument("--conf", type=Path, default=Path("conf"), help="conf folder")
+    p.add_argument("--dry-run", action="store_true", help="print how many requests would be sent and their cost; send none")
+    p.add_argument("--base-url", help="OpenAI-compatible base URL (default: the reader's, else OPENAI_BASE_URL)")
+    p.add_argument("--max-concurrency", type=int, help="requests in flight at once")
+    p.add_argument("--max-requests", type=int, help="stop before sending more than this many requests")
+    p.add_argument("--max-usd", type=float, help="stop before spending more than this many dollars")
+
+    def run(a: argparse.Namespace) -> int:
+        import json
+
+        from mnemetric.config import build
+        from mnemetric.llm.budget import UsageStats
+        from mnemetric.llm.failures import AllQuestionsFailed, describe, failures_path
+        from mnemetric.longmemeval.answer import answer_file, default_usage_path, plan_answers, write_answered
+        from mnemetric.longmemeval.components import llm_factory
+
+        cfg = load_option("reader", a.reader, a.conf)
+        if a.base_url and "base_url" in cfg:  # only a reader that has the setting (extractive has none)
+            cfg["base_url"] = a.base_url
+        reader = build(cfg, str(option_path("reader", a.reader, a.conf) or f"reader={a.reader}"))
+        stats = UsageStats()
+        llm = llm_factory(_llm_settings(a.conf, a), stats)
+        if a.dry_run:  # plans from the cache only: no API key needed, nothing sent
+            print(json.dumps(plan_answers(reader, a.contexts, a.adapted, llm), indent=2))
+            return 0
+        answered = answer_file(reader, a.contexts, a.adapted, llm)
+        if answered.failures and not answered.hypotheses:
+            raise AllQuestionsFailed("answer", answered.failures)
+        usage = a.usage or default_usage_path(a.out)
+        work = write_answered(a.out, usage, answered, stats.work).to_record()
+        if stats.requests_sent or stats.cache_hits:
+            print(f"requests sent {stats.requests_sent}, cache hits {stats.cache_hits}, retries {stats.retries}, "
+                  f"non-answers {stats.non_answers}, paid ${stats.usd:.4f}; cost of the work: {work['responses']} "
+                  f"response(s), tokens {work['prompt_tokens']}+{work['completion_tokens']}, ${work['usd']:.4f}",
+                  file=sys.stderr)
+        if answered.failures:
+            print(f"{len(answered.failures)} question(s) FAILED (no usable answer; not cached) → "
+                  f"{failures_path(a.out)}:\n{describe(answered.failures)}", file=sys.stderr)
+        print(f"answer: {reader.name}: {len(answered.hypotheses)} hypotheses, {len(answered.failures)} failed "
+              f"→ {a.out} (usage: {usage})")
+        return 0
+    return run

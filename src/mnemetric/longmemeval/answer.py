@@ -1,0 +1,84 @@
+"""The answer job: contexts → hypotheses with a reader (one path for stage ``answer`` and `mnemetric answer`).
+
+Inputs are the contexts file (:mod:`mnemetric.longmemeval.contexts`, one line per question, as the
+retrieve stage writes it) and the adapted file, which gives each question's query (text and date)
+from its memory view. Every context must name a question of the adapted file (else an
+:class:`~mnemetric.errors.InputError` naming the contexts file, the line and ``question_id``).
+
+Outputs, all written atomically and only after the reader has finished:
+
+* the hypotheses JSONL (upstream's ``{question_id, hypothesis}`` plus the reader's trace fields), in
+  contexts order;
+* ``<hypotheses>.failures.jsonl``: the questions whose reply was a non-answer (always written);
+* the usage sidecar (:mod:`mnemetric.llm.usage`): the cost of the work.
+
+Upstream has no such job file (its generation script expands the retrieval log itself,
+LongMemEval src/generation/run_generation.py @ 9e0b455f); the reader prompt wording is Mnemetric's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.io import write_jsonl_atomic
+from mnemetric.llm.failures import failures_path, write_failures
+from mnemetric.llm.usage import UsageRecord, write_usage
+from mnemetric.longmemeval.adapted import Query, read_adapted
+from mnemetric.longmemeval.components import ChatReader, LLMFactory, OfflineExtractiveReader, Reader
+from mnemetric.longmemeval.contexts import Context, read_contexts
+from mnemetric.longmemeval.reader.run import Answered, chat_requests
+
+_FIX = "rerun `dvc repro retrieve` (or `mnemetric retrieve ... --contexts FILE` on the same data)"
+
+
+def answer_inputs(contexts_file: str | Path, adapted_file: str | Path) -> tuple[list[Query], list[Context]]:
+    """The contexts of ``contexts_file`` (validated: file, line, field) and, in the same order, each
+    one's query from ``adapted_file``."""
+    contexts = read_contexts(contexts_file)
+    queries_by_id = {r.eval.question_id: r.memory.query for r in read_adapted(adapted_file)}
+    for n, c in enumerate(contexts, start=1):
+        if c.question_id not in queries_by_id:
+            raise InputError(str(contexts_file), f"line {n} ({c.question_id})", "question_id",
+                             f"not a question of {adapted_file}", fix=_FIX)
+    return [queries_by_id[c.question_id] for c in contexts], contexts
+
+
+def answer_file(reader: Reader, contexts_file: str | Path, adapted_file: str | Path, llm: LLMFactory) -> Answered:
+    """Answer every question of ``contexts_file`` with ``reader``: hypotheses and failures, in contexts
+    order. Writes nothing (see :func:`write_answered`)."""
+    queries, contexts = answer_inputs(contexts_file, adapted_file)
+    return reader.answer(queries, contexts, llm)
+
+
+def write_answered(hypotheses: str | Path, usage: str | Path, answered: Answered, work: Any) -> UsageRecord:
+    """The hypotheses file, its ``.failures.jsonl`` sidecar and the usage sidecar (``work``: the
+    UsageStats' cost of the work), each atomically."""
+    write_jsonl_atomic(hypotheses, answered.hypotheses)
+    write_failures(failures_path(hypotheses), answered.failures)
+    return write_usage(usage, work)
+
+
+def plan_answers(reader: Reader, contexts_file: str | Path, adapted_file: str | Path, llm: LLMFactory) -> dict[str, Any]:
+    """Dry run: how many reader requests are cached, how many would be sent, estimated $ (reads the
+    cache only; sends nothing). Known for the two shipped readers; any other reader is refused."""
+    queries, contexts = answer_inputs(contexts_file, adapted_file)
+    if isinstance(reader, OfflineExtractiveReader):
+        return {"requests_total": 0, "cached": 0, "to_send": 0, "estimated_usd": 0.0,
+                "note": "the extractive reader sends no requests"}
+    if isinstance(reader, ChatReader):
+        with llm(reader.base_url, "reader") as client:
+            return client.plan(chat_requests(queries, contexts, asdict(reader)))
+    raise ConfigError("--dry-run", f"reader {getattr(reader, 'name', type(reader).__name__)!r} does not say which "
+                      "requests it would send", fix="run without --dry-run (a budget: --max-requests/--max-usd)")
+
+
+def default_usage_path(hypotheses: str | Path) -> Path:
+    """HYP.jsonl → HYP.jsonl.usage.json (the CLI's default usage sidecar)."""
+    return Path(f"{hypotheses}.usage.json")
+
+
+__all__: Sequence[str] = ["answer_file", "answer_inputs", "default_usage_path", "plan_answers", "write_answered"]
