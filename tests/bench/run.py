@@ -76,7 +76,7 @@ def make_dataset(folder: Path, questions: int, sessions: int, seed: int) -> tupl
     """Write the synthetic set and its adapted records; return (adapted path, dataset facts)."""
     from mnemetric.longmemeval.adapted import SessionAdapter
     from mnemetric.longmemeval.sample import generate_synthetic, write_instances
-    from mnemetric.stages.adapt import adapt_file
+    from mnemetric.longmemeval.adapt import adapt_file
     raw, adapted = folder / "synthetic.json", folder / "synthetic.adapted.jsonl"
     t0 = time.perf_counter()
     write_instances(raw, generate_synthetic(questions, sessions, seed))
@@ -115,9 +115,10 @@ def run_worker(system: str, adapted: Path, granularity: str, log: Path, cache: P
     return {"wall_s": round(wall, 2), **report}
 
 
-def bench_granularity(folder: Path, adapted: Path, granularity: str, questions: int) -> dict[str, Any]:
+def bench_granularity(folder: Path, adapted: Path, granularity: str, questions: int,
+                      systems: tuple[str, ...] = SYSTEMS) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for system in SYSTEMS:
+    for system in systems:
         log = folder / f"retrievallog_{granularity}_{system}.jsonl"
         if system != "dense":
             out[system] = run_worker(system, adapted, granularity, log, folder / "cache-unused")
@@ -145,7 +146,8 @@ def bench_retrieval(args: argparse.Namespace) -> dict[str, Any]:
         folder = Path(tmp)
         adapted, dataset = make_dataset(folder, args.questions, args.sessions, args.seed)
         print(f"retrieval: {dataset}", flush=True)
-        runs = {g: bench_granularity(folder, adapted, g, args.questions) for g in args.granularities}
+        runs = {g: bench_granularity(folder, adapted, g, args.questions, tuple(args.systems))
+                for g in args.granularities}
     return {
         "date": started.isoformat(timespec="seconds"),
         "duration_s": round((datetime.now(timezone.utc) - started).total_seconds(), 1),
@@ -168,16 +170,14 @@ def worker(args: argparse.Namespace) -> int:
     from mnemetric.longmemeval.adapted import read_adapted
     from mnemetric.cli import load_memory
     from mnemetric.longmemeval.retrieval_log import score_retrieval_log
-    from mnemetric.io import atomic_open
     from mnemetric.embeddings import MiniLMBackend
-    from mnemetric.longmemeval.harness import retrieve_all
+    from mnemetric.longmemeval.retrieve import write_retrieval
     memory = load_memory(args.worker, ROOT / "conf")
     if isinstance(getattr(memory, "embedder", None), MiniLMBackend):
         memory.embedder.embed(["load the model"])  # outside the cache: not counted as seen/embedded
     t1 = time.perf_counter()
-    with atomic_open(args.log) as fh:
-        for line, _ in retrieve_all(memory, read_adapted(args.adapted), args.granularity, CONTEXT_K, CONTEXT_TOKENS):
-            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+    write_retrieval(memory, read_adapted(args.adapted), granularity=args.granularity, k=CONTEXT_K,
+                    budget=CONTEXT_TOKENS, log=args.log)
     t2 = time.perf_counter()
     scored = score_retrieval_log(args.log, args.granularity, PROFILE)
     t3 = time.perf_counter()
@@ -222,6 +222,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--latency-ms", type=int, default=100, help="judge server latency per reply (default: %(default)s)")
     p.add_argument("--granularities", type=lambda s: s.split(","), default=["session", "turn"],
                    help="comma-separated (default: session,turn)")
+    p.add_argument("--systems", type=lambda s: s.split(","), default=list(SYSTEMS),
+                   help="retrieval: comma-separated memory systems (default: %(default)s); with a subset, "
+                        "--out should name another file, since the section is replaced whole")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--adapted", type=Path, help=argparse.SUPPRESS)
     p.add_argument("--granularity", help=argparse.SUPPRESS)

@@ -11,7 +11,6 @@ import pytest
 
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.longmemeval.scoring import qa
-from mnemetric.longmemeval.scoring.retrieval_averaging import bootstrap_ci
 from mnemetric.stats import (
     BootstrapResult,
     bootstrap_mean,
@@ -43,7 +42,19 @@ def test_percentile_interval_leaves_out_undefined():
 
 
 # ------------------------------------------------------------------------------------------
-# bootstrap_mean: reproducible, equal to today's retrieval bootstrap_ci, naive loop
+# bootstrap_mean: reproducible, equal to the earlier retrieval bootstrap_ci (kept here as the reference), naive loop
+
+
+def bootstrap_ci(values, resamples, seed, level=0.95):
+    """The retrieval interval the metrics files used before mnemetric.stats existed, written out plainly:
+    one (resamples x n) index draw from Generator(PCG64(seed)), the means, numpy's linear quantiles."""
+    data = np.asarray(values, dtype=np.float64)
+    if data.size == 0:
+        return None
+    rng = np.random.Generator(np.random.PCG64(seed))
+    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
+    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return [float(low), float(high)]
 # ------------------------------------------------------------------------------------------
 
 CASES = [([0.25], 10, 0), ([0.0, 1.0, 1.0, 0.5, 0.2, 0.9, 1.0], 1000, 3), ([1.0] * 5 + [0.0] * 25, 500, 11)]

@@ -26,7 +26,7 @@ statistic is undefined are left out and counted (``undefined``); if none is defi
 interval (None, never NaN).
 
 Random numbers: pooled draws come from ``numpy.random.Generator(PCG64(seed))`` exactly as
-``scoring/retrieval.py bootstrap_ci`` draws them (so ``bootstrap_mean`` gives its numbers); a
+the retrieval intervals of the metrics files drew them before this engine (so ``bootstrap_mean`` gives its numbers); a
 stratified draw gives stratum number j (in label order) its own stream
 ``Generator(PCG64(SeedSequence(seed).spawn(K)[j]))``. Replicates are produced in chunks of at
 most ``CHUNK_ELEMENTS`` indices; numpy's bounded-integer draws do not depend on how a draw is
@@ -295,9 +295,9 @@ def bootstrap_mean(values: Sequence[float], resamples: int = 1000, seed: int = 0
                    source: str = "<values>", chunk_elements: int = CHUNK_ELEMENTS) -> BootstrapResult:
     """Pooled percentile bootstrap of the mean of ``values`` (the micro statistic).
 
-    Same draws and quantiles as ``scoring/retrieval.py bootstrap_ci``, so ``.interval`` equals its
-    [low, high] for the same (values, resamples, seed, level); empty values -> point and interval
-    None (bootstrap_ci: None).
+    Same draws and quantiles as the earlier retrieval interval (its plain form is the reference of
+    tests/stats/test_bootstrap.py), so ``.interval`` equals its [low, high] for the same (values,
+    resamples, seed, level); empty values -> point and interval None.
     """
     vals = as_values(values, "values", source)
     return _run([vals], np.zeros(vals.size, dtype=np.int64), 1, statistic="micro", stratified=False,

@@ -23,7 +23,6 @@ from mnemetric.longmemeval.scoring.retrieval import (
 from mnemetric.longmemeval.scoring.retrieval_averaging import (
     average_exclude_abs,
     average_exclude_abs_and_no_user_target,
-    bootstrap_ci,
 )
 from mnemetric.longmemeval.scoring.retrieval_corpus import (
     has_user_target,
@@ -228,14 +227,14 @@ def test_average_empty_is_none():
 
 
 # --- bootstrap ----------------------------------------------------------------------------
-def test_bootstrap_ci():
-    assert bootstrap_ci([], 100, 0) is None
-    assert bootstrap_ci([0.5, 0.5], 50, 1) == [0.5, 0.5]
+def test_the_retrieval_interval_is_the_stats_bootstrap():
+    from mnemetric.stats import bootstrap_mean
+
+    assert bootstrap_mean([], 100, 0).interval is None
+    assert bootstrap_mean([0.5, 0.5], 50, 1).interval == (0.5, 0.5)
     vals = [0.0, 1.0] * 20
-    lo, hi = bootstrap_ci(vals, 2000, 7)
-    assert lo < 0.5 < hi and bootstrap_ci(vals, 2000, 7) == [lo, hi]
-    with pytest.raises(ValueError):
-        bootstrap_ci(vals, 0, 1)
+    lo, hi = bootstrap_mean(vals, 2000, 7).interval
+    assert lo < 0.5 < hi and bootstrap_mean(vals, 2000, 7).interval == (lo, hi)
 
 
 # --- profiles -----------------------------------------------------------------------------

@@ -13,7 +13,6 @@ from mnemetric.longmemeval.scoring.retrieval import (
 from mnemetric.longmemeval.scoring.retrieval_averaging import (
     average_exclude_abs,
     average_exclude_abs_and_no_user_target,
-    bootstrap_ci,
 )
 from mnemetric.longmemeval.scoring.retrieval_profiles import PROFILES, RetrievalProfile, get_profile
 
@@ -23,7 +22,6 @@ __all__ = [
     "RetrievalProfile",
     "average_exclude_abs",
     "average_exclude_abs_and_no_user_target",
-    "bootstrap_ci",
     "evaluate_question",
     "evaluate_question_historical",
     "get_profile",

@@ -10,8 +10,8 @@ places with two rules, and both are kept, never one chosen by a flag:
   questions with no has_answer=true user turn.
 
 mean = np.mean over the questions kept that have a value (``None`` values are left out; none left
--> ``None``, never NaN). The interval helper ``bootstrap_ci`` lives here too (a Mnemetric
-addition, not upstream). Written from docs/upstream-protocol.md section 2; no upstream code is copied.
+-> ``None``, never NaN). Intervals come from :mod:`mnemetric.stats` (``bootstrap_mean``), not from
+here. Written from docs/upstream-protocol.md section 2; no upstream code is copied.
 """
 
 from __future__ import annotations
@@ -110,23 +110,3 @@ def average_exclude_abs_and_no_user_target(
     """
     kept = [q for q in per_question if keeps_exclude_abs_and_no_user_target(q, has_user_target[q])]
     return average_over(per_question, kept)
-
-
-def bootstrap_ci(
-    values: Sequence[float], resamples: int, seed: int, level: float = 0.95
-) -> list[float] | None:
-    """Percentile bootstrap interval of the mean: [low, high]; empty values -> None.
-
-    Mnemetric addition (upstream reports no intervals). Draws ``resamples`` samples of size n
-    with replacement using numpy Generator(PCG64(seed)), takes each mean, and returns the
-    (1-level)/2 and (1+level)/2 quantiles (numpy default linear interpolation).
-    """
-    if resamples < 1 or not 0 < level < 1:
-        raise ValueError(f"need resamples >= 1 and 0 < level < 1, got {resamples}, {level}")
-    data = np.asarray(values, dtype=np.float64)
-    if data.size == 0:
-        return None
-    rng = np.random.Generator(np.random.PCG64(seed))
-    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
-    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return [float(low), float(high)]

@@ -6,7 +6,7 @@ Mnemetric additions, labelled as such in the file.
 
 Intervals: every retrieval number is a plain mean over questions (per rule, or per rule and type),
 so its interval is a pooled percentile bootstrap of that mean (``mnemetric.stats.bootstrap_mean``,
-the same draws as scoring/retrieval_averaging.py ``bootstrap_ci``); each ``ci95`` entry names that method.
+the same draws as the intervals before it); each ``ci95`` entry names that method.
 
 Two views: :func:`retrieval_metrics` is the detail (metrics/detail/retrieval.json);
 :func:`retrieval_headline` the headline (metrics/retrieval.json): for each rule, n and the
