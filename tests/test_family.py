@@ -71,7 +71,7 @@ def test_the_v2_family_measures_its_five_abilities_and_has_no_v1_gate():
     assert v2.task_metrics["Workflow knowledge"].value == "by_category.non_abstention_by_category.procedure.pct_correct"
     assert v2.official is None and v2.crosscheck is None
     # stage v2 writes metrics/run-v2.json itself: custody builds no sections for it
-    assert v2.run_manifest == "metrics/run-v2.json" and v2.manifest_sections is None
+    assert v2.run_manifest == "metrics/run-v2.json" and v2.manifest_sections is None and v2.output_files is None
     assert dict(v2.card.inputs) == {"v2": ("metrics/v2.json",)}
 
 
@@ -132,6 +132,7 @@ class QuizFamily:
     run_manifest: str | None = None
     manifest_sections: None = None
     card: CardSpec | None = None
+    output_files: None = None
 
 
 def test_a_newcomer_adds_one_conf_option_and_is_a_family(tmp_path):
@@ -166,6 +167,8 @@ def test_an_object_that_is_not_a_family_is_refused():
         check_family(QuizFamily(card={"inputs": {}}), "benchmark")
     with pytest.raises(ConfigError, match="benchmark.manifest_sections"):
         check_family(QuizFamily(manifest_sections="sections"), "benchmark")
+    with pytest.raises(ConfigError, match="benchmark.output_files"):
+        check_family(QuizFamily(output_files=["a.json"]), "benchmark")
     with pytest.raises(ConfigError, match="benchmark.run_manifest"):
         check_family(QuizFamily(run_manifest=3), "benchmark")
 

@@ -22,6 +22,8 @@ What a family says (the :class:`Family` protocol):
   files; :func:`mnemetric.custody.manifest.build_manifest` frames them with ``schema``,
   ``benchmark`` and the gate's ``official_equivalence``), or None when another stage writes it.
 * ``card``: the :class:`CardSpec` of its result card (which metrics files, which rows), or None.
+* ``output_files``: params -> the run's files whose sha256 custody keeps
+  (:mod:`mnemetric.custody.sha256_manifest`), or None.
 """
 
 from __future__ import annotations
@@ -136,10 +138,11 @@ class Family(Protocol):
     run_manifest: str | None
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None
     card: CardSpec | None
+    output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None
 
 
 FIELDS = ("name", "display_name", "metrics", "task_metrics", "official", "crosscheck", "run_manifest",
-          "manifest_sections", "card")
+          "manifest_sections", "card", "output_files")
 
 
 def check_family(obj: Any, where: str) -> Family:
@@ -156,8 +159,9 @@ def check_family(obj: Any, where: str) -> Family:
     for key, kind in (("official", OfficialProtocol), ("crosscheck", CrosscheckSpec), ("card", CardSpec)):
         if getattr(obj, key) is not None and not isinstance(getattr(obj, key), kind):
             raise ConfigError(f"{where}.{key}", f"expected a {kind.__name__} or None")
-    if obj.manifest_sections is not None and not callable(obj.manifest_sections):
-        raise ConfigError(f"{where}.manifest_sections", "expected a callable (params -> sections) or None")
+    for key in ("manifest_sections", "output_files"):
+        if getattr(obj, key) is not None and not callable(getattr(obj, key)):
+            raise ConfigError(f"{where}.{key}", "expected a callable (params -> ...) or None")
     if obj.run_manifest is not None and not isinstance(obj.run_manifest, str):
         raise ConfigError(f"{where}.run_manifest", "expected a repo path or None")
     return obj

@@ -96,6 +96,7 @@ class Quiz:
     manifest_sections: object = quiz_sections
     card: CardSpec | None = CardSpec({"quiz": ("metrics/quiz.json",), "speed": ("metrics/quiz-speed.json",)},
                                      quiz_card_rows, empty="(Quiz measured nothing)")
+    output_files: object = lambda params: [params["answers"]]
 
 
 def test_quiz_is_a_family():

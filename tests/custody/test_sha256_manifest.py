@@ -7,7 +7,7 @@ import json
 import pytest
 
 from mnemetric.cli import main as cli
-from mnemetric.custody.sha256_manifest import SCHEMA, build, output_files, read_manifest, verify, workspace_opener
+from mnemetric.custody.sha256_manifest import SCHEMA, build, read_manifest, verify, workspace_opener
 from mnemetric.errors import InputError
 
 SHA_ABC = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # sha256(b"abc"), FIPS 180-2
@@ -29,15 +29,6 @@ def test_build_hashes_each_file(ws):
     assert m == {"schema": SCHEMA, "algorithm": "sha256", "files": {
         "data/runs/judged": {"sha256": SHA_ABC, "size": 3},
         "data/runs/judged.failures.jsonl": {"sha256": SHA_EMPTY, "size": 0}}}
-
-
-def test_output_files_cover_the_run():
-    p = {"variant.file": "f.json", "paths.raw_dir": "data/raw", "paths.adapted": "data/adapted/s.jsonl",
-         "paths.retrieval_log": "data/runs/r.jsonl", "paths.contexts": "data/runs/c.jsonl",
-         "paths.hypotheses": "data/runs/h.jsonl", "paths.judged": "data/runs/h.jsonl.eval-results-x"}
-    assert output_files(p) == ["data/raw/f.json", "data/adapted/s.jsonl", "data/runs/r.jsonl", "data/runs/c.jsonl",
-                               "data/runs/h.jsonl", "data/runs/h.jsonl.failures.jsonl",
-                               "data/runs/h.jsonl.eval-results-x", "data/runs/h.jsonl.eval-results-x.failures.jsonl"]
 
 
 def test_a_missing_output_names_it(ws):

@@ -278,3 +278,16 @@ def test_card_rows_need_the_qa_metrics():
     assert [r.label for r in card_rows({"qa": HEADLINE, "retrieval": RETRIEVAL})][-2:] == [
         "session recall_all@5", "session ndcg_any@5"]
     assert FAMILY.card.inputs["qa"] == ("metrics/detail/qa.json", "metrics/qa.json")
+
+
+# ------------------------------------------------------------------ the files whose sha256 custody keeps
+
+
+def test_output_files_cover_the_run():
+    p = {"variant": {"file": "f.json"}, "paths": {
+        "raw_dir": "data/raw", "adapted": "data/adapted/s.jsonl", "retrieval_log": "data/runs/r.jsonl",
+        "contexts": "data/runs/c.jsonl", "hypotheses": "data/runs/h.jsonl", "judged": "data/runs/h.jsonl.eval-results-x"}}
+    assert FAMILY.output_files(p) == [
+        "data/raw/f.json", "data/adapted/s.jsonl", "data/runs/r.jsonl", "data/runs/c.jsonl", "data/runs/h.jsonl",
+        "data/runs/h.jsonl.failures.jsonl", "data/runs/h.jsonl.eval-results-x",
+        "data/runs/h.jsonl.eval-results-x.failures.jsonl"]

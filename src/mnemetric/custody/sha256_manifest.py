@@ -2,9 +2,10 @@
 
 DVC hashes its outputs with md5; researchers publish sha256 (LongMemEval tracker issues #51, #53:
 dataset sha256, judge snapshot, sha256 of the judge output). The pipeline writes one sha256 (and
-size) per file of the run — the raw dataset, the adapted data, the retrieval log, the contexts,
-the hypotheses and the judgments, with their failures sidecars — and :func:`verify` re-hashes the
-workspace (or a revision, through :mod:`dvc.api`) against it, naming every file that drifted.
+size) per file of the run — which files is the family's (``Family.output_files``; LongMemEval's:
+:func:`mnemetric.longmemeval.family.output_files`) — and :func:`verify` re-hashes the workspace (or
+a revision, through :mod:`dvc.api`) against it, naming every file that drifted. This module imports
+no family.
 """
 
 from __future__ import annotations
@@ -21,13 +22,6 @@ from mnemetric.errors import InputError
 SCHEMA = "mnemetric.outputs-sha256/v1"
 DEFAULT_PATH = "data/custody/outputs.sha256.json"
 CHUNK = 1 << 20
-
-
-def output_files(p: Mapping[str, Any]) -> list[str]:
-    """The run's files whose sha256 is kept, from the stage's declared params (flat dotted keys)."""
-    return [f"{p['paths.raw_dir']}/{p['variant.file']}", p["paths.adapted"], p["paths.retrieval_log"],
-            p["paths.contexts"], p["paths.hypotheses"], f"{p['paths.hypotheses']}.failures.jsonl", p["paths.judged"],
-            f"{p['paths.judged']}.failures.jsonl"]
 
 
 def sha256_stream(fh: IO[bytes]) -> tuple[str, int]:

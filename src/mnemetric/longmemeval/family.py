@@ -216,6 +216,14 @@ def gather_inputs(params: Mapping[str, Any], *, cache_path: str | Path | None = 
         contexts=read_lines(paths["contexts"]), cached_params=cache_lookup(cache_path), versions=package_versions())
 
 
+def output_files(params: Mapping[str, Any]) -> list[str]:
+    """The run's files whose sha256 custody keeps (nested params): the raw dataset, the adapted data, the
+    retrieval log, the contexts, the hypotheses and the judgments, with their failures sidecars."""
+    paths, hyp, judged = params["paths"], params["paths"]["hypotheses"], params["paths"]["judged"]
+    return [f"{paths['raw_dir']}/{params['variant']['file']}", paths["adapted"], paths["retrieval_log"],
+            paths["contexts"], hyp, f"{hyp}.failures.jsonl", judged, f"{judged}.failures.jsonl"]
+
+
 def manifest_sections(params: Mapping[str, Any]) -> dict[str, Any]:
     """The family's ``manifest_sections``: :func:`run_sections` of the run files ``params`` name."""
     return run_sections(gather_inputs(params))
@@ -292,6 +300,7 @@ class LongMemEvalFamily:
     run_manifest: str | None = RUN_MANIFEST
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = manifest_sections
     card: CardSpec | None = CARD
+    output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None = output_files
 
 
 FAMILY = LongMemEvalFamily()

@@ -17,7 +17,7 @@ abstention: value, Clopper-Pearson ``ci95_low|high``, n) and each category's ``p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -73,6 +73,7 @@ class LongMemEvalV2Family:
     run_manifest: str | None = "metrics/run-v2.json"
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     card: CardSpec | None = CARD
+    output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
 
 
 FAMILY = LongMemEvalV2Family()
