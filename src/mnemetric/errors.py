@@ -58,6 +58,19 @@ class IntegrityError(MnemetricError):
     """A file's content does not match its pinned hash or size."""
 
 
+class UpstreamFormatError(MnemetricError):
+    """An upstream file (read at its pinned revision, parsed, never run) lacks the shape its reader
+    expects: names the file and what was expected where. Bytes that verify against their pin never
+    raise it; a checkout at another revision, or an unpinned stand-in, can."""
+
+    def __init__(self, file: str, problem: str, fix: str | None = None):
+        self.file, self.problem, self.fix = str(file), problem, fix
+        text = f"{file}: {problem}"
+        if fix:
+            text += f"\n  fix: {fix}"
+        super().__init__(text)
+
+
 class DownloadError(MnemetricError):
     """A file could not be obtained (network, HTTP status, offline)."""
 

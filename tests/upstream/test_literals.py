@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mnemetric.errors import MnemetricError
+from mnemetric.errors import UpstreamFormatError
 from mnemetric.upstream import literals as lit
 from mnemetric.upstream.literals import Field, Template
 from tests.support.standin_v2 import no_execution
@@ -94,7 +94,7 @@ def test_concatenations(tree):
 ])
 def test_non_literals_and_ambiguity_are_refused(tree, name, word):
     reader = lit.module_string_dict if name == "CALLED" else lit.module_string
-    with pytest.raises(MnemetricError, match=word) as info:
+    with pytest.raises(UpstreamFormatError, match=word) as info:
         reader(tree, name, "hostile.py")
     assert "hostile.py" in str(info.value)
 
@@ -108,23 +108,23 @@ def test_function_locals(tree):
 
 @pytest.mark.parametrize("name", ["loud", "spec", "attr"])
 def test_fstrings_with_conversions_specs_or_expressions_are_refused(tree, name):
-    with pytest.raises(MnemetricError, match=name):
+    with pytest.raises(UpstreamFormatError, match=name):
         lit.local_template(lit.find_function(tree, "greet", "f"), name, "f")
 
 
 def test_returned_literals(tree):
     assert lit.returned_string(tree, "answer", "f") == "forty-two"
     assert lit.returned_string(tree, "answer_via_name", "f") == "via a name"
-    with pytest.raises(MnemetricError, match="one return statement; found 2"):
+    with pytest.raises(UpstreamFormatError, match="one return statement; found 2"):
         lit.returned_string(tree, "two_returns", "f")
-    with pytest.raises(MnemetricError, match="does not return a string literal"):
+    with pytest.raises(UpstreamFormatError, match="does not return a string literal"):
         lit.returned_string(tree, "not_literal", "f")
-    with pytest.raises(MnemetricError, match="found 0"):
+    with pytest.raises(UpstreamFormatError, match="found 0"):
         lit.find_function(tree, "missing", "f")
 
 
 def test_syntax_error_names_the_file():
-    with pytest.raises(MnemetricError, match=r"broken\.py: cannot parse"):
+    with pytest.raises(UpstreamFormatError, match=r"broken\.py: cannot parse"):
         lit.parse("def (:\n", "broken.py")
 
 

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from mnemetric.errors import ConfigError, DownloadError, IntegrityError, MnemetricError
+from mnemetric.errors import ConfigError, DownloadError, IntegrityError
 from mnemetric.upstream import (
     REPORTED,
     VERIFIED,
@@ -95,7 +95,7 @@ def test_mismatch_names_the_known_revision_the_bytes_belong_to(tmp_path):
 
 
 def test_checkout_without_the_file_says_how_to_fix(tmp_path):
-    with pytest.raises(MnemetricError) as info:
+    with pytest.raises(ConfigError) as info:
         obtain(PIN, checkout_dir=tmp_path / "nowhere", cache_dir=tmp_path / "cache")
     message = str(info.value)
     assert "file not found" in message and "MNEMETRIC_LONGMEMEVAL_V2_DIR" in message
@@ -107,7 +107,7 @@ def test_a_checkout_never_falls_back_to_the_cache(tmp_path):
     cache = tmp_path / "cache"
     PIN.cache_path(cache).parent.mkdir(parents=True)
     PIN.cache_path(cache).write_bytes(BODY)
-    with pytest.raises(MnemetricError, match="file not found"):
+    with pytest.raises(ConfigError, match="file not found"):
         obtain(PIN, checkout_dir=tmp_path / "empty", cache_dir=cache)
 
 

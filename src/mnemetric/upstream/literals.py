@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from mnemetric.errors import MnemetricError
+from mnemetric.errors import UpstreamFormatError
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -79,13 +79,13 @@ class Template:
 
 
 def parse(source: str, filename: str) -> ast.Module:
-    """Parse ``source`` (never run it); a syntax error becomes a MnemetricError naming the file."""
+    """Parse ``source`` (never run it); a syntax error becomes an UpstreamFormatError naming the file."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. SyntaxWarning for odd escapes: the values stay exact
             return ast.parse(source, filename=filename)
     except SyntaxError as exc:
-        raise MnemetricError(f"{filename}: cannot parse as Python ({exc.msg}, line {exc.lineno})") from None
+        raise UpstreamFormatError(filename, f"cannot parse as Python ({exc.msg}, line {exc.lineno})") from None
 
 
 # --------------------------------------------------------------------------- evaluating literals
@@ -171,7 +171,7 @@ def module_assignment(tree: ast.Module, name: str, filename: str) -> ast.expr:
     values = [stmt.value for stmt in tree.body if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign))
               and any(isinstance(t, ast.Name) and t.id == name for t in _targets(stmt))]
     if len(values) != 1 or values[0] is None:
-        raise MnemetricError(f"{filename}: expected one module-level assignment to {name}; found {len(values)}")
+        raise UpstreamFormatError(filename, f"expected one module-level assignment to {name}; found {len(values)}")
     return values[0]
 
 
@@ -179,7 +179,7 @@ def module_string(tree: ast.Module, name: str, filename: str) -> str:
     """The module-level string constant ``name``."""
     value = string_value(module_assignment(tree, name, filename))
     if value is None:
-        raise MnemetricError(f"{filename}: {name} is not a string literal")
+        raise UpstreamFormatError(filename, f"{name} is not a string literal")
     return value
 
 
@@ -187,7 +187,7 @@ def module_string_dict(tree: ast.Module, name: str, filename: str) -> dict[str, 
     """The module-level dict of string constants ``name``."""
     value = string_dict_value(module_assignment(tree, name, filename))
     if value is None:
-        raise MnemetricError(f"{filename}: {name} is not a dict of string literals")
+        raise UpstreamFormatError(filename, f"{name} is not a dict of string literals")
     return value
 
 
@@ -195,7 +195,7 @@ def find_function(tree: ast.Module, name: str, filename: str) -> FunctionNode:
     """The module-level function ``name`` (exactly one)."""
     found = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
     if len(found) != 1:
-        raise MnemetricError(f"{filename}: expected one module-level function {name}(); found {len(found)}")
+        raise UpstreamFormatError(filename, f"expected one module-level function {name}(); found {len(found)}")
     return found[0]
 
 
@@ -234,7 +234,7 @@ def local_string(func: FunctionNode, name: str, filename: str, *, augmented: boo
     texts = [string_value(v) for v in values]
     op = "+=" if augmented else "="
     if len(texts) != 1 or texts[0] is None:
-        raise MnemetricError(f"{filename}: {func.name}(): expected one `{name} {op} <string literal>`; "
+        raise UpstreamFormatError(filename, f"{func.name}(): expected one `{name} {op} <string literal>`; "
                              f"found {len(values)} assignment(s), {sum(t is not None for t in texts)} literal")
     return texts[0]
 
@@ -244,7 +244,7 @@ def local_template(func: FunctionNode, name: str, filename: str) -> Template:
     values = local_assignments(func, name)
     templates = [template_value(v) for v in values]
     if len(templates) != 1 or templates[0] is None:
-        raise MnemetricError(f"{filename}: {func.name}(): expected one `{name} = <string or f-string of names>`; "
+        raise UpstreamFormatError(filename, f"{func.name}(): expected one `{name} = <string or f-string of names>`; "
                              f"found {len(values)} assignment(s)")
     return templates[0]
 
@@ -255,11 +255,11 @@ def returned_string(tree: ast.Module, func_name: str, filename: str) -> str:
     func = find_function(tree, func_name, filename)
     returns = [s for s in own_statements(func) if isinstance(s, ast.Return)]
     if len(returns) != 1:
-        raise MnemetricError(f"{filename}: {func_name}(): expected one return statement; found {len(returns)}")
+        raise UpstreamFormatError(filename, f"{func_name}(): expected one return statement; found {len(returns)}")
     node = returns[0].value
     if isinstance(node, ast.Name):
         return local_string(func, node.id, filename)
     value = string_value(node)
     if value is None:
-        raise MnemetricError(f"{filename}: {func_name}() does not return a string literal")
+        raise UpstreamFormatError(filename, f"{func_name}() does not return a string literal")
     return value

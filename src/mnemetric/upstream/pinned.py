@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from mnemetric.errors import ConfigError, DownloadError, IntegrityError, MnemetricError
+from mnemetric.errors import ConfigError, DownloadError, IntegrityError
 from mnemetric.io import atomic_open, sha256_bytes, sha256_file
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
@@ -221,7 +221,8 @@ def obtain(pin: PinnedFile, *, checkout_dir: str | os.PathLike[str] | None = Non
         path = Path(checkout_dir) / pin.path
         if not path.is_file():
             named = f"{env} / checkout_dir" if env else "checkout_dir"
-            raise MnemetricError(f"{path}: file not found ({named} = {checkout_dir})\n  fix: {fix_text(pin)}")
+            raise ConfigError(named, f"{path}: file not found in the checkout it names ({checkout_dir})",
+                              fix=fix_text(pin))
         fix = (f"the file is not the pinned upstream revision; run git -C {checkout_dir} checkout {pin.revision} "
                f"(or point {env or 'checkout_dir'} at a checkout of that revision)")
         return verify(path, pin, fix=fix, known=known)
