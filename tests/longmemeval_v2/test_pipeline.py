@@ -4,7 +4,6 @@ official tiers select the official data and components, and a run is built from 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
