@@ -82,7 +82,7 @@ def test_score_qa_aggregates_like_upstream_and_records_provenance(files):
     (tmp / "judged").write_text("".join(json.dumps(j) + "\n" for j in judged))
     out = cli("score-qa", tmp / "judged", tmp / "ref.json", "--out", tmp / "qa.json")
     assert out.returncode == 0, out.stderr
-    m = json.loads((tmp / "qa.json").read_text())
+    m = json.loads((tmp / "detail" / "qa.json").read_text())  # the detail layout, beside --out
     assert m["overall"] == sum(i % 2 == 0 for i in range(len(ref))) / len(ref)
     assert m["n"] == len(ref) and m["abstention"]["n"] == sum("_abs" in r["question_id"] for r in ref)
     by_type: dict[str, list[bool]] = {}
@@ -103,7 +103,7 @@ def test_score_qa_id_mismatch_is_an_error_unless_partial(files):
     assert out.returncode != 0 and ref[-1]["question_id"] in out.stderr and not (tmp / "qa.json").exists()
     out = cli("score-qa", tmp / "judged", tmp / "ref.json", "--out", tmp / "qa.json", "--allow-partial")
     assert out.returncode == 0, out.stderr
-    assert json.loads((tmp / "qa.json").read_text())["coverage"]["n_judged"] == len(ref) - 3
+    assert json.loads((tmp / "detail" / "qa.json").read_text())["coverage"]["n_judged"] == len(ref) - 3
 
 
 def test_bad_hypothesis_line_names_file_line_and_field(files):
@@ -149,7 +149,7 @@ def test_judge_cli_writes_failed_questions_to_a_sidecar(files):
     assert [f["question_id"] for f in failed] == [ref[3]["question_id"]]
     scored = cli("score-qa", judged, tmp / "ref.json", "--out", tmp / "qa.json", "--resamples", "0")
     assert scored.returncode == 0, scored.stderr
-    m = json.loads((tmp / "qa.json").read_text())
+    m = json.loads((tmp / "detail" / "qa.json").read_text())
     assert m["coverage"]["n_failed"] == 1 and m["n"] == len(ref) - 1 and m["official_equivalence"] is False
     assert ref[3]["question_id"] in scored.stderr
 
@@ -273,3 +273,34 @@ def test_cache_evict_needs_exactly_one_selector_and_a_real_key(filled_cache, cap
     assert main(["cache", "evict", "--key", "ab", "--yes"]) == 2  # too short a prefix: a clear error
     assert "at least 4 hex digits" in capsys.readouterr().err
     assert rows(root) == before
+
+
+def test_score_qa_and_stage_qa_metrics_write_the_same_bytes(tmp_path):
+    """The committed sample run, scored by the stage (in a copy of the workspace) and by the command with
+    the same names and usage sidecars: headline, detail and plot rows are byte-identical."""
+    import shutil
+
+    import yaml
+
+    ws = tmp_path / "ws"
+    (ws / "data").mkdir(parents=True)
+    shutil.copy(ROOT / "params.yaml", ws / "params.yaml")
+    for d in ("adapted", "suites", "runs"):
+        shutil.copytree(ROOT / "data" / d, ws / "data" / d)
+    stage = subprocess.run([sys.executable, "-m", "mnemetric.stages.qa_metrics"], cwd=ws, capture_output=True,
+                           text=True, timeout=300)
+    assert stage.returncode == 0, stage.stderr
+    params = yaml.safe_load((ws / "params.yaml").read_text())
+    paths = params["paths"]
+    out = tmp_path / "cli" / "qa.json"
+    res = cli("score-qa", ws / paths["judged"], SAMPLE, "--out", out,
+              "--usage", ws / paths["retrieve_usage"], ws / paths["answer_usage"], ws / paths["judge_usage"],
+              "--reader", params["reader"]["name"], "--memory", params["memory"]["name"],
+              "--variant", params["variant"]["name"], "--suite", params["suite"]["name"],
+              "--resamples", params["scoring"]["bootstrap"]["resamples"], "--seed", params["scoring"]["bootstrap"]["seed"])
+    assert res.returncode == 0, res.stderr
+    pairs = [(ws / "metrics/qa.json", out), (ws / "metrics/detail/qa.json", out.parent / "detail" / "qa.json"),
+             (ws / "metrics/plots/qa_per_type.json", out.parent / "plots" / "qa_per_type.json")]
+    for stage_file, cli_file in pairs:
+        assert stage_file.read_bytes() == cli_file.read_bytes(), stage_file.name
+    assert json.loads(out.read_text())["judge"] == params["judge"]["name"]  # the traces name the same judge

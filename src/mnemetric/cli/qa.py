@@ -97,43 +97,58 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
     return run
 
 
-@command("score-qa", "aggregate a judged file exactly as upstream print_qa_metrics.py",
+@command("score-qa", "aggregate a judged file exactly as upstream print_qa_metrics.py → metrics/qa.json's layout (+ detail)",
          "Aggregate JUDGED (JSONL lines with autoeval_label {model, label}, e.g. an upstream .eval-results-gpt-4o "
          "file) against REF (question types come from the reference, as upstream): per-type accuracy and count, "
          "task-averaged accuracy (unweighted mean of the six types), overall accuracy, abstention accuracy and "
          "count (_abs questions count in their type and in abstention). Empty buckets are null. The id sets must "
          "match exactly unless --allow-partial. Questions listed in JUDGED.failures.jsonl (no usable judge or reader "
          "answer) count as failed: they are in no number and make the result non-official. Bootstrap CIs are a "
-         "Mnemetric addition.")
+         "Mnemetric addition. The same library function as the DVC stage qa_metrics writes the same layouts: "
+         "--out gets metrics/qa.json's (reader, memory, variant, suite, judge, official_equivalence, overall, "
+         "task_averaged, abstention, per_type, n), --detail (default: detail/<name> beside --out) "
+         "metrics/detail/qa.json's (intervals, n per type, provenance, coverage, failures, cost: from --usage, "
+         "else null) and --plot (default: plots/qa_per_type.json beside --out) the per-type plot rows.")
 def _score_qa(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("judged", type=Path, help="judged JSONL (…eval-results-<alias>)")
     p.add_argument("ref", type=Path, help="reference: a LongMemEval JSON file (or JSONL)")
-    p.add_argument("--out", type=Path, required=True, help="metrics JSON to write")
+    p.add_argument("--out", type=Path, required=True, help="headline metrics JSON to write (metrics/qa.json's layout)")
+    p.add_argument("--detail", type=Path, default=None, metavar="FILE.json",
+                   help="detail file (default: detail/<name of --out> beside it)")
+    p.add_argument("--plot", type=Path, default=None, metavar="FILE.json",
+                   help="per-type plot rows (default: plots/qa_per_type.json beside --out)")
+    p.add_argument("--usage", type=Path, nargs=3, default=None, metavar=("RETRIEVE", "ANSWER", "JUDGE"),
+                   help="the three usage sidecars whose cost the detail's cost block sums (default: cost null)")
     p.add_argument("--allow-partial", action="store_true", help="score a subset of the reference; coverage is recorded")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (0: no intervals)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    for name in ("reader", "memory", "variant", "suite"):
+        p.add_argument(f"--{name}", default=None, metavar="NAME", help=f"the {name} name to record (default null)")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval.hypotheses import read_judged, read_reference_minimal
-        from mnemetric.io import write_json_atomic
-        from mnemetric.llm.failures import describe, failures_path, read_failures
-        from mnemetric.longmemeval.scoring.qa_report import judge_traces, qa_report
+        from mnemetric.errors import ConfigError
+        from mnemetric.llm.failures import describe
+        from mnemetric.llm.usage import read_usage
+        from mnemetric.longmemeval.hypotheses import read_reference_minimal
+        from mnemetric.longmemeval.scoring.qa_report import detail_path, score_judged_file, write_qa_files
 
-        judged = read_judged(a.judged)
-        failures = read_failures(failures_path(a.judged))  # none if the judged file was made elsewhere
-        traces = judge_traces([j.judge_trace for j in judged])
+        if a.resamples < 0:
+            raise ConfigError("--resamples", f"must be an integer >= 0 (0 = no intervals), got {a.resamples}")
         types = {r.question_id: r.question_type for r in read_reference_minimal(a.ref)}
-        report = qa_report(judged, types, judge=traces["judge"], traces=traces, resamples=a.resamples, seed=a.seed,
-                           allow_partial=a.allow_partial, file=str(a.judged), reference_file=str(a.ref),
-                           failures=failures)
-        write_json_atomic(a.out, report)
-        if failures:
-            print(f"{len(failures)} question(s) FAILED and are in no number (not official):\n{describe(failures)}",
-                  file=sys.stderr)
+        names = {"reader": a.reader, "memory": a.memory, "variant": a.variant, "suite": a.suite}
+        usage = None if a.usage is None else [read_usage(u) for u in a.usage]
+        scored = score_judged_file(a.judged, types, names=names, judge=None, resamples=a.resamples, seed=a.seed,
+                                   reference_file=a.ref, usage=usage, allow_partial=a.allow_partial)
+        write_qa_files(a.out, scored.detail, names=names, detail_file=a.detail, plot_file=a.plot)
+        report = scored.detail
+        if scored.failures:
+            print(f"{len(scored.failures)} question(s) FAILED and are in no number (not official):\n"
+                  f"{describe(scored.failures)}", file=sys.stderr)
         for t, b in report["per_type"].items():
             print(f"{t:28s} {fmt(b['accuracy'])} ({b['n']})")
         print(f"{'task-averaged':28s} {fmt(report['task_averaged'])}\n{'overall':28s} {fmt(report['overall'])}"
-              f"\n{'abstention':28s} {fmt(report['abstention']['accuracy'])} ({report['abstention']['n']})")
+              f"\n{'abstention':28s} {fmt(report['abstention']['accuracy'])} ({report['abstention']['n']})"
+              f"\nscore-qa: {report['n']} judged question(s) → {a.out} (detail: {a.detail or detail_path(a.out)})")
         return 0
     return run
 

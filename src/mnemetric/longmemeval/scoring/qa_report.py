@@ -22,12 +22,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from mnemetric.longmemeval.hypotheses import JudgedHypothesis
+from mnemetric.io import write_json_atomic
+from mnemetric.longmemeval.hypotheses import JudgedHypothesis, read_judged
 from mnemetric.longmemeval.judgments import JudgeTrace
 from mnemetric.errors import InputError
-from mnemetric.llm.failures import QuestionFailure
+from mnemetric.llm.failures import QuestionFailure, failures_path, read_failures
 from mnemetric.llm.usage import UsageRecord
 from mnemetric.longmemeval.scoring.qa import (
     CI_LEVEL,
@@ -182,3 +185,55 @@ def cost_block(retrieve_usage: UsageRecord, answer_usage: UsageRecord, judge_usa
             for k in COST_KEYS:
                 into[k] += block.get(k, 0)
     return per | {"total": total | {"per_model": dict(sorted(models.items()))}, "note": COST_NOTE}
+
+
+# ------------------------------------------------------------------ the score-QA job (stage qa_metrics, `mnemetric score-qa`)
+
+
+def detail_path(headline: str | Path) -> Path:
+    """metrics/qa.json → metrics/detail/qa.json."""
+    path = Path(headline)
+    return path.parent / "detail" / path.name
+
+
+def plot_path(headline: str | Path) -> Path:
+    """metrics/qa.json → metrics/plots/qa_per_type.json."""
+    return Path(headline).parent / "plots" / "qa_per_type.json"
+
+
+@dataclass(frozen=True)
+class QAScored:
+    """A judged file scored: its lines, its failed questions, and the detail dict (metrics/detail/qa.json)."""
+
+    judged: list[JudgedHypothesis]
+    failures: list[QuestionFailure]
+    detail: dict[str, Any]
+
+
+def score_judged_file(judged_file: str | Path, ref_types: Mapping[str, str], *, names: Mapping[str, Any],
+                      judge: str | None, resamples: int, seed: int, reference_file: str | Path,
+                      usage: Sequence[UsageRecord] | None, allow_partial: bool = False) -> QAScored:
+    """Score ``judged_file`` (and its ``.failures.jsonl``, none if absent) against ``ref_types``.
+
+    detail = ``names`` (reader, memory, variant, suite) + :func:`qa_report` + ``cost`` (the
+    :func:`cost_block` of the retrieve, answer and judge usage sidecars; null when not given).
+    ``judge``: the judge's name (None: the name in the lines' traces, "unknown" without)."""
+    judged = read_judged(judged_file)
+    failures = read_failures(failures_path(judged_file))
+    traces = judge_traces([j.judge_trace for j in judged])
+    report = qa_report(judged, ref_types, judge=traces["judge"] if judge is None else judge, traces=traces,
+                       resamples=resamples, seed=seed, allow_partial=allow_partial, file=str(judged_file),
+                       reference_file=str(reference_file), failures=failures)
+    return QAScored(judged, failures, {**names, **report, "cost": None if usage is None else cost_block(*usage)})
+
+
+def write_qa_files(headline: str | Path, detail: Mapping[str, Any], *, names: Mapping[str, Any],
+                   detail_file: str | Path | None = None, plot_file: str | Path | None = None) -> dict[str, Any]:
+    """Write the detail (default :func:`detail_path`), the per-type plot rows (default
+    :func:`plot_path`) and the headline ``names + judge + qa_headline(detail)``, each atomically, in
+    that order; returns the headline."""
+    out = {**names, "judge": detail["judge"]["name"], **qa_headline(detail)}
+    write_json_atomic(detail_path(headline) if detail_file is None else detail_file, detail)
+    write_json_atomic(plot_path(headline) if plot_file is None else plot_file, per_type_plot_rows(detail))
+    write_json_atomic(headline, out)
+    return out
