@@ -169,7 +169,7 @@ def worker(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     from mnemetric.longmemeval.adapted import read_adapted
     from mnemetric.cli import load_memory
-    from mnemetric.longmemeval.retrieval_log import score_retrieval_log
+    from mnemetric.longmemeval.scoring.score_retrieval import score_retrieval_log
     from mnemetric.embeddings import MiniLMBackend
     from mnemetric.longmemeval.retrieve import write_retrieval
     memory = load_memory(args.worker, ROOT / "conf")

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.e2e
 def test_exp_run_benchmark_v2_runs_the_bundled_v2_sample_offline(dvc_repo):
     dvc_repo.dvc("exp", "run", "-S", "benchmark=longmemeval-v2", env={"OPENAI_API_KEY": ""})
     m = dvc_repo.json("metrics/v2.json")
-    assert m["benchmark"] == "longmemeval-v2" and m["v2"] == "sample"
+    assert m["benchmark"] == "longmemeval-v2" and m["headline"] is True and m["v2"] == "sample"
     assert m["schema"] == "mnemetric.longmemeval-v2.metrics/1"
     assert set(m["domains"]) == {"web", "enterprise"} and m["combined"]["questions"] == 14
     assert m["official_equivalence"]["official"] is False and m["official_equivalence"]["reasons"]

@@ -137,7 +137,7 @@ def test_qa_aggregation_equals_print_qa_metrics(checkout, tmp_path):
 def test_our_retrieval_logs_read_by_print_retrieval_metrics(checkout, tmp_path, granularity):
     from mnemetric.longmemeval.adapted import SessionAdapter
     from mnemetric.longmemeval.instance import load_instances
-    from mnemetric.longmemeval.retrieval_log import score_retrieval_log
+    from mnemetric.longmemeval.scoring.score_retrieval import score_retrieval_log
     from mnemetric.longmemeval.memory.bm25 import UpstreamBM25
     from mnemetric.longmemeval.harness import retrieve_all
 

@@ -60,7 +60,7 @@ def load_run(name: str, repo: Path) -> RunData:
     from mnemetric import revisions
     from mnemetric.longmemeval.compare import keys_from
     from mnemetric.longmemeval.hypotheses import read_judged
-    from mnemetric.longmemeval.retrieval_log import score_retrieval_log
+    from mnemetric.longmemeval.scoring.score_retrieval import score_retrieval_log
     from mnemetric.longmemeval.suite import read_suite
 
     rev = revisions.resolve(name, repo)

@@ -149,7 +149,7 @@ def _score_retrieval(p: argparse.ArgumentParser) -> Handler:
 
     def run(a: argparse.Namespace) -> int:
         from mnemetric.errors import ConfigError
-        from mnemetric.longmemeval.retrieval_log import detail_path, write_retrieval_scores
+        from mnemetric.longmemeval.scoring.score_retrieval import detail_path, write_retrieval_scores
         if a.resamples < 0:
             raise ConfigError("--resamples", f"must be an integer >= 0 (0 = no intervals), got {a.resamples}")
         detail = a.detail if a.detail is not None else detail_path(a.out)

@@ -55,7 +55,7 @@ from mnemetric.family import CardRow, CardSpec, CrosscheckSpec, OfficialProtocol
 from mnemetric.longmemeval.hypotheses import read_judged, read_reference_minimal
 from mnemetric.longmemeval.judge.upstream_file import REVISION, SHA256, UPSTREAM_REPO
 from mnemetric.longmemeval.judge.upstream_prompts import PROMPT_SET_SHA256
-from mnemetric.longmemeval.retrieval_log import score_retrieval_log
+from mnemetric.longmemeval.scoring.score_retrieval import score_retrieval_log
 from mnemetric.longmemeval.rules import OFFICIAL_JUDGE_MODEL, OFFICIAL_JUDGE_PARAMS, QUESTION_TYPES
 from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES as PRINT_ORDER
 from mnemetric.longmemeval.scoring.qa import check_items, join_with_reference, point_estimates

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from mnemetric.errors import ConfigError
 from mnemetric.fingerprint import read_fingerprint
-from mnemetric.longmemeval.retrieval_log import detail_path, write_retrieval_scores
+from mnemetric.longmemeval.scoring.score_retrieval import detail_path, write_retrieval_scores
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 

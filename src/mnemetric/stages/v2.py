@@ -17,6 +17,7 @@ import json
 
 from mnemetric.fingerprint import read_fingerprint
 from mnemetric.io import write_json_atomic
+from mnemetric.longmemeval_v2.family import FAMILY
 from mnemetric.longmemeval_v2.obtain import custody_path, is_verified
 from mnemetric.longmemeval_v2.pipeline import by_category, run_from_settings, tracked_summary, v2_manifest
 from mnemetric.longmemeval_v2.run import write_run
@@ -41,7 +42,8 @@ def main() -> None:
     result = run_from_settings(p["v2"], p["llm"], data_verified=verified)
     write_run(p["paths.v2_runs"], result)
     both = result.combined or next(iter(result.aggregated.values()))
-    write_json_atomic(p["paths.metrics_v2"], {"benchmark": p["benchmark.name"], "v2": p["v2"]["name"],
+    write_json_atomic(p["paths.metrics_v2"], {"benchmark": FAMILY.name, "headline": p["benchmark.name"] == FAMILY.name,
+                                              "v2": p["v2"]["name"],
                                               **tracked_summary(result.summary),
                                               "by_category": by_category(both)})
     manifest = v2_manifest(p["v2"], result.summary, p["paths.run_manifest_v2"], data_verified=verified,

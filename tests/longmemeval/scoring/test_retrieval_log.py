@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemetric.longmemeval.retrieval_log import read_retrieval_log, score_retrieval_log
+from mnemetric.longmemeval.retrieval_log import read_retrieval_log
+from mnemetric.longmemeval.scoring.score_retrieval import score_retrieval_log
 from mnemetric.errors import ConfigError, InputError
 
 UPSTREAM = "longmemeval-session-upstream-v1"
