@@ -69,3 +69,28 @@ def test_the_family_rule_sees_a_cross_import(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     found = family_imports("longmemeval_v2", "mnemetric.longmemeval")
     assert found == {"longmemeval_v2/a.py: mnemetric.longmemeval.memory.bm25"}
+
+
+def bare_error_raises(path: Path) -> list[int]:
+    """Lines of ``path`` that raise the base class MnemetricError itself (not a named subclass)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            func = node.exc.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if name == "MnemetricError":
+                out.append(node.lineno)
+    return out
+
+
+def test_no_module_raises_the_bare_base_error():
+    """Every user-facing error says what kind it is: InputError (file, record, field), ConfigError (key),
+    PluginError (component, call), UpstreamFormatError (file), IntegrityError, DownloadError, ..."""
+    bad = [f"{p.relative_to(ROOT)}:{line}" for p in sorted(SRC.rglob("*.py")) for line in bare_error_raises(p)]
+    assert not bad, bad
+
+
+def test_the_bare_error_rule_sees_a_bare_raise(tmp_path):
+    sample = tmp_path / "m.py"
+    sample.write_text("from mnemetric import errors\n\ndef f():\n    raise errors.MnemetricError('x')\n")
+    assert bare_error_raises(sample) == [4]

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from mnemetric.errors import IntegrityError, MnemetricError
+from mnemetric.errors import IntegrityError, UpstreamFormatError
 from mnemetric.longmemeval_v2 import upstream_text as ut
 from mnemetric.longmemeval_v2.upstream_text import (
     KNOWN_PINS,
@@ -122,7 +122,7 @@ def test_the_web_prompt_facts_are_checked_by_length_and_hash():
 def test_reader_shape_changes_are_named_errors(in_tmp, edit, word):
     source = HARNESS_STAND_IN.replace(*edit)
     assert source != HARNESS_STAND_IN
-    with no_execution(), pytest.raises(MnemetricError, match=re.escape(word)):
+    with no_execution(), pytest.raises(UpstreamFormatError, match=re.escape(word)):
         reader_texts(source, filename="harness.py")
 
 
@@ -163,7 +163,7 @@ def test_checker_source_status_follows_the_table():
 def test_checker_shape_changes_are_named_errors(in_tmp, edit, word):
     source = QA_STAND_IN.replace(*edit)
     assert source != QA_STAND_IN
-    with no_execution(), pytest.raises(MnemetricError, match=re.escape(word)):
+    with no_execution(), pytest.raises(UpstreamFormatError, match=re.escape(word)):
         checker_texts(source, filename="qa_eval_metrics.py")
 
 
@@ -195,7 +195,7 @@ def test_a_file_that_is_not_utf8_is_a_clear_error(tmp_path):
     data = b"X = '\xff'\n"
     (root / "evaluation" / "harness.py").write_bytes(data)
     pin = PinnedFile(ut.REPO, ut.REVISION, ut.HARNESS_PATH, hashlib.sha256(data).hexdigest())
-    with pytest.raises(MnemetricError, match="not UTF-8"):
+    with pytest.raises(UpstreamFormatError, match="not UTF-8"):
         load_reader_texts(str(root), tmp_path / "cache", download=False, pin=pin)
 
 

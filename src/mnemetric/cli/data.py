@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mnemetric.errors import MnemetricError
+from mnemetric.errors import ConfigError
 from mnemetric.cli.registry import Handler, command, load_option
 
 
@@ -86,7 +86,8 @@ def _fetch(p: argparse.ArgumentParser) -> Handler:
         from mnemetric.download import fetch
         variant = Variant.from_params(load_option("variant", a.variant, a.conf))
         if variant.source != "huggingface":
-            raise MnemetricError(f"variant {variant.name} is bundled ({variant.path}); nothing to download")
+            raise ConfigError("variant", f"{variant.name} is bundled ({variant.path}); nothing to download",
+                              fix="fetch downloads the pinned Hugging Face variants (oracle, s, m)")
         out = fetch(variant.pin(), a.downloads)
         print(f"{out}: sha256 {variant.sha256} verified")
         return 0

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mnemetric.errors import MnemetricError
+from mnemetric.errors import UpstreamFormatError
 from mnemetric.io import dumps_canonical, sha256_bytes, sha256_text
 from mnemetric.upstream import DEFAULT_BASE_URL, REPORTED, VERIFIED, KnownPin, KnownPins, PinnedFile, Template, obtain
 from mnemetric.upstream import literals as lit
@@ -210,18 +210,18 @@ def reader_texts(harness_source: str, *, filename: str = HARNESS_PATH) -> Reader
     tree = lit.parse(harness_source, filename)
     prompts = lit.module_string_dict(tree, "DOMAIN_SYSTEM_PROMPTS", filename)
     if sorted(prompts) != sorted(DOMAINS):
-        raise MnemetricError(f"{filename}: DOMAIN_SYSTEM_PROMPTS has domains {sorted(prompts)}; expected {list(DOMAINS)}")
+        raise UpstreamFormatError(filename, f"DOMAIN_SYSTEM_PROMPTS has domains {sorted(prompts)}; expected {list(DOMAINS)}")
     func = lit.find_function(tree, "build_messages", filename)
     names = _text_part_names(func)
     if len(names) != 2:
-        raise MnemetricError(f"{filename}: build_messages(): expected two named text parts (intro, question); "
+        raise UpstreamFormatError(filename, f"build_messages(): expected two named text parts (intro, question); "
                              f"found {names}\n  fix: the file does not have the pinned shape; use revision {REVISION}")
     intro = lit.local_string(func, names[0], filename)
     empty = lit.local_string(func, names[0], filename, augmented=True)
     question = lit.local_template(func, names[1], filename)
     params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
     if len(question.fields) != 1 or question.fields[0] not in params:
-        raise MnemetricError(f"{filename}: build_messages(): the question part should have one field, a parameter; "
+        raise UpstreamFormatError(filename, f"build_messages(): the question part should have one field, a parameter; "
                              f"found fields {list(question.fields)}")
     return ReaderTexts(prompts, intro, empty, question, sha256_text(harness_source))
 
@@ -267,20 +267,20 @@ def _checker_prompt(tree: ast.Module, name: str, filename: str) -> CheckerPrompt
     called = sorted({n.func.id for s in lit.own_statements(checker) for n in ast.walk(s)
                      if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in builders})
     if len(called) != 1:
-        raise MnemetricError(f"{filename}: {name}(): expected a call to one message builder; found {called}")
+        raise UpstreamFormatError(filename, f"{name}(): expected a call to one message builder; found {called}")
     builder = lit.find_function(tree, called[0], filename)
     roles = {}
     for element in builders[called[0]].elts:
         entries = {lit.string_value(k): v for k, v in zip(element.keys, element.values)}
         roles[lit.string_value(entries.get("role"))] = entries.get("content")
     if sorted(roles, key=str) != ["system", "user"]:
-        raise MnemetricError(f"{filename}: {called[0]}(): expected a system and a user message; found roles {list(roles)}")
+        raise UpstreamFormatError(filename, f"{called[0]}(): expected a system and a user message; found roles {list(roles)}")
     system = _resolve(tree, builder, roles["system"], filename).parts
     user = _resolve(tree, builder, roles["user"], filename)
     if len(system) != 1 or not isinstance(system[0], str):
-        raise MnemetricError(f"{filename}: {called[0]}(): the system content is not a plain string literal")
+        raise UpstreamFormatError(filename, f"{called[0]}(): the system content is not a plain string literal")
     if set(user.fields) != CHECKER_FIELDS:
-        raise MnemetricError(f"{filename}: {called[0]}(): user template fields {sorted(set(user.fields))}; "
+        raise UpstreamFormatError(filename, f"{called[0]}(): user template fields {sorted(set(user.fields))}; "
                              f"expected {sorted(CHECKER_FIELDS)}")
     return CheckerPrompt(system[0], user)
 
@@ -294,7 +294,7 @@ def _resolve(tree: ast.Module, func: lit.FunctionNode, node: ast.expr | None, fi
         if lit.local_assignments(func, node.id):
             return lit.local_template(func, node.id, filename)
         return Template((lit.module_string(tree, node.id, filename),))
-    raise MnemetricError(f"{filename}: {func.name}(): a message content is neither a literal nor a name bound to one")
+    raise UpstreamFormatError(filename, f"{func.name}(): a message content is neither a literal nor a name bound to one")
 
 
 # --------------------------------------------------------------------------- obtaining + extracting
@@ -304,7 +304,7 @@ def _read_source(path: Path) -> str:
     try:
         return path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise MnemetricError(f"{path}: not UTF-8 text ({exc})") from None
+        raise UpstreamFormatError(path, f"not UTF-8 text ({exc})") from None
 
 
 def load_reader_texts(checkout_dir: str | None, cache_dir: Path, *, download: bool = True,

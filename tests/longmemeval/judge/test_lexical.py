@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemetric.errors import MnemetricError
+from mnemetric.errors import InputError
 from mnemetric.longmemeval.judge.lexical import (
     LexicalJudge,
     answer_matches,
@@ -81,7 +81,7 @@ def test_preference_is_a_content_word_overlap_floor():
 
 
 def test_unknown_type_is_an_error():
-    with pytest.raises(MnemetricError, match="unknown question_type"):
+    with pytest.raises(InputError, match="unknown question_type"):
         lexical_label("q1", "abstention", "x", "x")
 
 

@@ -17,7 +17,7 @@ import textwrap
 
 import pytest
 
-from mnemetric.errors import DownloadError, IntegrityError, MnemetricError
+from mnemetric.errors import DownloadError, InputError, IntegrityError, MnemetricError, UpstreamFormatError
 from mnemetric.longmemeval.judge import upstream_file as uf
 from mnemetric.longmemeval.judge import upstream_prompts as up
 from mnemetric.longmemeval.judge.template_extraction import TEMPLATE_KEYS, extract_templates
@@ -136,12 +136,12 @@ def test_missing_template_is_a_clear_error():
         f"        elif task == 'knowledge-update':\n            template = {T_UPDATE!r}\n"
         "            prompt = template.format(question, answer, response)\n", "")
     assert broken != STAND_IN
-    with pytest.raises(MnemetricError, match="no template found for knowledge-update"):
+    with pytest.raises(UpstreamFormatError, match="no template found for knowledge-update"):
         extract_templates(broken)
 
 
 def test_missing_function_is_a_clear_error():
-    with pytest.raises(MnemetricError, match="get_anscheck_prompt"):
+    with pytest.raises(UpstreamFormatError, match="get_anscheck_prompt"):
         extract_templates("def other(task):\n    return 'x {} {} {}'.format(1, 2, 3)\n")
 
 
@@ -152,7 +152,7 @@ def test_missing_function_is_a_clear_error():
 ])
 def test_template_with_wrong_fields_is_rejected(bad, shown):
     source = STAND_IN.replace(repr(T_PREF), repr(bad))
-    with pytest.raises(MnemetricError, match="single-session-preference") as info:
+    with pytest.raises(UpstreamFormatError, match="single-session-preference") as info:
         extract_templates(source)
     assert shown in str(info.value)
 
@@ -162,12 +162,12 @@ def test_two_different_templates_for_one_key_is_an_error():
         "    return template.format",
         f"    if task in ['knowledge-update']:\n        template = {T_PREF!r}\n    return template.format")
     assert source != STAND_IN_LATE_FORMAT
-    with pytest.raises(MnemetricError, match="knowledge-update"):
+    with pytest.raises(UpstreamFormatError, match="knowledge-update"):
         extract_templates(source)
 
 
 def test_syntax_error_is_a_mnemetric_error():
-    with pytest.raises(MnemetricError, match="cannot parse"):
+    with pytest.raises(UpstreamFormatError, match="cannot parse"):
         extract_templates("def broken(:\n")
 
 
@@ -197,7 +197,7 @@ def test_template_selection_checks_abs_first(qid, qtype, key):
 
 
 def test_unknown_type_is_an_error():
-    with pytest.raises(MnemetricError, match="unknown question_type 'abstention'"):
+    with pytest.raises(InputError, match="unknown question_type 'abstention'"):
         template_key_for("q1", "abstention")
 
 

@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import ClassVar
 
-from mnemetric.errors import MnemetricError
+from mnemetric.errors import InputError
 
 from mnemetric.longmemeval.rules import ABSTENTION_MARK, PREFERENCE_TYPE, QUESTION_TYPES  # noqa: E402
 
@@ -141,10 +141,8 @@ def lexical_label(question_id: str, question_type: str, answer: object, hypothes
         return preference_overlap(answer, hypothesis) >= PREFERENCE_OVERLAP
     if question_type in ANSWER_TYPES:
         return answer_matches(answer, hypothesis)
-    raise MnemetricError(
-        f"question {question_id}: unknown question_type {question_type!r}; "
-        f"expected one of {sorted(ANSWER_TYPES | {PREFERENCE_TYPE})}"
-    )
+    raise InputError("<reference>", question_id, "question_type", f"unknown question_type {question_type!r}; "
+                     f"expected one of {sorted(ANSWER_TYPES | {PREFERENCE_TYPE})}")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import ast
 import string
 from collections.abc import Iterator, Mapping
 
-from mnemetric.errors import MnemetricError
+from mnemetric.errors import UpstreamFormatError
 from mnemetric.longmemeval.judge.upstream_file import PATH, REVISION
 
 FUNCTION_NAME = "get_anscheck_prompt"
@@ -40,12 +40,12 @@ def extract_templates(source_text: str, *, filename: str = PATH) -> dict[str, st
     parsed with :func:`ast.parse`; nothing in it runs. Inside the prompt function every string
     literal that is ``.format``-ed (directly, or via a variable that is ``.format``-ed anywhere in
     the function) is a template; the if/elif/else tests on the path to it decide its key (see
-    :func:`_classify`). Raises MnemetricError naming what is missing, ambiguous or malformed.
+    :func:`_classify`). Raises UpstreamFormatError naming what is missing, ambiguous or malformed.
     """
     try:
         tree = ast.parse(source_text, filename=filename)
     except SyntaxError as exc:
-        raise MnemetricError(f"{filename}: cannot parse as Python ({exc.msg}, line {exc.lineno})") from None
+        raise UpstreamFormatError(filename, f"cannot parse as Python ({exc.msg}, line {exc.lineno})") from None
     func = _find_prompt_function(tree, filename)
     task_var, abs_var = _parameter_names(func, filename)
     receivers = _format_receivers(func)
@@ -57,11 +57,11 @@ def extract_templates(source_text: str, *, filename: str = PATH) -> dict[str, st
         if key is None:
             unclassified += 1
         elif found.setdefault(key, text) != text:
-            raise MnemetricError(f"{filename}: {FUNCTION_NAME}: two different templates select key '{key}'")
+            raise UpstreamFormatError(filename, f"{FUNCTION_NAME}: two different templates select key '{key}'")
     missing = [k for k in TEMPLATE_KEYS if k not in found]
     if missing:
-        raise MnemetricError(
-            f"{filename}: {FUNCTION_NAME}: no template found for {', '.join(missing)} "
+        raise UpstreamFormatError(
+            filename, f"{FUNCTION_NAME}: no template found for {', '.join(missing)} "
             f"(found: {', '.join(found) or 'none'}; {unclassified} template(s) with an unrecognised selecting "
             f"condition)\n  fix: the file does not have the pinned upstream shape; use revision {REVISION}"
         )
@@ -75,11 +75,11 @@ def check_template_fields(key: str, template: str, filename: str = PATH) -> None
     try:
         names = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
     except ValueError as exc:
-        raise MnemetricError(f"{filename}: template '{key}' is not a valid format string ({exc})") from None
+        raise UpstreamFormatError(filename, f"template '{key}' is not a valid format string ({exc})") from None
     if len(names) != 3 or any(name != "" for name in names):
         shown = ", ".join("{" + n + "}" for n in names) or "none"
-        raise MnemetricError(
-            f"{filename}: template '{key}' has {len(names)} replacement field(s) ({shown}); "
+        raise UpstreamFormatError(
+            filename, f"template '{key}' has {len(names)} replacement field(s) ({shown}); "
             "expected exactly 3 positional '{}' fields (question, answer, response)"
         )
 
@@ -93,8 +93,8 @@ def _find_prompt_function(tree: ast.Module, filename: str) -> ast.FunctionDef:
     candidates = [f for f in funcs if "abstention" in _all_params(f)]
     if not named and len(candidates) == 1:
         return candidates[0]
-    raise MnemetricError(
-        f"{filename}: expected one function {FUNCTION_NAME}(task, question, answer, response, abstention=False); "
+    raise UpstreamFormatError(
+        filename, f"expected one function {FUNCTION_NAME}(task, question, answer, response, abstention=False); "
         f"found {len(named)} with that name and {len(candidates)} with an 'abstention' parameter"
     )
 
@@ -108,7 +108,7 @@ def _parameter_names(func: ast.FunctionDef | ast.AsyncFunctionDef, filename: str
     """(task parameter = first positional, abstention parameter = the one named ``abstention``)."""
     params = _all_params(func)
     if not params or "abstention" not in params:
-        raise MnemetricError(f"{filename}: {func.name} has no 'abstention' parameter (parameters: {params})")
+        raise UpstreamFormatError(filename, f"{func.name} has no 'abstention' parameter (parameters: {params})")
     return params[0], "abstention"
 
 

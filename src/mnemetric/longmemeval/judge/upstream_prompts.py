@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mnemetric.errors import MnemetricError
+from mnemetric.errors import InputError
 from mnemetric.io import dumps_canonical, sha256_bytes, sha256_text
 from mnemetric.longmemeval.judge.template_extraction import TYPE_TO_KEY, extract_templates
 from mnemetric.longmemeval.judge.upstream_file import SHA256, locate_evaluate_qa
@@ -56,9 +56,8 @@ def template_key_for(question_id: str, question_type: str) -> str:
     try:
         return TYPE_TO_KEY[question_type]
     except KeyError:
-        raise MnemetricError(
-            f"question {question_id}: unknown question_type {question_type!r}; expected one of {sorted(TYPE_TO_KEY)}"
-        ) from None
+        raise InputError("<reference>", question_id, "question_type",
+                         f"unknown question_type {question_type!r}; expected one of {sorted(TYPE_TO_KEY)}") from None
 
 
 def parse_label(response_text: str) -> bool:
