@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mnemetric.cli.qa import _llm_settings
+from mnemetric.cli.qa import llm_settings
 from mnemetric.cli.registry import Handler, command, load_option, option_path
 
 
@@ -52,7 +52,7 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
             cfg["base_url"] = a.base_url
         reader = build(cfg, str(option_path("reader", a.reader, a.conf) or f"reader={a.reader}"))
         stats = UsageStats()
-        llm = llm_factory(_llm_settings(a.conf, a), stats)
+        llm = llm_factory(llm_settings(a.conf, a), stats)
         if a.dry_run:  # plans from the cache only: no API key needed, nothing sent
             print(json.dumps(plan_answers(reader, a.contexts, a.adapted, llm), indent=2))
             return 0

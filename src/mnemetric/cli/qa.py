@@ -14,7 +14,7 @@ from mnemetric.cli.retrieval import fmt
 # ------------------------------------------------------------------ question answering
 
 
-def _llm_settings(conf: Path, a: argparse.Namespace) -> dict:
+def llm_settings(conf: Path, a: argparse.Namespace) -> dict:
     """The run's ``llm:`` settings (composed as `dvc exp run` would) with the command's overrides."""
     from mnemetric.cli.registry import composed
 
@@ -73,7 +73,7 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
         refs = {r.question_id: Reference(r.question_id, r.question_type, r.question, r.answer)
                 for r in read_reference_minimal(a.ref)}
         stats = UsageStats()
-        llm = llm_factory(_llm_settings(a.conf, a), stats)
+        llm = llm_factory(llm_settings(a.conf, a), stats)
         if a.dry_run:  # plans from the cache only: no API key needed, nothing sent
             print(json.dumps(judge.plan(hyps, refs, str(a.hyp), llm), indent=2))
             return 0
