@@ -18,49 +18,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mnemetric.errors import InputError
 from mnemetric.io import require_file, write_json_atomic
+from mnemetric.records import Fields, record_name
 
 _COUNTS = ("responses", "prompt_tokens", "completion_tokens")
 _FIX = "regenerate it by rerunning the stage that wrote it"
-
-
-def _count(raw: Mapping[str, Any], name: str, file: str, where: str, prefix: str) -> int:
-    value = raw.get(name)
-    if name not in raw:
-        raise InputError(file, where, prefix + name, "missing", fix=_FIX)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise InputError(file, where, prefix + name, f"expected a non-negative integer, got {value!r:.60}", fix=_FIX)
-    return value
-
-
-def _usd(raw: Mapping[str, Any], file: str, where: str, prefix: str) -> float:
-    value = raw.get("usd")
-    if "usd" not in raw:
-        raise InputError(file, where, prefix + "usd", "missing", fix=_FIX)
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
-        raise InputError(file, where, prefix + "usd", f"expected a non-negative number, got {value!r:.60}", fix=_FIX)
-    return value
-
-
-def _names(raw: Mapping[str, Any], name: str, file: str, where: str, prefix: str) -> tuple[str, ...]:
-    value = raw.get(name)
-    if name not in raw:
-        raise InputError(file, where, prefix + name, "missing", fix=_FIX)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InputError(file, where, prefix + name, f"expected a list of strings, got {value!r:.60}", fix=_FIX)
-    return tuple(value)
-
-
-def _object(raw: Any, file: str, where: str, field: str) -> Mapping[str, Any]:
-    if not isinstance(raw, Mapping):
-        raise InputError(file, where, field, f"expected a JSON object, got {type(raw).__name__}", fix=_FIX)
-    return raw
 
 
 @dataclass(frozen=True)
@@ -77,10 +44,8 @@ class ModelUsage:
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str, line: int | str, model: str) -> ModelUsage:
-        where, prefix = (f"line {line}" if isinstance(line, int) else line), f"per_model.{model}."
-        raw = _object(raw, file, where, prefix.rstrip("."))
-        counts = [_count(raw, k, file, where, prefix) for k in _COUNTS]
-        return cls(model, *counts, _usd(raw, file, where, prefix), _names(raw, "resolved_models", file, where, prefix))
+        f = Fields.of(raw, file=file, record=record_name(line), prefix=f"per_model.{model}.", fix=_FIX)
+        return cls(model, *(f.count(k) for k in _COUNTS), f.amount("usd"), f.strings("resolved_models"))
 
     def to_record(self) -> dict[str, Any]:
         return {"responses": self.responses, "prompt_tokens": self.prompt_tokens,
@@ -102,21 +67,17 @@ class UsageRecord:
     @classmethod
     def from_record(cls, raw: Any, *, file: str, line: int | str = "<file>") -> UsageRecord:
         """Validate a sidecar; totals must equal the per-model sums (errors name file and field)."""
-        where = f"line {line}" if isinstance(line, int) else line
-        raw = _object(raw, file, where, "<record>")
-        counts = [_count(raw, k, file, where, "") for k in _COUNTS]
-        usd = _usd(raw, file, where, "")
-        unpriced = _names(raw, "unpriced_models", file, where, "")
-        per = _object(raw.get("per_model"), file, where, "per_model") if "per_model" in raw else None
-        if per is None:
-            raise InputError(file, where, "per_model", "missing", fix=_FIX)
+        f = Fields.of(raw, file=file, record=record_name(line), fix=_FIX)
+        counts = [f.count(k) for k in _COUNTS]
+        usd, unpriced = f.amount("usd"), f.strings("unpriced_models")
+        per = f.at("per_model").raw
         models = tuple(ModelUsage.from_record(v, file=file, line=line, model=k) for k, v in per.items())
         for name, total in zip(_COUNTS, counts, strict=True):
             summed = sum(getattr(m, name) for m in models)
             if summed != total:
-                raise InputError(file, where, name, f"total {total} is not the per-model sum {summed}", fix=_FIX)
+                raise f.error(name, f"total {total} is not the per-model sum {summed}")
         if not math.isclose(usd, sum(m.usd for m in models), rel_tol=1e-9, abs_tol=1e-12):
-            raise InputError(file, where, "usd", f"total {usd} is not the per-model sum", fix=_FIX)
+            raise f.error("usd", f"total {usd} is not the per-model sum")
         return cls(*counts, usd, unpriced, models)
 
     def to_record(self) -> dict[str, Any]:

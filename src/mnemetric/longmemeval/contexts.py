@@ -17,34 +17,17 @@ Every error names the file, the line and the field.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mnemetric.errors import InputError
 from mnemetric.io import require_file, write_jsonl_atomic
+from mnemetric.records import Fields, record_name
 
 GRANULARITIES = ("session", "turn")
 _FIX = "regenerate it with `dvc repro retrieve` (or `mnemetric retrieve ... --contexts FILE`)"
-
-
-def _where(line: int | str) -> str:
-    return f"line {line}" if isinstance(line, int) else line
-
-
-def _get(raw: Any, name: str, kinds: tuple[type, ...], what: str, *, file: str, where: str, prefix: str = "") -> Any:
-    """``raw[name]`` if present and of an accepted type (bool never passes as an int)."""
-    if not isinstance(raw, Mapping):
-        raise InputError(file, where, prefix.rstrip(".") or "<record>", f"expected a JSON object, got {type(raw).__name__}",
-                         fix=_FIX)
-    if name not in raw:
-        raise InputError(file, where, prefix + name, "missing", fix=_FIX)
-    value = raw[name]
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        raise InputError(file, where, prefix + name, f"expected {what}, got {type(value).__name__} {value!r:.60}",
-                         fix=_FIX)
-    return value
 
 
 @dataclass(frozen=True)
@@ -54,9 +37,8 @@ class ContextMessage:
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str, line: int | str, prefix: str = "") -> ContextMessage:
-        where = _where(line)
-        return cls(_get(raw, "role", (str,), "a string", file=file, where=where, prefix=prefix),
-                   _get(raw, "content", (str,), "a string", file=file, where=where, prefix=prefix))
+        f = Fields.of(raw, file=file, record=record_name(line), prefix=prefix, fix=_FIX)
+        return cls(f.string("role"), f.string("content"))
 
     def to_record(self) -> dict[str, Any]:
         return {"role": self.role, "content": self.content}
@@ -77,21 +59,16 @@ class ContextItem:
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str, line: int | str, prefix: str = "") -> ContextItem:
-        where = _where(line)
-
-        def get(name: str, kinds: tuple[type, ...], what: str) -> Any:
-            return _get(raw, name, kinds, what, file=file, where=where, prefix=prefix)
-
-        sid = get("session_id", (str,), "a string")
-        upstream = get("upstream_session_id", (str,), "a string")
-        turn = get("turn_index", (int, type(None)), "an integer or null")
+        f = Fields.of(raw, file=file, record=record_name(line), prefix=prefix, fix=_FIX)
+        sid, upstream = f.string("session_id"), f.string("upstream_session_id")
+        turn = f.optional_integer("turn_index")
         if turn is not None and turn < 0:
-            raise InputError(file, where, prefix + "turn_index", f"expected >= 0, got {turn}", fix=_FIX)
-        date = get("date", (str, type(None)), "a string or null")
-        msgs = get("messages", (list,), "a list of {role, content}")
+            raise f.error("turn_index", f"expected >= 0, got {turn}")
+        date = f.optional_string("date")
+        msgs = f.array("messages", "a list of {role, content}")
         messages = tuple(ContextMessage.from_record(m, file=file, line=line, prefix=f"{prefix}messages[{i}].")
                          for i, m in enumerate(msgs))
-        return cls(sid, upstream, turn, date, messages, get("truncated", (bool,), "true or false"))
+        return cls(sid, upstream, turn, date, messages, f.boolean("truncated"))
 
     def to_record(self) -> dict[str, Any]:
         return {"session_id": self.session_id, "upstream_session_id": self.upstream_session_id,
@@ -115,29 +92,25 @@ class Context:
     @classmethod
     def from_record(cls, raw: Any, *, file: str, line: int | str) -> Context:
         """Validate one line; errors name file, line (and question id once known) and field."""
-        where = _where(line)
-        qid = _get(raw, "question_id", (str,), "a string", file=file, where=where)
+        top = Fields.of(raw, file=file, record=record_name(line), fix=_FIX)
+        qid = top.string("question_id")
         if not qid:
-            raise InputError(file, where, "question_id", "empty", fix=_FIX)
-        here = f"{where} ({qid})"
-
-        def get(name: str, kinds: tuple[type, ...], what: str) -> Any:
-            return _get(raw, name, kinds, what, file=file, where=here)
-
-        memory, granularity = get("memory", (str,), "a string"), get("granularity", (str,), "a string")
+            raise top.error("question_id", "empty")
+        here = f"{top.record} ({qid})"
+        f = Fields(top.raw, top.file, here, fix=_FIX)
+        memory, granularity = f.string("memory"), f.string("granularity")
         if granularity not in GRANULARITIES:
-            raise InputError(file, here, "granularity", f"expected one of {list(GRANULARITIES)}, got {granularity!r}",
-                             fix=_FIX)
-        k, budget = get("k", (int,), "an integer"), get("budget_tokens", (int,), "an integer")
-        tokenizer, tokens = get("tokenizer", (str,), "a string"), get("tokens", (int,), "an integer")
+            raise f.error("granularity", f"expected one of {list(GRANULARITIES)}, got {granularity!r}")
+        k, budget = f.integer("k"), f.integer("budget_tokens")
+        tokenizer, tokens = f.string("tokenizer"), f.integer("tokens")
         for name, value in (("k", k), ("budget_tokens", budget), ("tokens", tokens)):
             if value < 0:
-                raise InputError(file, here, name, f"expected >= 0, got {value}", fix=_FIX)
+                raise f.error(name, f"expected >= 0, got {value}")
         if tokens > budget:
-            raise InputError(file, here, "tokens", f"{tokens} tokens exceed budget_tokens {budget}", fix=_FIX)
-        raw_items = get("items", (list,), "a list of context items")
+            raise f.error("tokens", f"{tokens} tokens exceed budget_tokens {budget}")
+        raw_items = f.array("items", "a list of context items")
         if len(raw_items) > k:
-            raise InputError(file, here, "items", f"{len(raw_items)} items but k is {k}", fix=_FIX)
+            raise f.error("items", f"{len(raw_items)} items but k is {k}")
         items = tuple(ContextItem.from_record(x, file=file, line=here, prefix=f"items[{i}].")
                       for i, x in enumerate(raw_items))
         return cls(qid, memory, granularity, k, budget, tokenizer, tokens, items)

@@ -19,33 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mnemetric.errors import InputError
+from mnemetric.records import OBJECT, Fields, record_name
 
 _FIX = "rejudge the hypotheses (`dvc repro judge` or `mnemetric judge`)"
-_STR, _OPT_STR = ((str,), "a string"), ((str, type(None)), "a string or null")
-_NUM, _OPT_NUM = ((int, float), "a number"), ((int, float, type(None)), "a number or null")
-_INT = ((int,), "an integer")
 CALL_KEYS = ("prompt_set_sha256", "source_sha256", "requested_model", "params", "endpoint", "request_sha256",
              "response", "usage", "cost_usd")
 OFFLINE_KEYS = ("judge", "official_equivalence")
-
-
-def _get(raw: Mapping[str, Any], name: str, kind: tuple[tuple[type, ...], str], file: str, where: str,
-         prefix: str) -> Any:
-    kinds, what = kind
-    if name not in raw:
-        raise InputError(file, where, prefix + name, "missing", fix=_FIX)
-    value = raw[name]
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        raise InputError(file, where, prefix + name, f"expected {what}, got {type(value).__name__} {value!r:.60}",
-                         fix=_FIX)
-    return value
-
-
-def _object(raw: Any, file: str, where: str, field: str) -> Mapping[str, Any]:
-    if not isinstance(raw, Mapping):
-        raise InputError(file, where, field, f"expected a JSON object, got {type(raw).__name__}", fix=_FIX)
-    return raw
 
 
 @dataclass(frozen=True)
@@ -78,19 +57,12 @@ class JudgeCall:
 
     @classmethod
     def from_record(cls, raw: Mapping[str, Any], *, file: str, line: int | str, prefix: str = "") -> JudgeCall:
-        where = f"line {line}" if isinstance(line, int) else line
-
-        def get(name: str, kind: tuple[tuple[type, ...], str], into: Mapping[str, Any] = raw, sub: str = "") -> Any:
-            return _get(into, name, kind, file, where, prefix + sub)
-
-        params = _object(get("params", ((dict,), "an object")), file, where, prefix + "params")
-        usage = _object(get("usage", ((dict,), "an object")), file, where, prefix + "usage")
-        return cls(get("prompt_set_sha256", _STR), get("source_sha256", _STR), get("requested_model", _STR),
-                   JudgeParams(get("temperature", _NUM, params, "params."), get("max_tokens", _INT, params, "params."),
-                               get("n", _INT, params, "params.")),
-                   get("endpoint", _OPT_STR), get("request_sha256", _STR), get("response", _STR),
-                   get("prompt_tokens", _INT, usage, "usage."), get("completion_tokens", _INT, usage, "usage."),
-                   get("cost_usd", _OPT_NUM))
+        f = Fields.of(raw, file=file, record=record_name(line), prefix=prefix, fix=_FIX)
+        params, usage = f.at("params", OBJECT), f.at("usage", OBJECT)
+        return cls(f.string("prompt_set_sha256"), f.string("source_sha256"), f.string("requested_model"),
+                   JudgeParams(params.number("temperature"), params.integer("max_tokens"), params.integer("n")),
+                   f.optional_string("endpoint"), f.string("request_sha256"), f.string("response"),
+                   usage.integer("prompt_tokens"), usage.integer("completion_tokens"), f.optional_number("cost_usd"))
 
     def to_record(self) -> dict[str, Any]:
         return {"prompt_set_sha256": self.prompt_set_sha256, "source_sha256": self.source_sha256,
@@ -120,19 +92,16 @@ class JudgeTrace:
     @classmethod
     def from_record(cls, raw: Any, *, file: str, line: int | str, prefix: str = "mnemetric_judge.") -> JudgeTrace:
         """Validate a trace (either shape; no other keys); errors name file, line and field."""
-        where = f"line {line}" if isinstance(line, int) else line
-        raw = _object(raw, file, where, prefix.rstrip("."))
-        judge = _get(raw, "judge", _STR, file, where, prefix)
-        allowed = ("judge", *CALL_KEYS) if "official_equivalence" not in raw else OFFLINE_KEYS
-        extra = [k for k in raw if k not in allowed]
+        f = Fields.of(raw, file=file, record=record_name(line), prefix=prefix, fix=_FIX)
+        judge = f.string("judge")
+        allowed = ("judge", *CALL_KEYS) if "official_equivalence" not in f.raw else OFFLINE_KEYS
+        extra = [k for k in f.raw if k not in allowed]
         if extra:
-            raise InputError(file, where, prefix + extra[0], f"unexpected field (a trace has {', '.join(allowed)})",
-                             fix=_FIX)
-        if "official_equivalence" in raw:
-            if raw["official_equivalence"] is not False:
-                raise InputError(file, where, prefix + "official_equivalence",
-                                 f"an offline judge is never official (expected false, got {raw['official_equivalence']!r})",
-                                 fix=_FIX)
+            raise f.error(extra[0], f"unexpected field (a trace has {', '.join(allowed)})")
+        if "official_equivalence" in f.raw:
+            if f.raw["official_equivalence"] is not False:
+                raise f.error("official_equivalence", "an offline judge is never official "
+                              f"(expected false, got {f.raw['official_equivalence']!r})")
             return cls.offline(judge)
         return cls(judge, JudgeCall.from_record(raw, file=file, line=line, prefix=prefix))
 

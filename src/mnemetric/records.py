@@ -1,0 +1,138 @@
+"""The record-checking kit: "field X of type T from a raw JSON record, or InputError(file, record, field)".
+
+Every typed format (``from_record(raw, *, file, line)``) reads its fields through one :class:`Fields`
+view, so they all word their errors alike (a Mnemetric rule, no upstream source):
+
+* a field that is not there: ``missing``;
+* a field of the wrong type: ``expected <what>, got <type name> <repr, cut at 60 characters>``;
+* a value that is not a JSON object where one is due: ``expected a JSON object, got <type name>``.
+
+A JSON ``true`` is never an integer or a number (Python's ``bool`` is an ``int``; JSON's is not).
+The field an error names is the view's ``prefix`` plus the key (``items[0].messages[1].role``).
+Generic: it knows no benchmark family.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mnemetric.errors import InputError
+
+Kind = tuple[tuple[type, ...], str]
+"""Accepted Python types of a JSON value and the words for them (``((str,), "a string")``)."""
+
+STRING: Kind = ((str,), "a string")
+OPTIONAL_STRING: Kind = ((str, type(None)), "a string or null")
+INTEGER: Kind = ((int,), "an integer")
+OPTIONAL_INTEGER: Kind = ((int, type(None)), "an integer or null")
+NUMBER: Kind = ((int, float), "a number")
+OPTIONAL_NUMBER: Kind = ((int, float, type(None)), "a number or null")
+BOOLEAN: Kind = ((bool,), "true or false")
+LIST: Kind = ((list,), "a list")
+OBJECT: Kind = ((Mapping,), "an object")
+
+
+def record_name(line: int | str) -> str:
+    """The record part of an error: ``line N`` for a line number, else the text as given."""
+    return f"line {line}" if isinstance(line, int) else line
+
+
+def type_error(value: Any, what: str) -> str:
+    """The wrong-type wording: ``expected <what>, got <type name> <repr cut at 60>``."""
+    return f"expected {what}, got {type(value).__name__} {value!r:.60}"
+
+
+def is_kind(value: Any, kinds: tuple[type, ...]) -> bool:
+    """``isinstance`` where a bool passes only when ``bool`` itself is accepted."""
+    return isinstance(value, kinds) and (not isinstance(value, bool) or bool in kinds)
+
+
+@dataclass(frozen=True)
+class Fields:
+    """A checked JSON object and where it stands (file, record, field prefix, the fix to suggest)."""
+
+    raw: Mapping[str, Any]
+    file: str
+    record: str
+    prefix: str = ""
+    fix: str | None = None
+
+    @classmethod
+    def of(cls, raw: Any, *, file: str, record: str, prefix: str = "", fix: str | None = None,
+           field: str | None = None) -> Fields:
+        """The view of ``raw`` if it is a JSON object; else InputError naming ``field`` (default: the
+        prefix without its dot, or ``<record>`` at the top)."""
+        if not isinstance(raw, Mapping):
+            name = field if field is not None else (prefix.rstrip(".") or "<record>")
+            raise InputError(file, record, name, f"expected a JSON object, got {type(raw).__name__}", fix=fix)
+        return cls(raw, str(file), record, prefix, fix)
+
+    def error(self, name: str, message: str, fix: str | None = None) -> InputError:
+        """The InputError for field ``name`` of this view (``fix`` defaults to the view's)."""
+        return InputError(self.file, self.record, self.prefix + name, message, fix=fix or self.fix)
+
+    def get(self, name: str, kind: Kind) -> Any:
+        """``raw[name]`` if present and of an accepted type (see :func:`is_kind`)."""
+        kinds, what = kind
+        if name not in self.raw:
+            raise self.error(name, "missing")
+        value = self.raw[name]
+        if not is_kind(value, kinds):
+            raise self.error(name, type_error(value, what))
+        return value
+
+    def at(self, name: str, kind: Kind | None = None) -> Fields:
+        """The view of the object in field ``name`` (its fields are named ``name.key``). With ``kind``
+        a wrong type is worded as :meth:`get` words it, else as :meth:`of` does."""
+        value = self.get(name, kind) if kind is not None else self.raw.get(name)
+        if name not in self.raw:
+            raise self.error(name, "missing")
+        return Fields.of(value, file=self.file, record=self.record, prefix=f"{self.prefix}{name}.", fix=self.fix)
+
+    def string(self, name: str) -> str:
+        return self.get(name, STRING)
+
+    def optional_string(self, name: str) -> str | None:
+        return self.get(name, OPTIONAL_STRING)
+
+    def integer(self, name: str) -> int:
+        return self.get(name, INTEGER)
+
+    def optional_integer(self, name: str) -> int | None:
+        return self.get(name, OPTIONAL_INTEGER)
+
+    def count(self, name: str) -> int:
+        """An integer >= 0."""
+        value = self.get(name, ((int,), "a non-negative integer"))
+        if value < 0:
+            raise self.error(name, type_error(value, "a non-negative integer"))
+        return value
+
+    def number(self, name: str) -> int | float:
+        return self.get(name, NUMBER)
+
+    def optional_number(self, name: str) -> int | float | None:
+        return self.get(name, OPTIONAL_NUMBER)
+
+    def amount(self, name: str) -> int | float:
+        """A finite number >= 0 (money, seconds)."""
+        value = self.get(name, ((int, float), "a non-negative number"))
+        if not math.isfinite(value) or value < 0:
+            raise self.error(name, type_error(value, "a non-negative number"))
+        return value
+
+    def boolean(self, name: str) -> bool:
+        return self.get(name, BOOLEAN)
+
+    def array(self, name: str, what: str = "a list") -> list[Any]:
+        return self.get(name, ((list,), what))
+
+    def strings(self, name: str) -> tuple[str, ...]:
+        """A list whose every element is a string, as a tuple."""
+        value = self.get(name, ((list,), "a list of strings"))
+        if not all(isinstance(v, str) for v in value):
+            raise self.error(name, type_error(value, "a list of strings"))
+        return tuple(value)
