@@ -29,7 +29,10 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mnemetric.longmemeval.scoring.scored_retrieval import ScoredRetrieval
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).with_name("results.json")
@@ -182,7 +185,7 @@ def worker(args: argparse.Namespace) -> int:
     scored = score_retrieval_log(args.log, args.granularity, PROFILE)
     t3 = time.perf_counter()
     out = {"setup_s": round(t1 - t0, 2), "retrieve_s": round(t2 - t1, 2), "score_s": round(t3 - t2, 2),
-           "questions": len(scored["per_question"]), "peak_rss_mb": peak_rss_mb(),
+           "questions": len(scored.per_question), "peak_rss_mb": peak_rss_mb(),
            "metrics": headline(scored)}
     cache = getattr(memory, "cache", None)
     if cache is not None:
@@ -191,12 +194,13 @@ def worker(args: argparse.Namespace) -> int:
     return 0
 
 
-def headline(scored: dict[str, Any]) -> dict[str, Any]:
+def headline(scored: ScoredRetrieval) -> dict[str, Any]:
     """recall_all@5/10 and ndcg_any@10 per level, both averaging rules."""
+    from mnemetric.longmemeval.scoring.scored_retrieval import RULE_NAMES
     keep = ("recall_all@5", "recall_all@10", "ndcg_any@10")
-    return {rule: {"n": agg["n"], **{lv: {m: round(agg[lv][m], 4) for m in keep}
-                                     for lv in ("session", "turn") if lv in agg}}
-            for rule, agg in scored["aggregate"].items()}
+    return {rule: {"n": agg.n, **{lv: {m: round(agg.levels[lv][m], 4) for m in keep}
+                                  for lv in ("session", "turn") if lv in agg.levels}}
+            for rule, agg in ((r, scored.average(r)) for r in RULE_NAMES)}
 
 
 # ------------------------------------------------------------------ entry point

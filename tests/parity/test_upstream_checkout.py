@@ -148,7 +148,7 @@ def test_our_retrieval_logs_read_by_print_retrieval_metrics(checkout, tmp_path, 
     log = tmp_path / "log.jsonl"
     log.write_text("".join(json.dumps(line) + "\n" for line, _ in retrieve_all(UpstreamBM25(), records, granularity, 10, 6000)))
     out = subprocess.run([sys.executable, str(script), str(log)], capture_output=True, text=True, check=True).stdout
-    ours = score_retrieval_log(log, granularity, "longmemeval-session-upstream-v1")["aggregate"]["exclude_abs"]
+    ours = score_retrieval_log(log, granularity, "longmemeval-session-upstream-v1").to_record()["aggregate"]["exclude_abs"]
     sections = dict(zip(("session", "turn"), out.split("Turn-level metrics:")))
     for level, text in sections.items():
         printed = {k: float(v) for k, v in re.findall(r"([\w@]+) = ([\d.]+)", text)}

@@ -11,13 +11,16 @@ import argparse
 import json
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mnemetric.cli.registry import Handler, command
 from mnemetric.errors import InputError
+
+if TYPE_CHECKING:
+    from mnemetric.longmemeval.scoring.scored_retrieval import Metrics
 
 _PARAMS = "params.yaml"
 
@@ -30,7 +33,8 @@ class RunData:
     short: str
     keys: Any
     labels: dict[str, bool]
-    retrieval: dict[str, Any] | None
+    retrieval: Mapping[str, Metrics] | None
+    """question_id -> level -> metric -> value (``ScoredRetrieval.per_question``)."""
     types: dict[str, str]
 
 
@@ -80,9 +84,9 @@ def load_run(name: str, repo: Path) -> RunData:
                        lambda f: score_retrieval_log(f, retrieval.get("granularity", "auto"),
                                                      scoring.get("name", "longmemeval-session-upstream-v1"),
                                                      ks=scoring.get("ks") or (1, 3, 5, 10, 30, 50)))
-    types = {q: v["question_type"] for q, v in scored["questions"].items()}
     keys = keys_from(params, data, [(j.model, j.judge_trace) for j in judged])
-    return RunData(name, rev.short, keys, {j.question_id: j.label for j in judged}, scored["per_question"], types)
+    return RunData(name, rev.short, keys, {j.question_id: j.label for j in judged}, scored.per_question,
+                   scored.question_types())
 
 
 def compare_runs(a: RunData, b: RunData, *, force: bool, resamples: int, seed: int) -> dict[str, Any]:

@@ -16,7 +16,8 @@ QA (:func:`compare_qa`), per question i with labels a_i, b_i in {0, 1} (B minus 
 * McNemar exact two-sided p from the discordant pairs (``mnemetric.stats.mcnemar_exact``);
 * flips: questions whose label differs, with id, type and old -> new label.
 
-Retrieval (:func:`compare_retrieval`): per-question metrics from ``score_retrieval_log``, rule
+Retrieval (:func:`compare_retrieval`): per-question metrics (``ScoredRetrieval.per_question`` of
+``score_retrieval_log``), rule
 exclude_abs (question ids containing "_abs" left out, print_retrieval_metrics.py); paired bootstrap
 of the mean difference, pooled over questions (the mean is a plain mean, so resampled as averaged).
 
@@ -33,6 +34,7 @@ from typing import Any
 from mnemetric.errors import ConfigError, InputError, MnemetricError
 from mnemetric.longmemeval.judgments import JudgeTrace
 from mnemetric.longmemeval.scoring.qa import ABSTENTION_MARK, QUESTION_TYPES
+from mnemetric.longmemeval.scoring.scored_retrieval import Metrics
 from mnemetric.stats.paired import compare_paired
 
 HEADLINE_RETRIEVAL = ("recall_all@5", "recall_all@10", "ndcg_any@5", "ndcg_any@10")
@@ -207,7 +209,7 @@ def compare_qa(a: Mapping[str, bool], b: Mapping[str, bool], types: Mapping[str,
     return out
 
 
-def _values(per_question: Mapping[str, Any], ids: Sequence[str], level: str, metric: str) -> list[float] | None:
+def _values(per_question: Mapping[str, Metrics], ids: Sequence[str], level: str, metric: str) -> list[float] | None:
     vals = []
     for q in ids:
         v = _get(per_question[q], f"{level}.{metric}")
@@ -217,13 +219,12 @@ def _values(per_question: Mapping[str, Any], ids: Sequence[str], level: str, met
     return vals
 
 
-def compare_retrieval(a: Mapping[str, Any], b: Mapping[str, Any], *, metrics: Sequence[str] = HEADLINE_RETRIEVAL,
+def compare_retrieval(a: Mapping[str, Metrics], b: Mapping[str, Metrics], *, metrics: Sequence[str] = HEADLINE_RETRIEVAL,
                       resamples: int = 1000, seed: int = 0, level: float = 0.95,
                       source: str = "<retrieval log>") -> dict[str, Any]:
     """Paired retrieval differences under exclude_abs, per level present in both runs' per-question metrics.
 
-    ``a``/``b``: question_id -> {"session": {metric: value}, "turn": {...}} (``score_retrieval_log``'s
-    ``per_question``). A level is compared only if every question of both runs has it (turn: both
+    ``a``/``b``: question_id -> {"session": {metric: value}, "turn": {...}} (``ScoredRetrieval.per_question``). A level is compared only if every question of both runs has it (turn: both
     are turn logs).
     """
     ids = [q for q in paired_ids(a, b)[0] if ABSTENTION_MARK not in q]

@@ -67,20 +67,20 @@ def three_questions():
 
 def test_session_scoring_and_both_averages(tmp_path):
     out = score_retrieval_log(write_log(tmp_path, three_questions()), "session", UPSTREAM)
-    assert out["profile"] == UPSTREAM and out["official_equivalence"] is True
-    assert out["granularity"] == "session"
-    q1 = out["per_question"]["q1"]
+    assert out.profile == UPSTREAM and out.official_equivalence is True
+    assert out.granularity == "session"
+    q1 = out.per_question["q1"]
     assert set(q1) == {"session"}
     assert q1["session"]["recall_any@1"] == 0.0  # metrics stored in the log are ignored
     assert q1["session"]["ndcg_any@1"] == 0.0
     assert q1["session"]["ndcg_any@3"] == 1.0  # target at rank 2 weighs 1 upstream
-    q3 = out["per_question"]["q3"]["session"]
+    q3 = out.per_question["q3"]["session"]
     assert (q3["recall_any@5"], q3["recall_all@5"], q3["ndcg_any@5"]) == (0.0, 1.0, 0.0)
-    a = out["aggregate"]["exclude_abs"]
+    a = out.exclude_abs.to_record()
     assert (a["n"], a["excluded"]) == (2, 1)
     assert a["session"]["recall_all@1"] == pytest.approx(0.5, abs=TOL)  # q1 0, q3 1 (vacuous)
     assert a["session"]["ndcg_any@5"] == pytest.approx(0.5, abs=TOL)
-    b = out["aggregate"]["exclude_abs_and_no_user_target"]
+    b = out.exclude_abs_and_no_user_target.to_record()
     assert (b["n"], b["excluded"]) == (1, 2)
     assert b["session"]["recall_all@1"] == 0.0 and b["session"]["ndcg_any@5"] == 1.0
 
@@ -89,23 +89,23 @@ def test_turn_scoring_and_auto_detection(tmp_path):
     recs = [line("q1", [FILLER, GOOD], ["sharegpt_1_1", "noans_aa_1_1", "answer_aa_1_3"])]
     path = write_log(tmp_path, recs)
     out = score_retrieval_log(path, "turn", UPSTREAM)
-    q1 = out["per_question"]["q1"]
+    q1 = out.per_question["q1"]
     assert set(q1) == {"session", "turn"}
     assert q1["turn"]["ndcg_any@3"] == pytest.approx(1 / math.log2(3), abs=TOL)
     # session view: sharegpt_1, noans_aa_1, answer_aa_1 -> effective_k(1) = 1, (3) = 3
     assert q1["session"]["recall_any@1"] == 0.0 and q1["session"]["recall_all@3"] == 1.0
     auto = score_retrieval_log(path, "auto", UPSTREAM)
-    assert auto["granularity"] == "turn" and auto["per_question"] == out["per_question"]
-    assert set(out["aggregate"]["exclude_abs"]) == {"n", "excluded", "session", "turn"}
+    assert auto.granularity == "turn" and auto.per_question == out.per_question
+    assert set(out.exclude_abs.to_record()) == {"n", "excluded", "session", "turn"}
 
 
 def test_historical_profile(tmp_path):
     out = score_retrieval_log(write_log(tmp_path, three_questions()), "session", "mnemetric-historical")
-    assert out["official_equivalence"] is False
-    assert out["per_question"]["q1"]["session"]["recall@1"] == 0.0
-    assert out["per_question"]["q1"]["session"]["ndcg@3"] == pytest.approx(1 / math.log2(3), abs=TOL)
-    assert out["per_question"]["q3"]["session"]["recall@1"] is None
-    assert out["aggregate"]["exclude_abs"]["session"]["recall@5"] == 1.0  # q3's None is left out
+    assert out.official_equivalence is False
+    assert out.per_question["q1"]["session"]["recall@1"] == 0.0
+    assert out.per_question["q1"]["session"]["ndcg@3"] == pytest.approx(1 / math.log2(3), abs=TOL)
+    assert out.per_question["q3"]["session"]["recall@1"] is None
+    assert out.exclude_abs.to_record()["session"]["recall@5"] == 1.0  # q3's None is left out
     with pytest.raises(ConfigError, match="known profiles"):
         score_retrieval_log(write_log(tmp_path, three_questions()), "session", "bogus")
 
@@ -174,7 +174,7 @@ def test_question_missing_from_reference(tmp_path):
                  "reference", reference=ref)
     ok = tmp_path / "ok.json"
     ok.write_text(json.dumps([{"question_id": q} for q in ("q1", "q2_abs", "q3")]), encoding="utf-8")
-    assert score_retrieval_log(write_log(tmp_path, three_questions()), "session", UPSTREAM, ok)["per_question"]
+    assert score_retrieval_log(write_log(tmp_path, three_questions()), "session", UPSTREAM, ok).per_question
 
 
 def test_missing_log_or_reference_file_is_an_input_error(tmp_path):
@@ -219,10 +219,10 @@ def test_real_sample_as_log(tmp_path):
         recs.append(line(inst["question_id"], sessions, ranked, qtype=inst["question_type"]))
     out = score_retrieval_log(write_log(tmp_path, recs), "turn", UPSTREAM, reference_path=SAMPLE)
     for q in ("6a1eabeb", "gpt4_70e84552_abs"):
-        assert out["per_question"][q]["turn"]["ndcg_any@1"] == 1.0
-        assert out["per_question"][q]["turn"]["recall_all@50"] == 1.0
-    agg = out["aggregate"]["exclude_abs"]
+        assert out.per_question[q]["turn"]["ndcg_any@1"] == 1.0
+        assert out.per_question[q]["turn"]["recall_all@50"] == 1.0
+    agg = out.exclude_abs.to_record()
     assert (agg["n"], agg["excluded"]) == (1, 1)
-    assert out["aggregate"]["exclude_abs_and_no_user_target"]["n"] == 1
+    assert out.exclude_abs_and_no_user_target.to_record()["n"] == 1
     assert agg["session"]["recall_all@1"] == 0.0  # 2 target sessions cannot fit in a cutoff of 1 session
     assert agg["session"]["recall_all@3"] == 1.0

@@ -15,6 +15,7 @@ from mnemetric.longmemeval.scoring.retrieval_report import (
     retrieval_headline,
     retrieval_metrics,
 )
+from mnemetric.longmemeval.scoring.scored_retrieval import QuestionFacts, ScoredRetrieval
 
 METRICS = ("recall_any", "recall_all", "ndcg_any")
 
@@ -23,20 +24,25 @@ def level(values: dict[int, float]) -> dict[str, float]:
     return {f"{m}@{k}": v for m in METRICS for k, v in values.items()}
 
 
-SCORED = {
-    "per_question": {
+PER_QUESTION = {
         "q1": {"session": level({1: 0.0, 5: 1.0, 10: 1.0}), "turn": level({1: 0.0, 5: 0.0, 10: 1.0})},
         "q2": {"session": level({1: 1.0, 5: 1.0, 10: 1.0}), "turn": level({1: 0.0, 5: 1.0, 10: 1.0})},
         "q3": {"session": level({1: 0.0, 5: 0.0, 10: 0.0}), "turn": level({1: 0.0, 5: 0.0, 10: 0.0})},
         "q4_abs": {"session": level({1: 1.0, 5: 1.0, 10: 1.0}), "turn": level({1: 1.0, 5: 1.0, 10: 1.0})},
-    },
-    "questions": {
-        "q1": {"question_type": "multi-session", "has_user_target": True},
-        "q2": {"question_type": "multi-session", "has_user_target": True},
-        "q3": {"question_type": "knowledge-update", "has_user_target": False},
-        "q4_abs": {"question_type": "knowledge-update", "has_user_target": True},
-    },
 }
+QUESTIONS = {
+    "q1": QuestionFacts("multi-session", True),
+    "q2": QuestionFacts("multi-session", True),
+    "q3": QuestionFacts("knowledge-update", False),
+    "q4_abs": QuestionFacts("knowledge-update", True),
+}
+
+
+def scored(per_question: dict, official: bool = True) -> ScoredRetrieval:
+    return ScoredRetrieval.build("p", official, "turn", per_question, QUESTIONS)
+
+
+SCORED = scored(PER_QUESTION)
 
 
 def test_headline_is_the_eight_numbers_per_rule_without_intervals():
@@ -54,8 +60,8 @@ def test_headline_is_the_eight_numbers_per_rule_without_intervals():
 
 def test_historical_names_are_the_headline_under_that_profile():
     per_q = {q: {lv: {f"{m}@{k}": v[f"recall_all@{k}"] for m in ("recall", "ndcg") for k in (1, 5, 10)}
-                 for lv, v in block.items()} for q, block in SCORED["per_question"].items()}
-    h = retrieval_headline(retrieval_metrics({**SCORED, "per_question": per_q}, 0, 0))
+                 for lv, v in block.items()} for q, block in PER_QUESTION.items()}
+    h = retrieval_headline(retrieval_metrics(scored(per_q, official=False), 0, 0))
     assert list(h["exclude_abs"]["session"]) == ["recall@5", "recall@10", "ndcg@5", "ndcg@10"]
 
 

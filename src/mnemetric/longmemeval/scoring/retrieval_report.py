@@ -1,6 +1,7 @@
 """Retrieval metrics from a scored retrieval log: both averaging rules, per type, bootstrap CIs.
 
-Pure: takes the dict returned by ``score_retrieval_log`` and returns the metrics dict. The
+Pure: takes the :class:`~.scored_retrieval.ScoredRetrieval` that ``score_retrieval_log`` returns and
+returns the metrics dict. The
 averages are upstream's two rules (scoring/retrieval_averaging.py); the per-type breakdown and the intervals are
 Mnemetric additions, labelled as such in the file.
 
@@ -23,6 +24,7 @@ from typing import Any
 
 from mnemetric.longmemeval.rules import QUESTION_TYPES
 from mnemetric.longmemeval.scoring.retrieval_averaging import AVERAGING_RULES, average_over
+from mnemetric.longmemeval.scoring.scored_retrieval import ScoredRetrieval
 from mnemetric.stats import bootstrap_mean
 
 BOOTSTRAP_METHOD = "percentile bootstrap of the mean over questions (pooled)"
@@ -51,16 +53,16 @@ def _block(per_question: Mapping[str, Any], kept: list[str], resamples: int, see
     return avg | {"ci95": ci}
 
 
-def retrieval_metrics(scored: Mapping[str, Any], resamples: int, seed: int) -> dict[str, Any]:
+def retrieval_metrics(scored: ScoredRetrieval, resamples: int, seed: int) -> dict[str, Any]:
     """Both averaging rules, each with per-question-type blocks; CIs on every averaged number."""
-    per_q, questions = scored["per_question"], scored["questions"]
+    per_q, questions = scored.per_question, scored.questions
     out: dict[str, Any] = {}
     for rule in AVERAGING_RULES:
-        kept = [q for q in per_q if rule.keeps(q, questions[q]["has_user_target"])]
+        kept = [q for q in per_q if rule.keeps(q, questions[q].has_user_target)]
         block = {"rule": rule.description, **_block(per_q, kept, resamples, seed),
                  "excluded": len(per_q) - len(kept), "per_type": {}}
         for qtype in QUESTION_TYPES:
-            of_type = [q for q in kept if questions[q]["question_type"] == qtype]
+            of_type = [q for q in kept if questions[q].question_type == qtype]
             block["per_type"][qtype] = _block(per_q, of_type, resamples, seed) if of_type else {"n": 0}
         out[rule.name] = block
     return out
@@ -104,7 +106,7 @@ class RetrievalMetricFiles:
     """Rows {granularity, k, recall} of recall_all@k (recall@k under a non-upstream profile), rule exclude_abs."""
 
 
-def retrieval_metric_files(scored: Mapping[str, Any], *, memory: str | None, variant: str | None,
+def retrieval_metric_files(scored: ScoredRetrieval, *, memory: str | None, variant: str | None,
                            suite: str | None, memory_fingerprint: str | None, resamples: int, seed: int,
                            per_question: bool = False) -> RetrievalMetricFiles:
     """The headline, detail and plot rows of a ``score_retrieval_log`` result, in their key order.
@@ -113,14 +115,15 @@ def retrieval_metric_files(scored: Mapping[str, Any], *, memory: str | None, var
     ``questions[qid] = {question_type, has_user_target}`` to the detail."""
     rules = retrieval_metrics(scored, resamples, seed)
     detail: dict[str, Any] = {
-        "profile": scored["profile"], "official_equivalence": scored["official_equivalence"],
+        "profile": scored.profile, "official_equivalence": scored.official_equivalence,
         "memory": memory, "variant": variant, "suite": suite, "memory_fingerprint": memory_fingerprint,
-        "granularity": scored["granularity"],
+        "granularity": scored.granularity,
         "bootstrap": {"resamples": resamples, "seed": seed, "level": 0.95, "note": BOOTSTRAP_NOTE},
         **rules,
     }
     if per_question:
-        detail |= {"per_question": scored["per_question"], "questions": scored["questions"]}
+        record = scored.to_record()
+        detail |= {"per_question": record["per_question"], "questions": record["questions"]}
     headline = {**{k: detail[k] for k in NAME_KEYS}, **retrieval_headline(rules)}
-    metric = "recall_all" if scored["official_equivalence"] else "recall"
+    metric = "recall_all" if scored.official_equivalence else "recall"
     return RetrievalMetricFiles(headline, detail, recall_curve(rules["exclude_abs"], metric))

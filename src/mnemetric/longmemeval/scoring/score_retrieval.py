@@ -15,16 +15,14 @@ from typing import Any
 
 from mnemetric.errors import InputError
 from mnemetric.io import write_json_atomic
-from mnemetric.longmemeval.retrieval_log import RetrievalLogRecord, load_reference_ids, read_retrieval_log
+from mnemetric.longmemeval.reference import reference_ids
+from mnemetric.longmemeval.retrieval_log import RetrievalLogRecord, read_retrieval_log
 from mnemetric.longmemeval.rules import GRANULARITIES
 from mnemetric.longmemeval.scoring.retrieval import DEFAULT_KS
-from mnemetric.longmemeval.scoring.retrieval_averaging import (
-    average_exclude_abs,
-    average_exclude_abs_and_no_user_target,
-)
 from mnemetric.longmemeval.scoring.retrieval_corpus import has_user_target, haystack_corpus, targets
 from mnemetric.longmemeval.scoring.retrieval_profiles import RetrievalProfile, get_profile
 from mnemetric.longmemeval.scoring.retrieval_report import RetrievalMetricFiles, retrieval_metric_files
+from mnemetric.longmemeval.scoring.scored_retrieval import QuestionFacts, ScoredRetrieval
 
 AUTO = "auto"
 
@@ -61,16 +59,15 @@ def score_retrieval_log(
     profile: str | RetrievalProfile,
     reference_path: str | Path | None = None,
     ks: Sequence[int] = DEFAULT_KS,
-) -> dict[str, Any]:
-    """Score every line of a retrieval log under a profile; returns per-question metrics and
-    both averaging rules (aggregate.exclude_abs, aggregate.exclude_abs_and_no_user_target)."""
+) -> ScoredRetrieval:
+    """Score every line of a retrieval log under a profile: per-question metrics, the question facts
+    and both averaging rules (:class:`~.scored_retrieval.ScoredRetrieval`)."""
     file = str(path)
     _check_granularity(granularity, file)
     prof = get_profile(profile) if isinstance(profile, str) else profile
-    known = load_reference_ids(reference_path) if reference_path is not None else None
+    known = reference_ids(reference_path) if reference_path is not None else None
     per_question: dict[str, Any] = {}
-    user_target: dict[str, bool] = {}
-    types: dict[str, str] = {}
+    facts: dict[str, QuestionFacts] = {}
     seen: set[str] = set()
     detected: str | None = None
     for rec in read_retrieval_log(path):
@@ -78,19 +75,8 @@ def score_retrieval_log(
         gran, corpus = corpus_ids_for(rec, granularity, file)
         detected = _same_granularity(detected, gran, rec, file)
         per_question[rec.question_id] = prof.evaluate(list(rec.ranked_ids), corpus, targets(corpus), ks, gran)
-        user_target[rec.question_id] = has_user_target(rec.haystack_sessions)
-        types[rec.question_id] = rec.question_type
-    return {
-        "profile": prof.name,
-        "official_equivalence": prof.official_equivalence,
-        "granularity": detected or granularity,
-        "per_question": per_question,
-        "questions": {q: {"question_type": types[q], "has_user_target": user_target[q]} for q in per_question},
-        "aggregate": {
-            "exclude_abs": average_exclude_abs(per_question),
-            "exclude_abs_and_no_user_target": average_exclude_abs_and_no_user_target(per_question, user_target),
-        },
-    }
+        facts[rec.question_id] = QuestionFacts(rec.question_type, has_user_target(rec.haystack_sessions))
+    return ScoredRetrieval.build(prof.name, prof.official_equivalence, detected or granularity, per_question, facts)
 
 
 def _check_question_id(
