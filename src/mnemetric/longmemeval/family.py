@@ -80,8 +80,9 @@ OFFICIAL = OfficialProtocol(
 
 
 def score_retrieval(log: Path, granularity: str) -> Mapping[str, Any]:
-    """The log's metrics recomputed from its rankings under the upstream profile (both averaging rules)."""
-    return score_retrieval_log(log, granularity, PROFILE)
+    """The log's metrics recomputed from its rankings under the upstream profile (both averaging rules),
+    as the record the generic cross-check reads (``ScoredRetrieval.to_record()``: granularity, aggregate)."""
+    return score_retrieval_log(log, granularity, PROFILE).to_record()
 
 
 def judged_labels(path: Path) -> list[tuple[str, bool, str | None]]:
