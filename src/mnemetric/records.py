@@ -14,12 +14,15 @@ Generic: it knows no benchmark family.
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from mnemetric.errors import InputError
+from mnemetric.io import require_file
 
 Kind = tuple[tuple[type, ...], str]
 """Accepted Python types of a JSON value and the words for them (``((str,), "a string")``)."""
@@ -38,6 +41,16 @@ OBJECT: Kind = ((Mapping,), "an object")
 def record_name(line: int | str) -> str:
     """The record part of an error: ``line N`` for a line number, else the text as given."""
     return f"line {line}" if isinstance(line, int) else line
+
+
+def read_json_file(path: str | os.PathLike[str], *, missing_fix: str, fix: str | None = None) -> Any:
+    """The parsed JSON of a whole (small) file: InputError when it is absent (suggesting ``missing_fix``)
+    or not valid JSON (``line N``, field ``<json>``, ``not valid JSON (<decoder message>)``)."""
+    text = require_file(path, fix=missing_fix).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(str(path), f"line {exc.lineno}", "<json>", f"not valid JSON ({exc.msg})", fix=fix) from None
 
 
 def type_error(value: Any, what: str) -> str:

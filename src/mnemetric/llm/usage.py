@@ -16,15 +16,13 @@ rounding, summed in sorted model order by the writer). Only what the inputs deci
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mnemetric.errors import InputError
-from mnemetric.io import require_file, write_json_atomic
-from mnemetric.records import Fields, record_name
+from mnemetric.io import write_json_atomic
+from mnemetric.records import Fields, read_json_file, record_name
 
 _COUNTS = ("responses", "prompt_tokens", "completion_tokens")
 _FIX = "regenerate it by rerunning the stage that wrote it"
@@ -101,9 +99,5 @@ def write_usage(path: str | Path, work: Any) -> UsageRecord:
 
 def read_usage(path: str | Path) -> UsageRecord:
     """Read and validate a usage sidecar."""
-    text = require_file(path, fix="run the stage that writes it first").read_text(encoding="utf-8")
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), f"line {exc.lineno}", "<json>", f"not valid JSON ({exc.msg})", fix=_FIX) from None
+    raw = read_json_file(path, missing_fix="run the stage that writes it first", fix=_FIX)
     return UsageRecord.from_record(raw, file=str(path))

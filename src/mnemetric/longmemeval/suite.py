@@ -7,16 +7,16 @@ cheaply and keep the rest held out. A suite is recorded as its ordered question 
 
 from __future__ import annotations
 
-import json
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mnemetric.longmemeval.instance import QUESTION_TYPES
-from mnemetric.errors import ConfigError, InputError
-from mnemetric.io import require_file, sha256_text, write_json_atomic
+from mnemetric.errors import ConfigError
+from mnemetric.io import sha256_text, write_json_atomic
+from mnemetric.records import Fields, read_json_file, record_name
 
 KINDS = ("full", "stratified")
 _FIX = "regenerate it with `dvc repro suite`"
@@ -92,35 +92,23 @@ class SuiteRecord:
     @classmethod
     def from_record(cls, raw: Any, *, file: str, line: int | str = "<file>") -> SuiteRecord:
         """Validate a suite file; errors name the file and the field."""
-        where = f"line {line}" if isinstance(line, int) else line
-        if not isinstance(raw, Mapping):
-            raise InputError(file, where, "<record>", f"expected a JSON object, got {type(raw).__name__}", fix=_FIX)
-
-        def get(name: str, kinds: tuple[type, ...], what: str) -> Any:
-            if name not in raw:
-                raise InputError(file, where, name, "missing", fix=_FIX)
-            value = raw[name]
-            if not isinstance(value, kinds) or isinstance(value, bool):
-                raise InputError(file, where, name, f"expected {what}, got {type(value).__name__} {value!r:.60}", fix=_FIX)
-            return value
-
-        name, variant, kind = get("suite", (str,), "a string"), get("variant", (str,), "a string"), get("kind", (str,), "a string")
+        f = Fields.of(raw, file=file, record=record_name(line), fix=_FIX)
+        name, variant, kind = f.string("suite"), f.string("variant"), f.string("kind")
         if kind not in KINDS:
-            raise InputError(file, where, "kind", f"expected one of {list(KINDS)}, got {kind!r}", fix=_FIX)
-        seed, size, sha = get("seed", (int,), "an integer"), get("size", (int,), "an integer"), get("ids_sha256", (str,), "a string")
-        ids = get("question_ids", (list,), "a list of question ids")
+            raise f.error("kind", f"expected one of {list(KINDS)}, got {kind!r}")
+        seed, size, sha = f.integer("seed"), f.integer("size"), f.string("ids_sha256")
+        ids = f.array("question_ids", "a list of question ids")
         for i, q in enumerate(ids):
             if not isinstance(q, str) or not q:
-                raise InputError(file, where, f"question_ids[{i}]", f"expected a non-empty string, got {q!r:.60}", fix=_FIX)
+                raise f.error(f"question_ids[{i}]", f"expected a non-empty string, got {q!r:.60}")
         if len(set(ids)) != len(ids):
             dup = next(q for i, q in enumerate(ids) if q in ids[:i])
-            raise InputError(file, where, "question_ids", f"duplicate question id {dup!r}", fix=_FIX)
+            raise f.error("question_ids", f"duplicate question id {dup!r}")
         record = cls(name, variant, kind, seed, tuple(ids))
         if size != record.size:
-            raise InputError(file, where, "size", f"{size} but question_ids holds {record.size}", fix=_FIX)
+            raise f.error("size", f"{size} but question_ids holds {record.size}")
         if sha != record.ids_sha256:
-            raise InputError(file, where, "ids_sha256", f"{sha} is not the sha256 of question_ids ({record.ids_sha256})",
-                             fix=_FIX)
+            raise f.error("ids_sha256", f"{sha} is not the sha256 of question_ids ({record.ids_sha256})")
         return record
 
     def to_record(self) -> dict[str, Any]:
@@ -140,9 +128,5 @@ def write_suite(path: str | Path, record: SuiteRecord) -> None:
 
 def read_suite(path: str | Path) -> SuiteRecord:
     """Read and validate a suite file."""
-    text = require_file(path, fix="run `dvc repro suite` first").read_text(encoding="utf-8")
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), f"line {exc.lineno}", "<json>", f"not valid JSON ({exc.msg})", fix=_FIX) from None
+    raw = read_json_file(path, missing_fix="run `dvc repro suite` first", fix=_FIX)
     return SuiteRecord.from_record(raw, file=str(path))
