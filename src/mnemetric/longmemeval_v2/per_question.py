@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mnemetric.errors import InputError
+from mnemetric.records import Fields
 from mnemetric.io import atomic_open, read_jsonl
 from mnemetric.longmemeval_v2.categories import CATEGORY_MAP
 from mnemetric.longmemeval_v2.checkers import eval_name, is_abstention_problem, is_unknown
@@ -51,6 +52,15 @@ class Usage:
     completion_tokens: int
     total_tokens: int
     """As the reader's API reported it (not necessarily prompt + completion)."""
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str, record: str, prefix: str = "usage.") -> Usage:
+        """Exactly the keys :data:`USAGE_KEYS`, each a non-negative integer."""
+        f = Fields.of(raw, file=file, record=record, prefix=prefix)
+        if set(f.raw) != set(USAGE_KEYS):
+            raise InputError(file, record, prefix.rstrip("."),
+                             f"expected exactly the keys {', '.join(USAGE_KEYS)}, got {sorted(f.raw)}")
+        return cls(*(f.count(k) for k in USAGE_KEYS))
 
     def to_record(self) -> dict:
         return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
@@ -102,7 +112,7 @@ class PerQuestionRow:
         if not isinstance(raw, dict):
             raise InputError(file, f"line {line}", "<row>", f"expected a JSON object, got {type(raw).__name__}")
         qid = raw.get("question_id")
-        where = _Where(file, f"line {line}" + (f" ({qid})" if isinstance(qid, str) and qid else ""))
+        where = Fields(raw, file, f"line {line}" + (f" ({qid})" if isinstance(qid, str) and qid else ""))
         extra = {k: v for k, v in raw.items() if k not in UPSTREAM_KEYS}
         failed = FAILED in extra
         if failed and not (isinstance(extra[FAILED], str) and extra[FAILED].strip()):
@@ -124,15 +134,6 @@ class PerQuestionRow:
             out[key] = value
         out.update(self.extra)
         return out
-
-
-@dataclass(frozen=True)
-class _Where:
-    file: str
-    record: str
-
-    def error(self, fieldname: str, message: str, fix: str | None = None) -> InputError:
-        return InputError(self.file, self.record, fieldname, message, fix=fix)
 
 
 def _is_int(v: Any) -> bool:
@@ -173,7 +174,7 @@ _CHECKS: dict[str, tuple[Any, str]] = {
 }
 
 
-def _field(where: _Where, raw: dict, key: str, failed: bool) -> Any:
+def _field(where: Fields, raw: dict, key: str, failed: bool) -> Any:
     if key not in raw:
         raise where.error(key, "missing", fix="per_question.jsonl rows carry every upstream key")
     value = raw[key]
@@ -183,20 +184,11 @@ def _field(where: _Where, raw: dict, key: str, failed: bool) -> Any:
     if not check(value):
         raise where.error(key, f"expected {expected}, got {value!r}")
     if key == "usage":
-        return _usage(where, value)
+        return Usage.from_record(value, file=where.file, record=where.record)
     return tuple(value) if isinstance(value, list) else value
 
 
-def _usage(where: _Where, raw: dict) -> Usage:
-    if set(raw) != set(USAGE_KEYS):
-        raise where.error("usage", f"expected exactly the keys {', '.join(USAGE_KEYS)}, got {sorted(raw)}")
-    for key in USAGE_KEYS:
-        if not (_is_int(raw[key]) and raw[key] >= 0):
-            raise where.error(f"usage.{key}", f"expected a non-negative integer, got {raw[key]!r}")
-    return Usage(**{k: raw[k] for k in USAGE_KEYS})
-
-
-def _check_invariants(row: PerQuestionRow, where: _Where) -> None:
+def _check_invariants(row: PerQuestionRow, where: Fields) -> None:
     """Upstream's own invariants between fields (module docstring); a violation names the field."""
     expected_category = CATEGORY_MAP.get(row.question_type)
     if expected_category is None:
@@ -215,7 +207,7 @@ def _check_invariants(row: PerQuestionRow, where: _Where) -> None:
     _check_outcome(row, where)
 
 
-def _check_outcome(row: PerQuestionRow, where: _Where) -> None:
+def _check_outcome(row: PerQuestionRow, where: Fields) -> None:
     if row.response_parsed_boxed is not None and row.is_unknown is not None:
         if row.is_unknown != is_unknown(row.response_parsed_boxed):
             raise where.error("is_unknown", f"{row.is_unknown} but response_parsed_boxed "
