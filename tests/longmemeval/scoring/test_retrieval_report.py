@@ -9,10 +9,14 @@ import json
 
 import pytest
 
+from mnemetric.errors import InputError
 from mnemetric.longmemeval.scoring.retrieval_report import (
     BOOTSTRAP_METHOD,
+    MeanBlock,
+    read_retrieval_detail,
     recall_curve,
     retrieval_headline,
+    retrieval_metric_files,
     retrieval_metrics,
 )
 from mnemetric.longmemeval.scoring.scored_retrieval import QuestionFacts, ScoredRetrieval
@@ -92,3 +96,94 @@ def test_recall_curve_rows_for_both_levels():
         {"granularity": "turn", "k": 5, "recall": pytest.approx(1 / 3)},
         {"granularity": "turn", "k": 10, "recall": pytest.approx(2 / 3)},
     ]
+
+
+# ------------------------------------------------------------------ reading the detail back
+
+BLOCK = {"rule": "every question except _abs ones", "n": 1,
+         "session": {"recall_all@5": 1.0, "ndcg_any@5": None},
+         "ci95": {"session": {"recall_all@5": {"low": 1.0, "high": 1.0, "method": "boot"}, "ndcg_any@5": None}},
+         "excluded": 1,
+         "per_type": {"multi-session": {"n": 1, "session": {"recall_all@5": 1.0, "ndcg_any@5": None},
+                                        "ci95": {"session": {"recall_all@5": None, "ndcg_any@5": None}}},
+                      "knowledge-update": {"n": 0}}}
+DETAIL = {"profile": "longmemeval-session-upstream-v1", "official_equivalence": True, "memory": "bm25",
+          "variant": None, "suite": "full", "memory_fingerprint": None, "granularity": "session",
+          "bootstrap": {"resamples": 10, "seed": 0, "level": 0.95, "note": "n"},
+          "exclude_abs": BLOCK, "exclude_abs_and_no_user_target": {**BLOCK, "rule": "also no user target"}}
+
+
+def write(tmp_path, doc) -> str:
+    path = tmp_path / "detail" / "retrieval.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return str(path)
+
+
+def test_hand_written_detail_reads_into_typed_blocks_and_back(tmp_path):
+    d = read_retrieval_detail(write(tmp_path, DETAIL))
+    assert (d.memory, d.variant, d.memory_fingerprint, d.scored) == ("bm25", None, None, None)
+    ex = d.exclude_abs
+    assert (ex.mean.n, ex.excluded, ex.mean.means["session"]["recall_all@5"]) == (1, 1, 1.0)
+    assert ex.mean.ci95["session"]["recall_all@5"] == {"low": 1.0, "high": 1.0, "method": "boot"}
+    assert ex.per_type["knowledge-update"] == MeanBlock(0, {}, None)
+    assert d.exclude_abs_and_no_user_target.rule == "also no user target"
+    assert json.dumps(d.to_record()) == json.dumps(DETAIL)
+
+
+@pytest.mark.parametrize("per_question", [False, True])
+def test_written_files_read_back_byte_identical(tmp_path, per_question):
+    files = retrieval_metric_files(SCORED, memory="m", variant="s", suite="full", memory_fingerprint="ab",
+                                   resamples=50, seed=1, per_question=per_question)
+    d = read_retrieval_detail(write(tmp_path, files.detail))
+    assert json.dumps(d.to_record()) == json.dumps(files.detail)
+    assert (d.scored == SCORED) is per_question  # the per-question part, with both averages, comes back too
+
+
+def test_a_file_holding_per_question_values_rebuilds_the_scored_result(tmp_path):
+    files = retrieval_metric_files(SCORED, memory=None, variant=None, suite=None, memory_fingerprint=None,
+                                   resamples=0, seed=0, per_question=True)
+    d = read_retrieval_detail(write(tmp_path, files.detail))
+    assert d.scored.per_question["q3"]["turn"]["recall_all@10"] == 0.0
+    assert d.scored.questions["q3"] == QuestionFacts("knowledge-update", False)
+
+
+def broken(path: tuple, value) -> dict:
+    doc = json.loads(json.dumps(DETAIL))
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    if value is KeyError:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return doc
+
+
+@pytest.mark.parametrize("path, value, field", [
+    (("official_equivalence",), "true", "official_equivalence"),
+    (("memory_fingerprint",), KeyError, "memory_fingerprint"),
+    (("granularity",), 5, "granularity"),
+    (("bootstrap", "seed"), KeyError, "bootstrap"),
+    (("exclude_abs", "n"), "1", "exclude_abs.n"),
+    (("exclude_abs", "rule"), None, "exclude_abs.rule"),
+    (("exclude_abs", "session", "recall_all@5"), "high", "exclude_abs.session.recall_all@5"),
+    (("exclude_abs", "ci95", "session", "recall_all@5"), {"low": 0.1}, "exclude_abs.ci95.session.recall_all@5"),
+    (("exclude_abs_and_no_user_target", "per_type", "multi-session", "n"), -2,
+     "exclude_abs_and_no_user_target.per_type.multi-session.n"),
+    (("exclude_abs_and_no_user_target",), KeyError, "exclude_abs_and_no_user_target"),
+])
+def test_bad_detail_names_file_and_field(tmp_path, path, value, field):
+    file = write(tmp_path, broken(path, value))
+    with pytest.raises(InputError) as info:
+        read_retrieval_detail(file)
+    assert (info.value.problem.file, info.value.problem.field) == (file, field), str(info.value)
+
+
+def test_missing_or_unreadable_detail_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        read_retrieval_detail(tmp_path / "gone.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{", encoding="utf-8")
+    with pytest.raises(InputError, match="not valid JSON"):
+        read_retrieval_detail(bad)

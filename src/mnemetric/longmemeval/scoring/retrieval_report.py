@@ -18,13 +18,17 @@ detail, plot rows) with their names and provenance, for the stage and `mnemetric
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from mnemetric.errors import InputError
+from mnemetric.io import require_file
 from mnemetric.longmemeval.rules import QUESTION_TYPES
 from mnemetric.longmemeval.scoring.retrieval_averaging import AVERAGING_RULES, average_over
-from mnemetric.longmemeval.scoring.scored_retrieval import ScoredRetrieval
+from mnemetric.longmemeval.scoring.scored_retrieval import ScoredRetrieval, levels_from_record, mapping_from_record
 from mnemetric.stats import bootstrap_mean
 
 BOOTSTRAP_METHOD = "percentile bootstrap of the mean over questions (pooled)"
@@ -127,3 +131,146 @@ def retrieval_metric_files(scored: ScoredRetrieval, *, memory: str | None, varia
     headline = {**{k: detail[k] for k in NAME_KEYS}, **retrieval_headline(rules)}
     metric = "recall_all" if scored.official_equivalence else "recall"
     return RetrievalMetricFiles(headline, detail, recall_curve(rules["exclude_abs"], metric))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the detail back (metrics/detail/retrieval.json): the writer above, its reader here
+
+
+def _count(raw: Mapping[str, Any], key: str, file: str, field: str) -> int:
+    v = raw.get(key)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise InputError(file, "<root>", f"{field}.{key}", f"expected an integer >= 0, got {v!r}")
+    return v
+
+
+def _intervals(raw: Any, file: str, field: str) -> dict[str, dict[str, Any]]:
+    """ci95: level -> metric -> {low, high, method} | None."""
+    out: dict[str, dict[str, Any]] = {}
+    for level, cis in mapping_from_record(raw, file, "<root>", field).items():
+        for name, ci in mapping_from_record(cis, file, "<root>", f"{field}.{level}").items():
+            ok = ci is None or (isinstance(ci, Mapping) and list(ci) == ["low", "high", "method"]
+                                and all(isinstance(ci[b], (int, float)) for b in ("low", "high"))
+                                and isinstance(ci["method"], str))
+            if not ok:
+                raise InputError(file, "<root>", f"{field}.{level}.{name}", "expected null or {low, high, method}")
+        out[level] = dict(cis)
+    return out
+
+
+@dataclass(frozen=True)
+class MeanBlock:
+    """Means over a set of questions: n, level -> metric -> mean, their intervals (None: a per-type
+    block of no question, written ``{"n": 0}``)."""
+
+    n: int
+    means: Mapping[str, Mapping[str, float | None]]
+    ci95: Mapping[str, Mapping[str, Any]] | None
+
+    def to_record(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": self.n, **{lv: dict(m) for lv, m in self.means.items()}}
+        return out if self.ci95 is None else out | {"ci95": {lv: dict(c) for lv, c in self.ci95.items()}}
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str, field: str) -> MeanBlock:
+        raw = mapping_from_record(raw, file, "<root>", field)
+        skip = ("n", "ci95", "rule", "excluded", "per_type")
+        return cls(_count(raw, "n", file, field), levels_from_record(raw, skip, file, "<root>", field),
+                   _intervals(raw["ci95"], file, f"{field}.ci95") if "ci95" in raw else None)
+
+
+@dataclass(frozen=True)
+class RuleBlock:
+    """One averaging rule in the detail: what it says, its means, how many it left out, per type."""
+
+    rule: str
+    mean: MeanBlock
+    excluded: int
+    per_type: Mapping[str, MeanBlock]
+
+    def to_record(self) -> dict[str, Any]:
+        return {"rule": self.rule, **self.mean.to_record(), "excluded": self.excluded,
+                "per_type": {t: b.to_record() for t, b in self.per_type.items()}}
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str, field: str) -> RuleBlock:
+        raw = mapping_from_record(raw, file, "<root>", field)
+        if not isinstance(raw.get("rule"), str):
+            raise InputError(file, "<root>", f"{field}.rule", "expected the rule's description (a string)")
+        per_type = mapping_from_record(raw.get("per_type"), file, "<root>", f"{field}.per_type")
+        return cls(raw["rule"], MeanBlock.from_record(raw, file=file, field=field),
+                   _count(raw, "excluded", file, field),
+                   {t: MeanBlock.from_record(b, file=file, field=f"{field}.per_type.{t}") for t, b in per_type.items()})
+
+
+@dataclass(frozen=True)
+class RetrievalDetail:
+    """metrics/detail/retrieval.json (:attr:`RetrievalMetricFiles.detail`), typed; key order as written."""
+
+    profile: str
+    official_equivalence: bool
+    memory: str | None
+    variant: str | None
+    suite: str | None
+    memory_fingerprint: str | None
+    granularity: str
+    bootstrap: Mapping[str, Any]
+    """{resamples, seed, level, note}."""
+    exclude_abs: RuleBlock
+    exclude_abs_and_no_user_target: RuleBlock
+    scored: ScoredRetrieval | None = None
+    """The per-question values and question facts, when the file holds them (`mnemetric score-retrieval`)."""
+
+    def to_record(self) -> dict[str, Any]:
+        out = {"profile": self.profile, "official_equivalence": self.official_equivalence, "memory": self.memory,
+               "variant": self.variant, "suite": self.suite, "memory_fingerprint": self.memory_fingerprint,
+               "granularity": self.granularity, "bootstrap": dict(self.bootstrap),
+               "exclude_abs": self.exclude_abs.to_record(),
+               "exclude_abs_and_no_user_target": self.exclude_abs_and_no_user_target.to_record()}
+        if self.scored is not None:
+            record = self.scored.to_record()
+            out |= {"per_question": record["per_question"], "questions": record["questions"]}
+        return out
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str) -> RetrievalDetail:
+        """Validate every field of the written layout; InputError naming file and field."""
+        raw = mapping_from_record(raw, file, "<root>", "<root>")
+        _check_names(raw, file)
+        boot = mapping_from_record(raw.get("bootstrap"), file, "<root>", "bootstrap")
+        if list(boot) != ["resamples", "seed", "level", "note"]:
+            raise InputError(file, "<root>", "bootstrap", "expected {resamples, seed, level, note}")
+        rules = [RuleBlock.from_record(raw.get(r.name), file=file, field=r.name) for r in AVERAGING_RULES]
+        return cls(*(raw[k] for k in NAME_KEYS[:5]), raw["memory_fingerprint"], raw["granularity"], dict(boot),
+                   *rules, _scored_part(raw, rules, file))
+
+
+def _check_names(raw: Mapping[str, Any], file: str) -> None:
+    if not isinstance(raw.get("profile"), str):
+        raise InputError(file, "<root>", "profile", "expected the scoring profile's name (a string)")
+    if not isinstance(raw.get("official_equivalence"), bool):
+        raise InputError(file, "<root>", "official_equivalence", "expected true or false")
+    for key in ("memory", "variant", "suite", "memory_fingerprint"):
+        if key not in raw or not (raw[key] is None or isinstance(raw[key], str)):
+            raise InputError(file, "<root>", key, "expected a string or null")
+    if raw.get("granularity") not in (*LEVELS, "auto"):
+        raise InputError(file, "<root>", "granularity", f"expected session or turn, got {raw.get('granularity')!r}")
+
+
+def _scored_part(raw: Mapping[str, Any], rules: list[RuleBlock], file: str) -> ScoredRetrieval | None:
+    if "per_question" not in raw and "questions" not in raw:
+        return None
+    averages = {r.name: {"n": b.mean.n, "excluded": b.excluded, **b.mean.means} for r, b in zip(AVERAGING_RULES, rules)}
+    return ScoredRetrieval.from_record({**{k: raw[k] for k in ("profile", "official_equivalence", "granularity")},
+                                        "per_question": raw.get("per_question"), "questions": raw.get("questions"),
+                                        "aggregate": averages}, file=file)
+
+
+def read_retrieval_detail(path: str | Path) -> RetrievalDetail:
+    """metrics/detail/retrieval.json, read and validated (InputError naming file, record and field)."""
+    file = str(require_file(path, fix="run the retrieval_metrics stage (or `mnemetric score-retrieval`) first"))
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(file, "<root>", "(file)", f"not valid JSON: {exc}") from None
+    return RetrievalDetail.from_record(raw, file=file)

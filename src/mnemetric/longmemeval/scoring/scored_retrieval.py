@@ -35,7 +35,8 @@ def _number(v: Any) -> bool:
     return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
 
 
-def _levels(raw: Mapping[str, Any], skip: tuple[str, ...], file: str, record: str, where: str) -> dict[str, dict]:
+def levels_from_record(raw: Mapping[str, Any], skip: tuple[str, ...], file: str, record: str,
+                       where: str) -> dict[str, dict]:
     """{level: {metric: number | None}} from ``raw`` minus ``skip`` keys; InputError on a bad entry."""
     out: dict[str, dict] = {}
     for level, metrics in raw.items():
@@ -51,7 +52,8 @@ def _levels(raw: Mapping[str, Any], skip: tuple[str, ...], file: str, record: st
     return out
 
 
-def _mapping(raw: Any, file: str, record: str, field: str) -> Mapping[str, Any]:
+def mapping_from_record(raw: Any, file: str, record: str, field: str) -> Mapping[str, Any]:
+    """``raw`` when it is a JSON object, else InputError naming file, record and field."""
     if not isinstance(raw, Mapping):
         raise InputError(file, record, field, f"expected a JSON object, got {type(raw).__name__}")
     return raw
@@ -71,7 +73,7 @@ class QuestionFacts:
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str, record: str) -> QuestionFacts:
-        raw = _mapping(raw, file, record, "questions")
+        raw = mapping_from_record(raw, file, record, "questions")
         if not isinstance(raw.get("question_type"), str):
             raise InputError(file, record, "questions.question_type", "expected a string")
         if not isinstance(raw.get("has_user_target"), bool):
@@ -93,11 +95,11 @@ class RuleAverage:
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str, record: str, field: str) -> RuleAverage:
-        raw = _mapping(raw, file, record, field)
+        raw = mapping_from_record(raw, file, record, field)
         for key in ("n", "excluded"):
             if not isinstance(raw.get(key), int) or isinstance(raw.get(key), bool) or raw[key] < 0:
                 raise InputError(file, record, f"{field}.{key}", f"expected an integer >= 0, got {raw.get(key)!r}")
-        return cls(raw["n"], raw["excluded"], _levels(raw, ("n", "excluded"), file, record, field))
+        return cls(raw["n"], raw["excluded"], levels_from_record(raw, ("n", "excluded"), file, record, field))
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,7 @@ class ScoredRetrieval:
     def from_record(cls, raw: Any, *, file: str, line: int | None = None) -> ScoredRetrieval:
         """Read :meth:`to_record`'s layout back; InputError naming file, record and field."""
         where = f"line {line}" if line is not None else "<root>"
-        raw = _mapping(raw, file, where, "<root>")
+        raw = mapping_from_record(raw, file, where, "<root>")
         if not isinstance(raw.get("profile"), str):
             raise InputError(file, where, "profile", "expected the scoring profile's name (a string)")
         if not isinstance(raw.get("official_equivalence"), bool):
@@ -155,13 +157,13 @@ class ScoredRetrieval:
         if raw.get("granularity") not in (*GRANULARITIES, "auto"):
             raise InputError(file, where, "granularity",
                              f"expected session, turn (or auto: an empty log), got {raw.get('granularity')!r}")
-        per_q = _mapping(raw.get("per_question"), file, where, "per_question")
-        facts = _mapping(raw.get("questions"), file, where, "questions")
+        per_q = mapping_from_record(raw.get("per_question"), file, where, "per_question")
+        facts = mapping_from_record(raw.get("questions"), file, where, "questions")
         if list(per_q) != list(facts):
             raise InputError(file, where, "questions", "expected the same question ids, in the same order, as per_question")
-        agg = _mapping(raw.get("aggregate"), file, where, "aggregate")
+        agg = mapping_from_record(raw.get("aggregate"), file, where, "aggregate")
         return cls(raw["profile"], raw["official_equivalence"], raw["granularity"],
-                   {q: _levels(_mapping(v, file, q, "per_question"), (), file, q, "per_question")
+                   {q: levels_from_record(mapping_from_record(v, file, q, "per_question"), (), file, q, "per_question")
                     for q, v in per_q.items()},
                    {q: QuestionFacts.from_record(v, file=file, record=q) for q, v in facts.items()},
                    *(RuleAverage.from_record(agg.get(r), file=file, record=where, field=f"aggregate.{r}")
