@@ -60,8 +60,9 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
         from mnemetric.llm.budget import UsageStats
         from mnemetric.llm.failures import describe, failures_path, read_failures
         from mnemetric.longmemeval.components import judge_file, llm_factory, write_judged
-        from mnemetric.longmemeval.hypotheses import read_hypotheses, read_reference_minimal
-        from mnemetric.longmemeval.judge.run import Reference, check_not_all_failed
+        from mnemetric.longmemeval.hypotheses import read_hypotheses
+        from mnemetric.longmemeval.judge.run import check_not_all_failed
+        from mnemetric.longmemeval.reference import reference_by_id
 
         cfg = load_option("judge", a.judge, a.conf)
         for key, value in (("longmemeval_dir", a.longmemeval_dir), ("evaluate_qa_sha256", a.evaluate_qa_sha256),
@@ -70,8 +71,7 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
                 cfg[key] = value
         judge = build(cfg, f"judge {a.judge}")
         hyps = [h.record for h in read_hypotheses(a.hyp)]  # echoed whole, extra fields included, as upstream
-        refs = {r.question_id: Reference(r.question_id, r.question_type, r.question, r.answer)
-                for r in read_reference_minimal(a.ref)}
+        refs = reference_by_id(a.ref)
         stats = UsageStats()
         llm = llm_factory(llm_settings(a.conf, a), stats)
         if a.dry_run:  # plans from the cache only: no API key needed, nothing sent
@@ -129,12 +129,12 @@ def _score_qa(p: argparse.ArgumentParser) -> Handler:
         from mnemetric.errors import ConfigError
         from mnemetric.llm.failures import describe
         from mnemetric.llm.usage import read_usage
-        from mnemetric.longmemeval.hypotheses import read_reference_minimal
+        from mnemetric.longmemeval.reference import reference_types
         from mnemetric.longmemeval.scoring.qa_report import detail_path, score_judged_file, write_qa_files
 
         if a.resamples < 0:
             raise ConfigError("--resamples", f"must be an integer >= 0 (0 = no intervals), got {a.resamples}")
-        types = {r.question_id: r.question_type for r in read_reference_minimal(a.ref)}
+        types = reference_types(a.ref)
         names = {"reader": a.reader, "memory": a.memory, "variant": a.variant, "suite": a.suite}
         usage = None if a.usage is None else [read_usage(u) for u in a.usage]
         scored = score_judged_file(a.judged, types, names=names, judge=None, resamples=a.resamples, seed=a.seed,

@@ -52,9 +52,10 @@ from mnemetric.custody.manifest import (
     spread,
 )
 from mnemetric.family import CardRow, CardSpec, CrosscheckSpec, OfficialProtocol, TaskMetric
-from mnemetric.longmemeval.hypotheses import read_judged, read_reference_minimal
+from mnemetric.longmemeval.hypotheses import read_judged
 from mnemetric.longmemeval.judge.upstream_file import REVISION, SHA256, UPSTREAM_REPO
 from mnemetric.longmemeval.judge.upstream_prompts import PROMPT_SET_SHA256
+from mnemetric.longmemeval.reference import reference_types  # question_id -> question_type
 from mnemetric.longmemeval.scoring.score_retrieval import score_retrieval_log
 from mnemetric.longmemeval.rules import OFFICIAL_JUDGE_MODEL, OFFICIAL_JUDGE_PARAMS, QUESTION_TYPES
 from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES as PRINT_ORDER
@@ -88,11 +89,6 @@ def score_retrieval(log: Path, granularity: str) -> Mapping[str, Any]:
 def judged_labels(path: Path) -> list[tuple[str, bool, str | None]]:
     """(question_id, label, judge model) of each line of an upstream ``.eval-results-*`` file."""
     return [(j.question_id, j.label, j.model) for j in read_judged(path)]
-
-
-def reference_types(path: Path) -> dict[str, str]:
-    """question_id -> question_type of a reference file."""
-    return {r.question_id: r.question_type for r in read_reference_minimal(path)}
 
 
 def qa_estimates(pairs: Sequence[tuple[str, bool]], types: Mapping[str, str], file: str) -> dict[str, Any]:

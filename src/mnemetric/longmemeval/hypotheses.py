@@ -1,4 +1,4 @@
-"""Upstream QA file formats: hypotheses, judged hypotheses, and the minimal reference.
+"""Upstream QA file formats: hypotheses and judged hypotheses (the reference: longmemeval/reference.py).
 
 Formats (shared/docs/upstream-protocol.md §3.1–3.3; xiaowu0162/LongMemEval
 src/evaluation/evaluate_qa.py and print_qa_metrics.py @ 9e0b455f):
@@ -6,8 +6,8 @@ src/evaluation/evaluate_qa.py and print_qa_metrics.py @ 9e0b455f):
 * hypotheses: JSONL of ``{"question_id", "hypothesis"}`` (upstream falls back to one JSON list);
 * judged: the hypothesis lines echoed with ``autoeval_label = {"model": str, "label": bool}`` (and, when
   Mnemetric judged them, ``mnemetric_judge``: :class:`mnemetric.longmemeval.judgments.JudgeTrace`);
-* reference: one JSON list of instances (we fall back to JSONL); only question_id, question_type,
-  question and answer are read, so a trimmed reference works. ``answer`` may be a bare number.
+* the reference file (the instance file read minimally) has its own module:
+  :mod:`mnemetric.longmemeval.reference` (one record, one streaming reader).
 
 Every error names the file, the line (or list index) and the field.
 """
@@ -22,7 +22,6 @@ from typing import Any
 
 from mnemetric.errors import InputError
 from mnemetric.io import require_file
-from mnemetric.jsonstream import iter_json_list
 from mnemetric.longmemeval.judgments import JudgeTrace
 
 
@@ -45,15 +44,6 @@ class JudgedHypothesis:
     hypothesis: str | None = None
     judge_trace: JudgeTrace | None = field(default=None, compare=False, repr=False)
     """Mnemetric's ``mnemetric_judge`` custody fields of the line, typed (None for files judged elsewhere)."""
-
-
-@dataclass(frozen=True)
-class ReferenceItem:
-    question_id: str
-    question_type: str
-    question: str
-    answer: str | int | float
-    """Gold answer; a rubric for preference questions, an explanation for _abs questions."""
 
 
 _FIX_FORMAT = "write one JSON object per line (JSONL) or one JSON list of objects"
@@ -150,32 +140,6 @@ def read_judged(path: str | Path) -> list[JudgedHypothesis]:
     return out
 
 
-def read_reference_minimal(path: str | Path) -> list[ReferenceItem]:
-    """Reference questions: JSON list (fallback: JSONL); only question_id/type, question, answer are read."""
-    out, seen = [], set()
-    for where, rec in _reference_records(path):
-        qid, here = _question_id(str(path), where, rec, seen)
-        p = str(path)
-        out.append(ReferenceItem(
-            question_id=qid,
-            question_type=_field(p, here, rec, "question_type", (str,), "a string"),
-            question=_field(p, here, rec, "question", (str,), "a string"),
-            answer=_field(p, here, rec, "answer", (str, int, float), "a string or a number"),
-        ))
-    if not out:
-        raise InputError(str(path), "<file>", "<file>", "no records")
-    return out
-
-
-def _reference_records(path: str | Path) -> Iterator[tuple[str, Any]]:
-    """Stream a JSON list item by item (the M file is ~2.7 GB); anything else goes through load_records."""
-    with open(require_file(path), encoding="utf-8") as fh:
-        head = fh.read(4096).lstrip()
-    if head.startswith("["):
-        return ((f"index {i}", item) for i, item in enumerate(iter_json_list(path)))
-    return iter(load_records(path, prefer="json"))
-
-
-def iter_ids(records: list[Hypothesis] | list[JudgedHypothesis] | list[ReferenceItem]) -> Iterator[str]:
+def iter_ids(records: list[Hypothesis] | list[JudgedHypothesis]) -> Iterator[str]:
     """The question ids of any of the record lists above, in file order."""
     return (r.question_id for r in records)

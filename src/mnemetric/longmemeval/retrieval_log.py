@@ -18,7 +18,6 @@ from typing import Any
 
 from mnemetric.errors import InputError
 from mnemetric.io import read_jsonl, require_file
-from mnemetric.jsonstream import iter_json_list
 
 
 
@@ -130,16 +129,3 @@ def read_retrieval_log(path: str | Path) -> Iterator[RetrievalLogRecord]:
     require_file(path, fix="check the path of the retrieval log")
     for line, raw in read_jsonl(path):
         yield RetrievalLogRecord.from_record(raw, file=str(path), line=line)
-
-
-def load_reference_ids(path: str | Path) -> set[str]:
-    """question_ids of a LongMemEval reference file (a JSON list of instances), streamed item by item
-    (the M file is ~2.7 GB; only each item's question_id is kept)."""
-    file = require_file(path, fix="pass the LongMemEval dataset file (JSON list) the log was produced from")
-    ids: set[str] = set()
-    for i, inst in enumerate(iter_json_list(file)):
-        qid = inst.get("question_id") if isinstance(inst, dict) else None
-        if not isinstance(qid, str):
-            raise InputError(str(path), f"index {i}", "question_id", "missing or not a string")
-        ids.add(qid)
-    return ids

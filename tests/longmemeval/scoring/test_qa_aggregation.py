@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from mnemetric.longmemeval.hypotheses import read_hypotheses, read_judged, read_reference_minimal
+from mnemetric.longmemeval.hypotheses import read_hypotheses, read_judged
+from mnemetric.longmemeval.reference import read_reference as read_reference_minimal
 from mnemetric.errors import InputError
 from mnemetric.longmemeval.judge import upstream_prompts as up
 from mnemetric.longmemeval.scoring.qa import (
@@ -282,7 +283,7 @@ def test_truncated_last_jsonl_line_names_the_line(tmp_path):
     rows = [{"question_id": q, "hypothesis": "h"} for q in ("a", "b", "c")]
     path = tmp_path / "h.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"question_id": "d", "hypo', encoding="utf-8")
-    for read in (read_hypotheses, read_judged, read_reference_minimal):
+    for read in (read_hypotheses, read_judged):  # the streaming reference reader: tests/longmemeval/test_reference.py
         with pytest.raises(InputError) as info:
             read(path)
         problem = info.value.problem

@@ -23,13 +23,8 @@ from mnemetric.llm.types import LLMRequestError
 from mnemetric.longmemeval.judge.lexical import LexicalJudge
 from mnemetric.longmemeval.judge.upstream_prompts import PromptSet, parse_label
 from mnemetric.longmemeval.judgments import JudgeCall, JudgeParams, JudgeTrace
+from mnemetric.longmemeval.reference import Reference
 
-@dataclass(frozen=True)
-class Reference:
-    question_id: str
-    question_type: str
-    question: str
-    answer: str | int | float
 
 
 def _refs_for(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], file: str) -> list[Reference]:

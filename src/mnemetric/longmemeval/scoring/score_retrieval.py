@@ -15,7 +15,8 @@ from typing import Any
 
 from mnemetric.errors import InputError
 from mnemetric.io import write_json_atomic
-from mnemetric.longmemeval.retrieval_log import RetrievalLogRecord, load_reference_ids, read_retrieval_log
+from mnemetric.longmemeval.reference import reference_ids
+from mnemetric.longmemeval.retrieval_log import RetrievalLogRecord, read_retrieval_log
 from mnemetric.longmemeval.rules import GRANULARITIES
 from mnemetric.longmemeval.scoring.retrieval import DEFAULT_KS
 from mnemetric.longmemeval.scoring.retrieval_corpus import has_user_target, haystack_corpus, targets
@@ -64,7 +65,7 @@ def score_retrieval_log(
     file = str(path)
     _check_granularity(granularity, file)
     prof = get_profile(profile) if isinstance(profile, str) else profile
-    known = load_reference_ids(reference_path) if reference_path is not None else None
+    known = reference_ids(reference_path) if reference_path is not None else None
     per_question: dict[str, Any] = {}
     facts: dict[str, QuestionFacts] = {}
     seen: set[str] = set()
