@@ -6,53 +6,32 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.stages.conftest import run_stage, sample_ids, write_suite
 
-ADAPTED = ROOT / "data" / "adapted" / "sample.jsonl"
 
 
 @pytest.fixture()
-def workspace(tmp_path: Path) -> Path:
-    if not ADAPTED.exists():
-        pytest.skip(f"{ADAPTED} is absent (run `dvc repro adapt` in the project first)")
-    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
-    (tmp_path / "data" / "adapted").mkdir(parents=True)
-    shutil.copy(ADAPTED, tmp_path / "data" / "adapted" / "sample.jsonl")
-    (tmp_path / "data" / "custody").mkdir()
-    (tmp_path / "data" / "custody" / "sample.json").write_text('{"verified": true}', encoding="utf-8")
-    (tmp_path / "data" / "suites").mkdir()
-    return tmp_path
-
-
-def _ids(n: int) -> list[str]:
-    with open(ADAPTED, encoding="utf-8") as fh:
-        return [json.loads(line)["eval"]["question_id"] for line, _ in zip(fh, range(n))]
+def workspace(stage_workspace: Path) -> Path:
+    (stage_workspace / "data" / "custody").mkdir()
+    (stage_workspace / "data" / "custody" / "sample.json").write_text('{"verified": true}', encoding="utf-8")
+    return stage_workspace
 
 
 def _suite(ws: Path, ids: list[str], **changes) -> Path:
-    sha = hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()  # the rule, by hand: ids joined by newlines
-    raw = {"suite": "two", "variant": "sample", "kind": "stratified", "seed": 3, "size": len(ids), "ids_sha256": sha,
-           "question_ids": ids} | changes
-    path = ws / "data" / "suites" / "sample-full.json"
-    path.write_text(json.dumps(raw, indent=2), encoding="utf-8")
-    return path
+    return write_suite(ws, ids, **({"suite": "two", "kind": "stratified", "seed": 3} | changes))
 
 
 def _run(ws: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mnemetric.stages.data_metrics"], cwd=ws, capture_output=True,
-                          text=True, env=os.environ.copy(), timeout=120)
+    return run_stage(ws, "data_metrics")
 
 
 def test_the_suite_block_comes_from_the_suite_file(workspace: Path):
-    ids = _ids(2)
+    ids = sample_ids(2)
     _suite(workspace, ids)
     done = _run(workspace)
     assert done.returncode == 0, done.stderr
@@ -68,7 +47,7 @@ def test_the_suite_block_comes_from_the_suite_file(workspace: Path):
     ({"question_ids": "q1"}, "'question_ids'"),
 ])
 def test_a_suite_that_disagrees_with_itself_is_one_message(workspace: Path, changes: dict, field: str):
-    path = _suite(workspace, _ids(2), **changes)
+    path = _suite(workspace, sample_ids(2), **changes)
     done = _run(workspace)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert str(Path("data/suites/sample-full.json")) in done.stderr and field in done.stderr, done.stderr

@@ -5,25 +5,15 @@ sidecars' sums (by hand below); a bad suite or a bad sidecar is one message nami
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.stages.conftest import run_stage, sample_ids, write_suite
 
-ADAPTED = ROOT / "data" / "adapted" / "sample.jsonl"
 RUNS = Path("data") / "runs"
-
-
-def _ids(n: int) -> list[str]:
-    with open(ADAPTED, encoding="utf-8") as fh:
-        return [json.loads(line)["eval"]["question_id"] for line, _ in zip(fh, range(n))]
 
 
 def _usage(responses: int, prompt: int, completion: int, usd: float, model: str | None) -> dict:
@@ -33,18 +23,11 @@ def _usage(responses: int, prompt: int, completion: int, usd: float, model: str 
 
 
 @pytest.fixture()
-def workspace(tmp_path: Path) -> Path:
-    if not ADAPTED.exists():
-        pytest.skip(f"{ADAPTED} is absent (run `dvc repro adapt` in the project first)")
-    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
-    (tmp_path / "data" / "adapted").mkdir(parents=True)
-    shutil.copy(ADAPTED, tmp_path / "data" / "adapted" / "sample.jsonl")
+def workspace(stage_workspace: Path) -> Path:
+    tmp_path = stage_workspace
     (tmp_path / RUNS).mkdir(parents=True)
-    (tmp_path / "data" / "suites").mkdir()
-    ids = _ids(2)
-    suite = {"suite": "full", "variant": "sample", "kind": "full", "seed": 0, "size": 2,
-             "ids_sha256": hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest(), "question_ids": ids}
-    (tmp_path / "data" / "suites" / "sample-full.json").write_text(json.dumps(suite, indent=2), encoding="utf-8")
+    ids = sample_ids(2)
+    write_suite(tmp_path, ids)
     trace = {"judge": "lexical", "official_equivalence": False}
     judged = [{"question_id": q, "hypothesis": "x", "autoeval_label": {"model": "lexical", "label": i == 0},
                "mnemetric_judge": trace} for i, q in enumerate(ids)]
@@ -58,8 +41,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def _run(ws: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mnemetric.stages.qa_metrics"], cwd=ws, capture_output=True,
-                          text=True, env=os.environ.copy(), timeout=120)
+    return run_stage(ws, "qa_metrics")
 
 
 def test_cost_is_the_sum_of_the_typed_sidecars_and_the_judge_is_the_traces(workspace: Path):

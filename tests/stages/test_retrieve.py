@@ -4,21 +4,14 @@ field (no traceback), with nothing written."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
-
-import pytest
 
 from mnemetric.longmemeval.contexts import Context
 
-from tests.conftest import ROOT
+from tests.stages.conftest import run_stage, sample_ids, write_suite
 
-ADAPTED = ROOT / "data" / "adapted" / "sample.jsonl"
 RUNS = Path("data") / "runs"
 EMPTY_USAGE = ('{\n  "responses": 0,\n  "prompt_tokens": 0,\n  "completion_tokens": 0,\n  "usd": 0.0,\n'
                '  "unpriced_models": [],\n  "per_model": {}\n}\n')
@@ -26,41 +19,19 @@ CONTEXT_KEYS = ["question_id", "memory", "granularity", "k", "budget_tokens", "t
 ITEM_KEYS = ["session_id", "upstream_session_id", "turn_index", "date", "messages", "truncated"]
 
 
-def _ids() -> list[str]:
-    with open(ADAPTED, encoding="utf-8") as fh:
-        return [json.loads(line)["eval"]["question_id"] for line in fh if line.strip()]
-
-
-@pytest.fixture()
-def workspace(tmp_path: Path) -> Path:
-    if not ADAPTED.exists():
-        pytest.skip(f"{ADAPTED} is absent (run `dvc repro adapt` in the project first)")
-    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
-    (tmp_path / "data" / "adapted").mkdir(parents=True)
-    shutil.copy(ADAPTED, tmp_path / "data" / "adapted" / "sample.jsonl")
-    (tmp_path / "data" / "suites").mkdir()
-    return tmp_path
-
-
-def _suite(ws: Path, ids: list[str], **changes) -> None:
-    raw = {"suite": "full", "variant": "sample", "kind": "full", "seed": 0, "size": len(ids),
-           "ids_sha256": hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest(), "question_ids": ids} | changes
-    (ws / "data" / "suites" / "sample-full.json").write_text(json.dumps(raw, indent=2), encoding="utf-8")
-
-
 def _run(ws: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mnemetric.stages.retrieve"], cwd=ws, capture_output=True,
-                          text=True, env=os.environ.copy(), timeout=300)
+    return run_stage(ws, "retrieve", timeout=300)
 
 
-def test_contexts_of_the_suite_and_the_usage_sidecar_bytes(workspace: Path):
-    ids = _ids()
+def test_contexts_of_the_suite_and_the_usage_sidecar_bytes(stage_workspace: Path):
+    ws = stage_workspace
+    ids = sample_ids()
     chosen = [ids[-1], ids[0]]  # suite order differs from file order: the adapted file's order is kept
-    _suite(workspace, chosen)
-    done = _run(workspace)
+    write_suite(ws, chosen)
+    done = _run(ws)
     assert done.returncode == 0, done.stderr
-    assert (workspace / RUNS / "retrieve-usage.json").read_text(encoding="utf-8") == EMPTY_USAGE
-    lines = (workspace / RUNS / "contexts.jsonl").read_text(encoding="utf-8").splitlines()
+    assert (ws / RUNS / "retrieve-usage.json").read_text(encoding="utf-8") == EMPTY_USAGE
+    lines = (ws / RUNS / "contexts.jsonl").read_text(encoding="utf-8").splitlines()
     raws = [json.loads(x) for x in lines]
     assert [r["question_id"] for r in raws] == [ids[0], ids[-1]]
     for i, raw in enumerate(raws, start=1):
@@ -69,13 +40,14 @@ def test_contexts_of_the_suite_and_the_usage_sidecar_bytes(workspace: Path):
         assert (ctx.memory, ctx.granularity, ctx.k, ctx.budget_tokens, ctx.tokenizer) == \
             ("bm25", "session", 10, 6000, "wordpunct-v1")
         assert 0 < len(ctx.items) <= 10 and ctx.tokens <= 6000
-    log = (workspace / RUNS / "retrieval.jsonl").read_text(encoding="utf-8").splitlines()
+    log = (ws / RUNS / "retrieval.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(x)["question_id"] for x in log] == [ids[0], ids[-1]]
 
 
-def test_a_bad_suite_names_its_file_and_field(workspace: Path):
-    _suite(workspace, _ids()[:2], ids_sha256="0" * 64)
-    done = _run(workspace)
+def test_a_bad_suite_names_its_file_and_field(stage_workspace: Path):
+    ws = stage_workspace
+    write_suite(ws, sample_ids()[:2], ids_sha256="0" * 64)
+    done = _run(ws)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "sample-full.json" in done.stderr and "'ids_sha256'" in done.stderr, done.stderr
-    assert not (workspace / RUNS).exists()
+    assert not (ws / RUNS).exists()

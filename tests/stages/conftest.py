@@ -1,0 +1,56 @@
+"""Shared setup of the stage tests: a temporary workspace holding the project's params.yaml and the
+committed adapted sample, a suite file written by hand, and a stage run as ``python -m``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+ADAPTED = ROOT / "data" / "adapted" / "sample.jsonl"
+SUITE = Path("data") / "suites" / "sample-full.json"
+
+
+def sample_ids(n: int | None = None) -> list[str]:
+    """Question ids of the committed adapted sample, in file order (the first ``n``, or all)."""
+    with open(ADAPTED, encoding="utf-8") as fh:
+        ids = [json.loads(line)["eval"]["question_id"] for line in fh if line.strip()]
+    return ids if n is None else ids[:n]
+
+
+def write_suite(ws: Path, ids: list[str], **changes) -> Path:
+    """The suite file of ``ids`` in ``ws`` (a full suite unless ``changes`` say otherwise); its
+    ids_sha256 by the rule, by hand: sha256 of the ids joined by newlines."""
+    sha = hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
+    raw = {"suite": "full", "variant": "sample", "kind": "full", "seed": 0, "size": len(ids), "ids_sha256": sha,
+           "question_ids": ids} | changes
+    path = ws / SUITE
+    path.write_text(json.dumps(raw, indent=2), encoding="utf-8")
+    return path
+
+
+def run_stage(ws: Path, stage: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    """``python -m mnemetric.stages.<stage>`` in ``ws`` (output captured as text)."""
+    return subprocess.run([sys.executable, "-m", f"mnemetric.stages.{stage}"], cwd=ws, capture_output=True,
+                          text=True, env=os.environ.copy(), timeout=timeout)
+
+
+@pytest.fixture()
+def stage_workspace(tmp_path: Path) -> Path:
+    """``tmp_path`` with params.yaml, data/adapted/sample.jsonl and an empty data/suites/ (skipped,
+    with the reason, when the adapted sample has not been built)."""
+    if not ADAPTED.exists():
+        pytest.skip(f"{ADAPTED} is absent (run `dvc repro adapt` in the project first)")
+    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
+    (tmp_path / "data" / "adapted").mkdir(parents=True)
+    shutil.copy(ADAPTED, tmp_path / "data" / "adapted" / "sample.jsonl")
+    (tmp_path / "data" / "suites").mkdir()
+    return tmp_path
