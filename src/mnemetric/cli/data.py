@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from mnemetric.errors import ConfigError
-from mnemetric.cli.registry import Handler, command, load_option
+from mnemetric.cli.registry import Handler, command, conf_options, load_option, option_path
 
 
 # ------------------------------------------------------------------ data
@@ -52,14 +52,13 @@ def _validate(p: argparse.ArgumentParser) -> Handler:
          "A file with problems writes nothing and lists them all (up to 50, then a count).")
 def _adapt(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("file", type=Path, help="a LongMemEval JSON file")
-    p.add_argument("--adapter", default="session-v3", choices=sorted(ADAPTERS), help="adapter option (default: %(default)s)")
+    add_adapter_options(p)
     p.add_argument("--out", type=Path, required=True, help="output JSONL file")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval.adapted import SessionAdapter
         from mnemetric.longmemeval.adapt import WarningTally, adapt_file
         warnings = WarningTally()
-        n = adapt_file(SessionAdapter(a.adapter, ADAPTERS[a.adapter]), a.file, a.out, on_warning=warnings)
+        n = adapt_file(load_adapter(a.adapter, a.conf), a.file, a.out, on_warning=warnings)
         print(f"{n} questions → {a.out}")
         if warnings.count:
             print(warnings.summary(a.file), file=sys.stderr)
@@ -67,7 +66,30 @@ def _adapt(p: argparse.ArgumentParser) -> Handler:
     return run
 
 
-ADAPTERS = {"session-v3": "mnemetric.longmemeval-session/v3", "legacy-v2": "mnemetric.longmemeval-session/v2"}
+def add_adapter_options(p: argparse.ArgumentParser, *, conf: bool = True) -> None:
+    """--adapter (an option of <conf>/adapter/ or the package's, or a YAML path) and, unless the command
+    has its own, --conf."""
+    p.add_argument("--adapter", default="session-v3", metavar="NAME",
+                   help="adapter option in <conf>/adapter/ (shipped: " + ", ".join(conf_options("adapter"))
+                        + "; session-v3: dated sessions and question, legacy-v2: the undated replay) or a path "
+                        "to a YAML file whose _target_ names the adapter class")
+    if conf:
+        p.add_argument("--conf", type=Path, default=Path("conf"),
+                       help="a project's conf folder, adding its own options to those shipped with Mnemetric; "
+                            "used when it exists")
+
+
+def load_adapter(name: str, conf: Path = Path("conf")):
+    """Build the adapter of conf option ``adapter=<name>`` (or a YAML path) by its _target_, as stage adapt does."""
+    from mnemetric.config import build
+    from mnemetric.errors import ConfigError
+    from mnemetric.longmemeval.adapted import SessionAdapter
+    cfg = load_option("adapter", name, conf)
+    where = str(option_path("adapter", name, conf) or f"adapter={name}")
+    adapter = build(cfg, where)
+    if not isinstance(adapter, SessionAdapter):
+        raise ConfigError(f"{where}: {cfg.get('_target_')} is not a LongMemEval adapter (SessionAdapter)")
+    return adapter
 
 
 @command("fetch", "download a pinned LongMemEval variant and verify its sha256",

@@ -20,6 +20,13 @@ def command(name: str, summary: str, description: str):
     return wrap
 
 
+def conf_options(group: str, conf: Path | None = None) -> list[str]:
+    """The option names of conf group ``group`` shipped with the package, plus those in <conf>/<group>/."""
+    from mnemetric.config import package_conf_dir
+    folders = [package_conf_dir()] + ([Path(conf)] if conf is not None else [])
+    return sorted({f.stem for d in folders for f in (d / group).glob("*.yaml")})
+
+
 def option_path(group: str, name: str, conf: Path) -> Path | None:
     """``name`` itself when it is a path to a YAML file, else None (a named option, composed by Hydra)."""
     from mnemetric.errors import ConfigError

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mnemetric.cli.data import ADAPTERS
-from mnemetric.cli.registry import Handler, command, load_option, option_path
+from mnemetric.cli.data import add_adapter_options, load_adapter
+from mnemetric.cli.registry import Handler, command, conf_options, load_option, option_path
 
 
 # ------------------------------------------------------------------ retrieval
@@ -37,8 +37,7 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
                    help="rank sessions or user turns (turn logs are also scored at session level)")
     p.add_argument("--out", type=Path, required=True, default=argparse.SUPPRESS, metavar="LOG",
                    help="output retrieval log (JSONL)")
-    p.add_argument("--adapter", default="session-v3", choices=sorted(ADAPTERS),
-                   help="session-v3: dated sessions and question; legacy-v2: the undated replay")
+    add_adapter_options(p, conf=False)
     p.add_argument("--conf", type=Path, default=Path("conf"),
                    help="a project's conf folder, adding its own options (memory/<NAME>.yaml) to those shipped "
                         "with Mnemetric; used when it exists")
@@ -55,7 +54,7 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
                                  keys=("--granularity", "--context-k", "--context-tokens"))
         memory = load_memory(a.memory, a.conf)
         n = _validated_count(a.dataset)
-        write_retrieval(memory, _adapted(a.dataset, a.adapter), granularity=a.granularity, k=a.context_k,
+        write_retrieval(memory, _adapted(a.dataset, load_adapter(a.adapter, a.conf)), granularity=a.granularity, k=a.context_k,
                         budget=a.context_tokens, log=a.out, contexts=a.contexts, total=n)
         print(f"retrieve: {memory.name} ({a.granularity}) over {n} questions → {a.out}"
               + (f" (+ contexts {a.contexts})" if a.contexts else "") + _cache_note(memory))
@@ -65,8 +64,7 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
 
 def memory_options(conf: Path) -> list[str]:
     """The memory option names shipped with the package plus those in <conf>/memory/."""
-    from mnemetric.config import package_conf_dir
-    return sorted({f.stem for d in (package_conf_dir(), conf) for f in (d / "memory").glob("*.yaml")})
+    return conf_options("memory", conf)
 
 
 def load_memory(name: str, conf: Path = Path("conf")):
@@ -93,10 +91,8 @@ def _validated_count(dataset: Path) -> int:
     return n
 
 
-def _adapted(dataset: Path, adapter: str):
-    from mnemetric.longmemeval.adapted import SessionAdapter
+def _adapted(dataset: Path, adapt):
     from mnemetric.longmemeval.instance import iter_instances
-    adapt = SessionAdapter(adapter, ADAPTERS[adapter])
     return (adapt.adapt(inst, i) for i, inst in enumerate(iter_instances(dataset)))
 
 
