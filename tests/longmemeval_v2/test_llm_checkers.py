@@ -5,11 +5,7 @@ against upstream's _call_chat_completion (MNEMETRIC_LONGMEMEVAL_V2_DIR; sha256 v
 
 from __future__ import annotations
 
-import ast
-import hashlib
-import os
 import random
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,6 +17,7 @@ from mnemetric.longmemeval_v2.llm_checkers import CHECKER_TEXT_FROM, CheckCase, 
 from mnemetric.longmemeval_v2.upstream_text import checker_texts
 from tests.support.openai_server import FakeOpenAIServer
 from tests.support.standin_v2 import ABS_SYSTEM, QA_STAND_IN, abs_user
+from tests.support.upstream_v2 import upstream_v2_function
 
 TEXTS = checker_texts(QA_STAND_IN)
 
@@ -131,19 +128,7 @@ def test_judge_text_parts_joined_reasoning_never_read(tmp_path):
 # ---------------------------------------------------------------- opt-in: against upstream's own function
 @pytest.fixture(scope="module")
 def upstream_call():
-    root = os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR")
-    if not root:
-        pytest.skip("set MNEMETRIC_LONGMEMEVAL_V2_DIR to a LongMemEval-V2 checkout at be15ea6 to compare with "
-                    "upstream's qa_eval_metrics._call_chat_completion")
-    data = (Path(root) / ut.QA_EVAL_METRICS_PATH).read_bytes()
-    pin = ut.KNOWN_PINS.pin(ut.REPO, ut.REVISION, ut.QA_EVAL_METRICS_PATH)
-    assert hashlib.sha256(data).hexdigest() == pin.sha256, f"{ut.QA_EVAL_METRICS_PATH} is not the file at {ut.REVISION}"
-    tree = ast.parse(data.decode("utf-8"), ut.QA_EVAL_METRICS_PATH)
-    nodes = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_call_chat_completion"]
-    assert len(nodes) == 1
-    namespace: dict[str, Any] = {"Any": Any}
-    exec(compile(ast.Module(nodes, []), ut.QA_EVAL_METRICS_PATH, "exec"), namespace)  # noqa: S102 - opt-in
-    return namespace["_call_chat_completion"]
+    return upstream_v2_function(ut.QA_EVAL_METRICS_PATH, "_call_chat_completion")
 
 
 def _upstream_text(call, message: dict[str, Any]) -> str | None:

@@ -8,11 +8,7 @@ checkout named by MNEMETRIC_LONGMEMEVAL_V2_DIR (sha256 verified first; skipped w
 
 from __future__ import annotations
 
-import ast
-import hashlib
-import os
 import random
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,9 +17,10 @@ import pytest
 from mnemetric.llm import LLMClient, ResponseCache, message_text
 from mnemetric.longmemeval_v2 import upstream_text as ut
 from mnemetric.longmemeval_v2.reader import OpenAIReader, ReaderInput
-from mnemetric.longmemeval_v2.upstream_text import KNOWN_PINS, reader_texts
+from mnemetric.longmemeval_v2.upstream_text import reader_texts
 from tests.support.openai_server import FakeOpenAIServer
 from tests.support.standin_v2 import HARNESS_STAND_IN
+from tests.support.upstream_v2 import upstream_v2_function
 
 TEXTS = reader_texts(HARNESS_STAND_IN)
 
@@ -96,19 +93,7 @@ def test_text_parts_are_joined(server, tmp_path):
 # ---------------------------------------------------------------- opt-in: against upstream's own function
 @pytest.fixture(scope="module")
 def upstream_extract():
-    root = os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR")
-    if not root:
-        pytest.skip("set MNEMETRIC_LONGMEMEVAL_V2_DIR to a LongMemEval-V2 checkout at be15ea6 to compare with "
-                    "upstream's extract_text_from_response_message")
-    data = (Path(root) / ut.HARNESS_PATH).read_bytes()
-    pin = KNOWN_PINS.pin(ut.REPO, ut.REVISION, ut.HARNESS_PATH)
-    assert hashlib.sha256(data).hexdigest() == pin.sha256, f"{ut.HARNESS_PATH} is not the file at {ut.REVISION}"
-    tree = ast.parse(data.decode("utf-8"), ut.HARNESS_PATH)
-    nodes = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "extract_text_from_response_message"]
-    assert len(nodes) == 1
-    namespace: dict[str, Any] = {"Any": Any}
-    exec(compile(ast.Module(nodes, []), ut.HARNESS_PATH, "exec"), namespace)  # noqa: S102 - opt-in differential
-    return namespace["extract_text_from_response_message"]
+    return upstream_v2_function(ut.HARNESS_PATH, "extract_text_from_response_message")
 
 
 def _random_message(rng: random.Random) -> dict[str, Any]:
