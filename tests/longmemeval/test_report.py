@@ -6,6 +6,8 @@ discordant pairs is 2 * (1/2)^5 = 0.0625.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mnemetric.errors import InputError
@@ -19,6 +21,7 @@ from mnemetric.longmemeval.report import (
     read_json,
 )
 from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES
+from mnemetric.longmemeval.scoring.retrieval_report import RetrievalDetail
 from mnemetric.report import render_report
 from mnemetric.report.model import Interval
 
@@ -39,18 +42,25 @@ QA = {
              "total": {"responses": 24, "prompt_tokens": 3600, "completion_tokens": 72, "usd": 0.75},
              "note": "a note, not a stage"},
 }
+RULE_BLOCK = {"rule": "print_retrieval_metrics.py", "n": 10,
+              "session": {"recall_all@1": 0.2, "recall_all@5": 0.6, "recall_all@10": 0.9,
+                          "ndcg_any@5": 0.5, "ndcg_any@10": 0.55, "recall_any@5": 0.7},
+              "ci95": {"session": {"recall_all@5": {"low": 0.3, "high": 0.9, "method": "boot"}}},
+              "excluded": 0, "per_type": {}}
 RETRIEVAL = {
-    "profile": "longmemeval-session-upstream-v1", "official_equivalence": True, "memory_fingerprint": "ab" * 32,
-    "exclude_abs": {"n": 10, "session": {"recall_all@1": 0.2, "recall_all@5": 0.6, "recall_all@10": 0.9,
-                                         "ndcg_any@5": 0.5, "ndcg_any@10": 0.55, "recall_any@5": 0.7},
-                    "ci95": {"session": {"recall_all@5": {"low": 0.3, "high": 0.9, "method": "boot"}}}},
+    "profile": "longmemeval-session-upstream-v1", "official_equivalence": True, "memory": "bm25", "variant": "sample",
+    "suite": "full", "memory_fingerprint": "ab" * 32, "granularity": "session",
+    "bootstrap": {"resamples": 10, "seed": 0, "level": 0.95, "note": "retrieval note"},
+    "exclude_abs": RULE_BLOCK, "exclude_abs_and_no_user_target": {**RULE_BLOCK, "n": 8, "excluded": 2},
 }
+"""metrics/detail/retrieval.json's layout (the report stage's test writes it to disk)."""
+TYPED = RetrievalDetail.from_record(RETRIEVAL, file="metrics/detail/retrieval.json")
 DATA = {"variant": {"name": "sample", "revision": "bundled", "sha256": "cd" * 32, "sha256_verified": True},
         "adapter": {"schema": "mnemetric.longmemeval-session/v3"}, "suite": {"name": "full", "ids_sha256": "ef" * 32}}
 
 
 def test_headline_rows_carry_value_interval_n_and_method():
-    model = build_report(QA, RETRIEVAL, DATA)
+    model = build_report(QA, TYPED, DATA)
     rows = {h.name: h for h in model.headline}
     assert rows["overall accuracy"].interval == Interval(0.21, 0.79) and rows["overall accuracy"].n == 12
     assert rows["overall accuracy"].method == CP
@@ -61,7 +71,7 @@ def test_headline_rows_carry_value_interval_n_and_method():
                                                      "ndcg_any@5 (session)", "ndcg_any@10 (session)"]
     assert [t.question_type for t in model.per_type] == list(QUESTION_TYPES)
     assert model.custody.dataset_sha256 == "cd" * 32 and model.custody.memory_fingerprint == "ab" * 32
-    assert model.custody.judge_model == "mnemetric-lexical-v1" and model.notes == ("intervals note",)
+    assert model.custody.judge_model == "mnemetric-lexical-v1" and model.notes == ("intervals note", "retrieval note")
 
 
 def test_equivalence_prefers_the_run_manifest():
@@ -72,7 +82,7 @@ def test_equivalence_prefers_the_run_manifest():
 
 
 def test_curve_and_cost_rows():
-    (curve,) = curves(RETRIEVAL)
+    (curve,) = curves(TYPED)
     assert curve.name == "recall_all@k (session)" and [(p.k, p.value) for p in curve.points] == [(1, 0.2), (5, 0.6), (10, 0.9)]
     rows = cost_rows(QA["cost"])
     assert [r.stage for r in rows] == ["retrieve", "answer", "judge", "total"]
@@ -96,7 +106,7 @@ def test_no_common_question_gives_no_statistics():
 
 
 def test_page_is_offline_and_shows_the_numbers():
-    page = render_report(build_report(QA, RETRIEVAL, DATA, result_card="#### card"))
+    page = render_report(build_report(QA, TYPED, DATA, result_card="#### card"))
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in page
     assert "<script" not in page and "0.210" in page and "#### card" in page and CP in page
 
@@ -113,3 +123,16 @@ def test_older_layout_and_bad_files_are_named(tmp_path):
         read_json(bad, fix="f")
     with pytest.raises(InputError, match="does not exist"):
         read_json(tmp_path / "none.json", fix="f")
+
+
+def test_read_inputs_types_the_retrieval_detail_and_names_a_bad_field(tmp_path):
+    from mnemetric.longmemeval.report import read_inputs
+    files = {name: tmp_path / f"{name}.json" for name in ("qa", "retrieval", "data")}
+    for name, doc in (("qa", QA), ("retrieval", RETRIEVAL), ("data", DATA)):
+        files[name].write_text(json.dumps(doc), encoding="utf-8")
+    inputs = read_inputs(files["qa"], files["retrieval"], files["data"], None)
+    assert inputs["retrieval"] == TYPED and inputs["retrieval"].exclude_abs_and_no_user_target.mean.n == 8
+    files["retrieval"].write_text(json.dumps({**RETRIEVAL, "granularity": "page"}), encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_inputs(files["qa"], files["retrieval"], files["data"], None)
+    assert (info.value.problem.file, info.value.problem.field) == (str(files["retrieval"]), "granularity")

@@ -1,7 +1,8 @@
 """Fill the report model (mnemetric.report.model) from the V1 metric files; flips against a baseline.
 
-Pure functions build the model from already-read dicts (:func:`build_report`, :func:`flips_between`);
-:func:`read_inputs` is the I/O edge that reads them (each file through ``mnemetric.io``).
+Pure functions build the model from already-read inputs (:func:`build_report`, :func:`flips_between`);
+:func:`read_inputs` is the I/O edge that reads them (each file through ``mnemetric.io``; the retrieval
+detail typed, through :func:`~mnemetric.longmemeval.scoring.retrieval_report.read_retrieval_detail`).
 
 Sources, each number shown exactly as its file holds it:
 
@@ -30,6 +31,7 @@ from typing import Any
 from mnemetric.errors import InputError
 from mnemetric.io import atomic_open, require_file, sha256_file
 from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES
+from mnemetric.longmemeval.scoring.retrieval_report import RetrievalDetail, read_retrieval_detail
 from mnemetric.report.model import (
     CostRow,
     Curve,
@@ -63,7 +65,7 @@ def equivalence(qa: Mapping[str, Any], run: Mapping[str, Any] | None) -> Equival
     return Equivalence(bool(qa.get("official_equivalence")), tuple(qa.get("official_equivalence_reasons") or ()))
 
 
-def custody(qa: Mapping[str, Any], retrieval: Mapping[str, Any], data: Mapping[str, Any],
+def custody(qa: Mapping[str, Any], retrieval: RetrievalDetail, data: Mapping[str, Any],
             judged_sha256: str | None = None) -> Custody:
     variant, adapter, suite = data.get("variant") or {}, data.get("adapter") or {}, data.get("suite") or {}
     judge = qa.get("judge") or {}
@@ -73,8 +75,8 @@ def custody(qa: Mapping[str, Any], retrieval: Mapping[str, Any], data: Mapping[s
         dataset_revision=variant.get("revision"), dataset_sha256=variant.get("sha256"),
         dataset_verified=variant.get("sha256_verified"),
         suite=str(suite.get("name") or qa.get("suite") or "unknown"), suite_ids_sha256=suite.get("ids_sha256"),
-        adapter_schema=adapter.get("schema"), memory_system=str(qa.get("memory") or retrieval.get("memory") or "unknown"),
-        memory_fingerprint=retrieval.get("memory_fingerprint"), reader=str(qa.get("reader") or "unknown"),
+        adapter_schema=adapter.get("schema"), memory_system=str(qa.get("memory") or retrieval.memory or "unknown"),
+        memory_fingerprint=retrieval.memory_fingerprint, reader=str(qa.get("reader") or "unknown"),
         judge_model=", ".join(models) if models else None, judge_prompt_set_sha256=judge.get("prompt_set_sha256"),
         judged_file_sha256=judged_sha256)
 
@@ -91,15 +93,15 @@ def qa_headline_rows(qa: Mapping[str, Any]) -> list[Headline]:
     return rows
 
 
-def retrieval_headline_rows(retrieval: Mapping[str, Any]) -> list[Headline]:
-    block = retrieval.get(RULE) or {}
+def retrieval_headline_rows(retrieval: RetrievalDetail) -> list[Headline]:
+    block = retrieval.exclude_abs.mean  # RULE
     rows = []
     for level in ("session", "turn"):
-        means, cis = block.get(level) or {}, (block.get("ci95") or {}).get(level) or {}
+        means, cis = block.means.get(level) or {}, (block.ci95 or {}).get(level) or {}
         for name in RETRIEVAL_HEADLINE:
             if name in means:
                 ci = cis.get(name)
-                rows.append(Headline(f"{name} ({level})", means[name], _interval(ci), block.get("n"),
+                rows.append(Headline(f"{name} ({level})", means[name], _interval(ci), block.n,
                                      (ci or {}).get("method", "no interval")))
     return rows
 
@@ -110,13 +112,13 @@ def per_type(qa: Mapping[str, Any]) -> tuple[TypeResult, ...]:
                  for t in QUESTION_TYPES if t in blocks)
 
 
-def curves(retrieval: Mapping[str, Any]) -> tuple[Curve, ...]:
-    """recall_all@k (historical profile: recall@k) against k, one curve per level."""
-    block = retrieval.get(RULE) or {}
-    metric = "recall_all" if retrieval.get("official_equivalence", True) else "recall"
+def curves(retrieval: RetrievalDetail) -> tuple[Curve, ...]:
+    """recall_all@k (historical profile: recall@k) against k, one curve per level (rule exclude_abs)."""
+    block = retrieval.exclude_abs.mean
+    metric = "recall_all" if retrieval.official_equivalence else "recall"
     out = []
     for level in ("session", "turn"):
-        points = sorted((int(name.split("@")[1]), v) for name, v in (block.get(level) or {}).items()
+        points = sorted((int(name.split("@")[1]), v) for name, v in (block.means.get(level) or {}).items()
                         if name.startswith(f"{metric}@"))
         if points:
             out.append(Curve(f"{metric}@k ({level})", tuple(CurvePoint(k, v) for k, v in points)))
@@ -147,16 +149,16 @@ def flips_between(baseline: Mapping[str, bool], current: Mapping[str, bool], typ
     return Flips(baseline_name, rows, cmp.diff, Interval(cmp.low, cmp.high) if cmp.interval else None, cmp.p_value)
 
 
-def build_report(qa: Mapping[str, Any], retrieval: Mapping[str, Any], data: Mapping[str, Any], *,
+def build_report(qa: Mapping[str, Any], retrieval: RetrievalDetail, data: Mapping[str, Any], *,
                  run: Mapping[str, Any] | None = None, judged_sha256: str | None = None,
                  flips: Flips | None = None, result_card: str = "", title: str | None = None) -> Report:
     """The report model from the QA detail, retrieval detail and data metrics (module docstring)."""
     name = title or f"Mnemetric report: {qa.get('memory', 'unknown')} on {qa.get('variant', 'unknown')}"
-    notes = tuple(n for n in ((qa.get("bootstrap") or {}).get("note"), (retrieval.get("bootstrap") or {}).get("note")) if n)
+    notes = tuple(n for n in ((qa.get("bootstrap") or {}).get("note"), retrieval.bootstrap.get("note")) if n)
     return Report(title=name, equivalence=equivalence(qa, run), custody=custody(qa, retrieval, data, judged_sha256),
                   headline=tuple(qa_headline_rows(qa) + retrieval_headline_rows(retrieval)), per_type=per_type(qa),
                   series_name=str(qa.get("memory") or "this run"),
-                  retrieval_title=f"Retrieval: recall against k ({retrieval.get('profile', 'unknown')} profile)",
+                  retrieval_title=f"Retrieval: recall against k ({retrieval.profile} profile)",
                   curves=curves(retrieval), flips=flips, cost=cost_rows(qa.get("cost")),
                   result_card=result_card, notes=notes)
 
@@ -177,7 +179,9 @@ def read_inputs(qa_detail: str | Path, retrieval_detail: str | Path, data_metric
                 run_manifest: str | Path | None) -> dict[str, Any]:
     """The four inputs of :func:`build_report` read from disk; the run manifest is optional."""
     fix = "run `dvc repro` (or the qa_metrics / retrieval_metrics / data_metrics stage) first"
-    out = {"qa": read_json(qa_detail, fix=fix), "retrieval": read_json(retrieval_detail, fix=fix),
+    qa = read_json(qa_detail, fix=fix)
+    require_file(retrieval_detail, fix=fix)
+    out = {"qa": qa, "retrieval": read_retrieval_detail(retrieval_detail),
            "data": read_json(data_metrics, fix=fix), "run": None}
     if run_manifest is not None and Path(run_manifest).exists():
         out["run"] = read_json(run_manifest, fix="rerun the stage that writes the run manifest")
