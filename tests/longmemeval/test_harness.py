@@ -46,11 +46,8 @@ def record(tmp_path):
     return SessionAdapter("session-v3", "mnemetric.longmemeval-session/v3").adapt(load_instances(path)[0], 0)
 
 
-@dataclass
-class DeclaredCeiling(LabelledCeiling):
-    """Not an Oracle, not a text memory: declares the capability and ranks nothing."""
-
-    name: str = "declared-ceiling"
+class Blank:
+    """A memory system of this test alone (nothing of ours): it keeps nothing and ranks nothing."""
 
     def reset(self) -> None:
         pass
@@ -60,6 +57,13 @@ class DeclaredCeiling(LabelledCeiling):
 
     def retrieve(self, query, granularity):
         return []
+
+
+@dataclass
+class DeclaredCeiling(Blank, LabelledCeiling):
+    """Not an Oracle, not a text memory: declares the capability and ranks nothing."""
+
+    name: str = "declared-ceiling"
 
 
 @dataclass
@@ -67,20 +71,11 @@ class FlaggedCeiling(DeclaredCeiling):
     name: str = "flagged-ceiling"
 
 
-class AttributeCeiling:
+class AttributeCeiling(Blank):
     """Declares by the class attribute alone, without inheriting anything of ours."""
 
     name = "attribute-ceiling"
     labelled_ceiling = True
-
-    def reset(self) -> None:
-        pass
-
-    def ingest(self, session) -> None:
-        pass
-
-    def retrieve(self, query, granularity):
-        return []
 
 
 class NotQuite(AttributeCeiling):
