@@ -5,7 +5,7 @@
 * metrics/detail/retrieval.json (a plain output): every mean, per type, with intervals;
 * ``paths.plot_recall``: rows {granularity, k, recall} for both levels (template recall_curve).
 
-The work is ``mnemetric.longmemeval.retrieval_log.write_retrieval_scores`` (the one path
+The work is ``mnemetric.longmemeval.scoring.score_retrieval.write_retrieval_scores`` (the one path
 `mnemetric score-retrieval` takes too).
 """
 
@@ -31,7 +31,7 @@ def main() -> None:
         plot=p["paths.plot_recall"], memory=p["memory.name"], variant=p["variant.name"], suite=p["suite.name"],
         memory_fingerprint=read_fingerprint(p["paths.fingerprints"], "memory"),
         resamples=s["bootstrap"]["resamples"], seed=s["bootstrap"]["seed"])
-    print(f"retrieval_metrics: {s['name']} n={files.detail['exclude_abs']['n']} → {p['paths.metrics_retrieval']}")
+    print(f"retrieval_metrics: {s['name']} n={files.scored.exclude_abs.n} → {p['paths.metrics_retrieval']}")
 
 
 def check_scoring(s: dict) -> None:

@@ -138,6 +138,7 @@ def test_written_files_read_back_byte_identical(tmp_path, per_question):
     d = read_retrieval_detail(write(tmp_path, files.detail))
     assert json.dumps(d.to_record()) == json.dumps(files.detail)
     assert (d.scored == SCORED) is per_question  # the per-question part, with both averages, comes back too
+    assert files.scored is SCORED
 
 
 def test_a_file_holding_per_question_values_rebuilds_the_scored_result(tmp_path):

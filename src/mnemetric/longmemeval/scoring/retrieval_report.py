@@ -108,6 +108,8 @@ class RetrievalMetricFiles:
     with intervals and per-type blocks (+ ``per_question`` and ``questions`` when asked for)."""
     plot: list[dict[str, Any]]
     """Rows {granularity, k, recall} of recall_all@k (recall@k under a non-upstream profile), rule exclude_abs."""
+    scored: ScoredRetrieval | None = None
+    """The scored result the files were built from (per-question values, both averages)."""
 
 
 def retrieval_metric_files(scored: ScoredRetrieval, *, memory: str | None, variant: str | None,
@@ -130,7 +132,7 @@ def retrieval_metric_files(scored: ScoredRetrieval, *, memory: str | None, varia
         detail |= {"per_question": record["per_question"], "questions": record["questions"]}
     headline = {**{k: detail[k] for k in NAME_KEYS}, **retrieval_headline(rules)}
     metric = "recall_all" if scored.official_equivalence else "recall"
-    return RetrievalMetricFiles(headline, detail, recall_curve(rules["exclude_abs"], metric))
+    return RetrievalMetricFiles(headline, detail, recall_curve(rules["exclude_abs"], metric), scored)
 
 
 # ---------------------------------------------------------------------------------------------
