@@ -95,3 +95,44 @@ def test_read_jsonl_keeps_finite_numbers_and_names_the_first_that_is_not(tmp_pat
     with pytest.raises(InputError) as info:
         next(rows)
     assert info.value.problem.record == "line 2" and info.value.problem.message.startswith("1e309 is not valid JSON")
+
+
+# ---------------------------------------------------------------- the one canonical JSON
+
+
+def test_canonical_json_worked_examples():
+    """Hand-written expected text: sorted keys at every depth, no spaces, UTF-8 kept unless ascii."""
+    obj = {"b": [1, {"z": 0, "y": "é"}], "a": "x"}
+    assert io.dumps_canonical(obj) == '{"a":"x","b":[1,{"y":"é","z":0}]}'
+    assert io.dumps_canonical(obj, ascii=True) == '{"a":"x","b":[1,{"y":"\\u00e9","z":0}]}'
+
+
+def test_canonical_json_finite_refuses_nan_and_infinity():
+    assert io.dumps_canonical({"x": float("nan")}) == '{"x":NaN}'  # the default keeps json's old behaviour
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        with pytest.raises(ValueError):
+            io.dumps_canonical({"x": [bad]}, finite=True)
+
+
+def test_every_canonical_spelling_is_the_io_one():
+    """The LLM cache key text and the custody config hash are io.dumps_canonical with their flag."""
+    import hashlib
+
+    from mnemetric.custody.manifest import config_sha256
+    from mnemetric.llm.cache import canonical_json
+
+    section = {"reader": {"name": "café"}, "k": 2}
+    assert config_sha256(section) == hashlib.sha256(b'{"k":2,"reader":{"name":"caf\\u00e9"}}').hexdigest()
+    assert canonical_json(section) == '{"k":2,"reader":{"name":"café"}}'
+    with pytest.raises(ValueError):
+        canonical_json({"t": float("inf")})
+
+
+def test_no_inline_canonical_json_left_in_src():
+    """No module spells json.dumps(..., sort_keys=True, separators=(",", ":")) itself but io.py."""
+    from pathlib import Path
+
+    src = Path(io.__file__).resolve().parent
+    hits = [str(p.relative_to(src)) for p in src.rglob("*.py")
+            if p.name != "io.py" and 'separators=(",", ":")' in p.read_text(encoding="utf-8")]
+    assert hits == []

@@ -67,9 +67,15 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def dumps_canonical(obj: Any) -> str:
-    """Canonical JSON: sorted keys, no whitespace, UTF-8 kept. Used for every content hash."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def dumps_canonical(obj: Any, *, ascii: bool = False, finite: bool = False) -> str:
+    """Canonical JSON, the one spelling of every content hash: sorted keys, no whitespace
+    (separators ``,`` and ``:``), non-ASCII kept as UTF-8 text.
+
+    ``ascii=True`` escapes non-ASCII as ``\\uXXXX`` (json's default; the custody config hash was
+    always made so, and its committed hashes must not change). ``finite=True`` refuses NaN and
+    Infinity (ValueError) instead of writing the non-JSON tokens (the LLM cache's keys and values).
+    """
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=ascii, allow_nan=not finite)
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:

@@ -22,7 +22,6 @@ absent from the cache is counted, never filled in from conf), :func:`distinct`,
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import metadata
@@ -32,7 +31,7 @@ from typing import Any
 from mnemetric.custody.gate import official_equivalence
 from mnemetric.errors import InputError, PluginError
 from mnemetric.family import Family
-from mnemetric.io import dumps_canonical
+from mnemetric.io import dumps_canonical, sha256_text
 
 SCHEMA = "mnemetric.run-manifest/v1"
 PACKAGES = ("dvc", "hydra-core", "omegaconf", "numpy", "rank-bm25", "bm25s", "openai", "httpx")
@@ -53,8 +52,9 @@ def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def config_sha256(section: Any) -> str:
-    """sha256 of the canonical JSON (sorted keys, no whitespace) of a params section."""
-    return hashlib.sha256(json.dumps(section, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    """sha256 of the canonical JSON (sorted keys, no whitespace, non-ASCII escaped as ``\\uXXXX``:
+    the committed run manifests' hashes were made so) of a params section."""
+    return sha256_text(dumps_canonical(section, ascii=True))
 
 
 def spread(values: Sequence[float]) -> dict[str, float] | None:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mnemetric.io import dumps_canonical
 from mnemetric.llm.claims import CLAIMS_SCHEMA, ClaimStore
 
 CACHE_FILENAME = "llm-cache.sqlite3"
@@ -83,8 +84,8 @@ class CacheRow:
 
 
 def canonical_json(obj: Any) -> str:
-    """Canonical JSON text: sorted keys, no whitespace, NaN/Infinity rejected."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """The cache's canonical JSON: :func:`mnemetric.io.dumps_canonical` with NaN/Infinity refused."""
+    return dumps_canonical(obj, finite=True)
 
 
 def _normalize(value: Any) -> Any:
