@@ -85,3 +85,21 @@ def test_dry_run_of_the_extractive_reader_plans_nothing_and_an_unknown_reader_is
     with pytest.raises(ConfigError) as exc:
         plan_answers(Other(), contexts, adapted, _no_llm)
     assert "'other'" in str(exc.value)
+
+
+def test_dry_run_asks_a_plugged_in_reader_for_its_own_plan(tmp_path: Path):
+    """No class check: any reader with plan(queries, contexts, llm) is asked, with the inputs the answer
+    job would give it (every context's question, in file order)."""
+    contexts, adapted = write_inputs(tmp_path)
+    seen = {}
+
+    class Counting:
+        name = "counting"
+
+        def plan(self, queries, contexts, llm):
+            seen["ids"] = [q.query_id for q in queries]
+            seen["contexts"] = len(contexts)
+            return {"requests_total": len(queries), "cached": 0, "to_send": len(queries), "estimated_usd": None}
+
+    plan = plan_answers(Counting(), contexts, adapted, _no_llm)
+    assert plan["to_send"] == seen["contexts"] == len(seen["ids"]) == len(Path(contexts).read_text().splitlines())

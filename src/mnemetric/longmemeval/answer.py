@@ -19,7 +19,6 @@ LongMemEval src/generation/run_generation.py @ 9e0b455f); the reader prompt word
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +27,9 @@ from mnemetric.io import write_jsonl_atomic
 from mnemetric.llm.failures import failures_path, write_failures
 from mnemetric.llm.usage import UsageRecord, write_usage
 from mnemetric.longmemeval.adapted import Query, read_adapted
-from mnemetric.longmemeval.components import ChatReader, LLMFactory, OfflineExtractiveReader, Reader
+from mnemetric.longmemeval.components import LLMFactory, Reader
 from mnemetric.longmemeval.contexts import Context, read_contexts
-from mnemetric.longmemeval.reader.run import Answered, chat_requests
+from mnemetric.longmemeval.reader.run import Answered
 
 _FIX = "rerun `dvc repro retrieve` (or `mnemetric retrieve ... --contexts FILE` on the same data)"
 
@@ -64,14 +63,10 @@ def write_answered(hypotheses: str | Path, usage: str | Path, answered: Answered
 
 def plan_answers(reader: Reader, contexts_file: str | Path, adapted_file: str | Path, llm: LLMFactory) -> dict[str, Any]:
     """Dry run: how many reader requests are cached, how many would be sent, estimated $ (reads the
-    cache only; sends nothing). Known for the two shipped readers; any other reader is refused."""
+    cache only; sends nothing): the reader's own ``plan``; a plugged-in reader without one is refused."""
     queries, contexts = answer_inputs(contexts_file, adapted_file)
-    if isinstance(reader, OfflineExtractiveReader):
-        return {"requests_total": 0, "cached": 0, "to_send": 0, "estimated_usd": 0.0,
-                "note": "the extractive reader sends no requests"}
-    if isinstance(reader, ChatReader):
-        with llm(reader.base_url, "reader") as client:
-            return client.plan(chat_requests(queries, contexts, asdict(reader)))
+    if callable(getattr(reader, "plan", None)):
+        return reader.plan(queries, contexts, llm)
     raise ConfigError("--dry-run", f"reader {getattr(reader, 'name', type(reader).__name__)!r} does not say which "
                       "requests it would send", fix="run without --dry-run (a budget: --max-requests/--max-usd)")
 

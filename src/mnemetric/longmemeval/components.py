@@ -31,7 +31,7 @@ from mnemetric.longmemeval.judge.run import (
 )
 from mnemetric.longmemeval.judge.upstream_file import ENV_CHECKOUT, SHA256
 from mnemetric.longmemeval.judge.upstream_prompts import PromptSet, load_prompt_set
-from mnemetric.longmemeval.reader.run import Answered, answer_chat, answer_extractive
+from mnemetric.longmemeval.reader.run import Answered, answer_chat, answer_extractive, chat_requests
 
 LLMFactory = Callable[[str | None, str], ContextManager[Any]]
 """(base_url or None, role) → a context manager giving an LLMClient (mnemetric.llm)."""
@@ -133,6 +133,10 @@ class Reader(Protocol):
 
     def answer(self, queries: Sequence[Query], contexts: Sequence[Context], llm: LLMFactory) -> Answered: ...
 
+    def plan(self, queries: Sequence[Query], contexts: Sequence[Context], llm: LLMFactory) -> dict[str, Any]:
+        """Dry run: the requests it would send, how many the cache holds, estimated $ (sends nothing)."""
+        ...
+
 
 @dataclass(frozen=True)
 class OfflineExtractiveReader:
@@ -144,6 +148,10 @@ class OfflineExtractiveReader:
 
     def answer(self, queries, contexts, llm) -> Answered:
         return answer_extractive(queries, contexts, self.name, self.min_overlap)
+
+    def plan(self, queries, contexts, llm) -> dict[str, Any]:
+        return {"requests_total": 0, "cached": 0, "to_send": 0, "estimated_usd": 0.0,
+                "note": "the extractive reader sends no requests"}
 
 
 @dataclass(frozen=True)
@@ -169,3 +177,7 @@ class ChatReader:
     def answer(self, queries, contexts, llm) -> Answered:
         with llm(self.base_url, "reader") as client:
             return answer_chat(queries, contexts, asdict(self), client)
+
+    def plan(self, queries, contexts, llm) -> dict[str, Any]:
+        with llm(self.base_url, "reader") as client:
+            return client.plan(chat_requests(queries, contexts, asdict(self)))
