@@ -87,6 +87,13 @@ class Fields:
         """The InputError for field ``name`` of this view (``fix`` defaults to the view's)."""
         return InputError(self.file, self.record, self.prefix + name, message, fix=fix or self.fix)
 
+    def only(self, allowed: tuple[str, ...]) -> Fields:
+        """This view, if it has no key outside ``allowed``; else InputError naming the first other key."""
+        extra = [k for k in self.raw if k not in allowed]
+        if extra:
+            raise self.error(extra[0], f"unexpected field (expected only {', '.join(allowed)})")
+        return self
+
     def get(self, name: str, kind: Kind) -> Any:
         """``raw[name]`` if present and of an accepted type (see :func:`is_kind`)."""
         kinds, what = kind

@@ -128,3 +128,60 @@ def test_no_label_leaks_on_the_bundled_sample(adapter):
         assert_no_label_leak(rec)
     ids = [r.memory.query.query_id for r in records]
     assert len(set(ids)) == len(ids) and all(i.startswith("q-") for i in ids)  # opaque, not file positions
+
+
+# A hand-written adapted line (the layout AdaptedRecord.to_record writes), then one fault at a time.
+GOOD_LINE = {
+    "memory": {"schema": "mnemetric.longmemeval-session/v3",
+               "query": {"query_id": "q-1", "text": "Where?", "date": "2023/05/30 (Tue) 10:00",
+                         "prefix": "[Current date: 2023/05/30 (Tue) 10:00]"},
+               "sessions": [{"session_id": "s001", "date": "2023/05/01 (Mon) 09:00",
+                             "prefix": "[Session date: 2023/05/01 (Mon) 09:00]",
+                             "messages": [{"role": "user", "content": "I parked on level 3"},
+                                          {"role": "assistant", "content": "noted"}], "position": 1}]},
+    "eval": {"question_id": "q1", "question_type": "single-session-user", "question": "Where?", "answer": 3,
+             "question_date": "2023/05/30 (Tue) 10:00", "abstention": False, "answer_session_ids": ["answer_x"],
+             "sessions": [{"session_id": "s001", "upstream_id": "answer_x", "date": "2023/05/01 (Mon) 09:00",
+                           "has_answer": [True, None]}]},
+}
+
+
+def _line(change) -> dict:
+    raw = json.loads(json.dumps(GOOD_LINE))
+    change(raw)
+    return raw
+
+
+def test_a_hand_written_line_reads_back_to_its_bytes():
+    rec = AdaptedRecord.from_record(_line(lambda r: None), file="a.jsonl", line=1)
+    assert rec.memory.sessions[0].messages[1].content == "noted" and rec.eval.answer == 3
+    assert rec.eval.sessions[0].has_answer == (True, None) and rec.memory.sessions[0].position == 1
+    assert json.dumps(rec.to_record()) == json.dumps(GOOD_LINE)
+
+
+@pytest.mark.parametrize("change, field, message", [
+    (lambda r: r.pop("eval"), "eval", "missing"),
+    (lambda r: r.update(extra=1), "extra", "unexpected field"),
+    (lambda r: r["memory"].update(query=[]), "memory.query", "expected a JSON object"),
+    (lambda r: r["memory"]["query"].pop("text"), "memory.query.text", "missing"),
+    (lambda r: r["memory"]["sessions"][0]["messages"][1].update(role=None), "memory.sessions[0].messages[1].role",
+     "expected a string"),
+    (lambda r: r["memory"]["sessions"][0].update(position=True), "memory.sessions[0].position",
+     "expected an integer"),
+    (lambda r: r["memory"]["sessions"][0]["messages"].append("hi"), "memory.sessions[0].messages[2]",
+     "expected a JSON object"),
+    (lambda r: r["eval"].update(answer=None), "eval.answer", "expected a string or a number"),
+    (lambda r: r["eval"].update(abstention="no"), "eval.abstention", "expected true or false"),
+    (lambda r: r["eval"].update(answer_session_ids="answer_x"), "eval.answer_session_ids",
+     "expected a list of strings"),
+    (lambda r: r["eval"]["sessions"][0]["has_answer"].append(1), "eval.sessions[0].has_answer[2]",
+     "expected true, false or null"),
+    (lambda r: r["eval"]["sessions"][0].update(label=1), "eval.sessions[0].label", "unexpected field"),
+])
+def test_a_bad_field_is_named(tmp_path, change, field, message):
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps(GOOD_LINE) + "\n" + json.dumps(_line(change)) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        list(read_adapted(path))
+    assert (err.value.problem.file, err.value.problem.record, err.value.problem.field) == (str(path), "line 2", field)
+    assert err.value.problem.message.startswith(message) and "dvc repro adapt" in err.value.fix

@@ -25,6 +25,7 @@ from typing import Any
 from mnemetric.longmemeval.instance import Instance
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.io import require_file
+from mnemetric.records import Fields, Kind, is_kind, record_name, type_error
 
 SCHEMAS = {"mnemetric.longmemeval-session/v3": True, "mnemetric.longmemeval-session/v2": False}
 
@@ -92,8 +93,11 @@ class AdaptedRecord:
     memory: MemoryView
     eval: EvalView
 
-    def to_json(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
+        """One line of the adapted file: ``{"memory": ..., "eval": ...}``, fields in declaration order."""
         return {"memory": asdict(self.memory), "eval": asdict(self.eval)}
+
+    to_json = to_record
 
     def to_upstream(self) -> dict[str, Any]:
         """The upstream instance record (haystack in replay order, has_answer restored)."""
@@ -107,15 +111,51 @@ class AdaptedRecord:
                 "answer_session_ids": list(e.answer_session_ids)}
 
     @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> "AdaptedRecord":
-        m, e = obj["memory"], obj["eval"]
-        memory = MemoryView(m["schema"], Query(**m["query"]), tuple(
-            MemorySession(s["session_id"], s["date"], s["prefix"], tuple(Message(**x) for x in s["messages"]),
-                          s["position"])
-            for s in m["sessions"]))
-        ev = EvalView(**{**e, "answer_session_ids": tuple(e["answer_session_ids"]),
-                         "sessions": tuple(EvalSession(**{**s, "has_answer": tuple(s["has_answer"])}) for s in e["sessions"])})
-        return cls(memory, ev)
+    def from_record(cls, raw: Any, *, file: str, line: int | str) -> AdaptedRecord:
+        """Validate one line of the adapted file (the layout :meth:`to_record` writes, no other key);
+        errors name file, line and field (``memory.sessions[3].messages[0].role``)."""
+        f = Fields.of(raw, file=file, record=record_name(line), fix=_FIX).only(("memory", "eval"))
+        return cls(_memory_view(f.at("memory")), _eval_view(f.at("eval")))
+
+
+_FIX = "regenerate it with `dvc repro adapt`"
+_ANSWER: Kind = ((str, int, float), "a string or a number")
+_HAS_ANSWER: Kind = ((bool, type(None)), "true, false or null")
+
+
+def _items(f: Fields, name: str) -> list[Fields]:
+    """The objects of list field ``name``, each a view named ``name[i].``."""
+    return [Fields.of(x, file=f.file, record=f.record, prefix=f"{f.prefix}{name}[{i}].", fix=f.fix)
+            for i, x in enumerate(f.array(name))]
+
+
+def _memory_view(f: Fields) -> MemoryView:
+    f.only(("schema", "query", "sessions"))
+    q = f.at("query").only(("query_id", "text", "date", "prefix"))
+    query = Query(q.string("query_id"), q.string("text"), q.optional_string("date"), q.string("prefix"))
+    sessions = []
+    for s in _items(f, "sessions"):
+        s.only(("session_id", "date", "prefix", "messages", "position"))
+        messages = tuple(Message(m.only(("role", "content")).string("role"), m.string("content"))
+                         for m in _items(s, "messages"))
+        sessions.append(MemorySession(s.string("session_id"), s.optional_string("date"), s.string("prefix"),
+                                      messages, s.integer("position")))
+    return MemoryView(f.string("schema"), query, tuple(sessions))
+
+
+def _eval_view(f: Fields) -> EvalView:
+    f.only(tuple(EvalView.__dataclass_fields__))
+    sessions = []
+    for s in _items(f, "sessions"):
+        s.only(("session_id", "upstream_id", "date", "has_answer"))
+        labels = s.array("has_answer")
+        for i, label in enumerate(labels):
+            if not is_kind(label, _HAS_ANSWER[0]):
+                raise s.error(f"has_answer[{i}]", type_error(label, _HAS_ANSWER[1]))
+        sessions.append(EvalSession(s.string("session_id"), s.string("upstream_id"), s.string("date"), tuple(labels)))
+    return EvalView(f.string("question_id"), f.string("question_type"), f.string("question"), f.get("answer", _ANSWER),
+                    f.string("question_date"), f.boolean("abstention"), f.strings("answer_session_ids"),
+                    tuple(sessions))
 
 
 def query_id(question: str) -> str:
@@ -174,7 +214,8 @@ def read_adapted(path: str | Path) -> Iterator[AdaptedRecord]:
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             try:
-                yield AdaptedRecord.from_json(json.loads(line))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raw = json.loads(line)
+            except json.JSONDecodeError as exc:
                 raise InputError(str(path), f"line {lineno}", "<record>", f"not an adapted record ({exc})",
-                                 fix="regenerate it with `dvc repro adapt`") from None
+                                 fix=_FIX) from None
+            yield AdaptedRecord.from_record(raw, file=str(path), line=lineno)
