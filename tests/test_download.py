@@ -96,3 +96,65 @@ def test_http_404_names_the_fix(server, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", server.url)
     with pytest.raises(DownloadError, match=r"(?s)HTTP 404.*check repo, revision and file"):
         fetch(PIN, tmp_path, progress=False)
+
+
+# ---------------------------------------------------------------- the one GET, and its small-file door
+
+SMALL = b"def f():\n    return 'pinned'\n"
+
+
+def test_fetch_small_reads_the_whole_body_without_a_token(server, monkeypatch):
+    from mnemetric.download import fetch_small
+
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_token")
+    server.files["/o/r/abc/src/x.py"] = SMALL
+    assert fetch_small(server.url + "/o/r/abc/src/x.py", timeout=10, fix="F") == SMALL
+    headers = server.requests[0]["headers"]
+    assert headers["User-Agent"] == "mnemetric" and "Authorization" not in headers and "Range" not in headers
+
+
+def test_fetch_small_follows_redirects(server):
+    from mnemetric.download import fetch_small
+
+    server.redirects["/a"] = "/cdn/b"
+    server.files["/cdn/b"] = SMALL
+    assert fetch_small(server.url + "/a", timeout=10, fix="F") == SMALL
+    assert [r["path"] for r in server.requests] == ["/a", "/cdn/b"]
+
+
+def test_fetch_small_http_status_is_a_download_error_ending_with_the_fix(server):
+    from mnemetric.download import fetch_small
+
+    url = server.url + "/missing.py"
+    with pytest.raises(DownloadError) as info:
+        fetch_small(url, timeout=10, fix="get the file by hand")
+    assert str(info.value) == f"could not download {url}: HTTP 404\n  fix: get the file by hand"
+
+
+def test_fetch_small_broken_transfer_and_refused_connection_are_download_errors(server):
+    from mnemetric.download import fetch_small
+
+    server.files["/cut.py"] = SMALL * 100
+    server.cut_after["/cut.py"] = 10
+    with pytest.raises(DownloadError, match=r"could not download .*/cut\.py: \w+.*\n  fix: F$"):
+        fetch_small(server.url + "/cut.py", timeout=10, fix="F")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(DownloadError, match=r"ConnectError.*\n  fix: F$"):
+        fetch_small(f"http://127.0.0.1:{port}/x.py", timeout=5, fix="F")
+
+
+def test_pinned_obtain_downloads_through_the_one_get(server, tmp_path, monkeypatch):
+    """upstream/pinned.py holds no HTTP client of its own, and what it sends is http_get's request."""
+    from pathlib import Path
+
+    import mnemetric.upstream.pinned as pinned
+
+    assert "httpx" not in Path(pinned.__file__).read_text(encoding="utf-8")
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_token")
+    pin = pinned.PinnedFile("owner/repo", "a" * 40, "src/x.py", hashlib.sha256(SMALL).hexdigest())
+    server.files[f"/owner/repo/{'a' * 40}/src/x.py"] = SMALL
+    assert pinned.obtain(pin, cache_dir=tmp_path, base_url=server.url).read_bytes() == SMALL
+    headers = server.requests[0]["headers"]
+    assert headers["User-Agent"] == "mnemetric" and "Authorization" not in headers

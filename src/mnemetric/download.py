@@ -4,6 +4,11 @@ URL scheme (as the Hugging Face tools use it): ``{HF_ENDPOINT}/datasets/{repo}/r
 ``HF_ENDPOINT`` defaulting to https://huggingface.co and overridable (mirrors, tests). ``HF_TOKEN``,
 when set, is sent as a bearer token and never written anywhere.
 
+This module holds Mnemetric's one HTTP GET (:func:`http_get`: redirects followed, our User-Agent,
+only the headers its caller adds). Two doors use it: :func:`fetch` (datasets: resumable, ``HF_TOKEN``)
+and :func:`fetch_small` (a small upstream source file for :mod:`mnemetric.upstream.pinned`: read whole,
+never a token, since a code host must never see ``HF_TOKEN``).
+
 Bytes land in ``<downloads_dir>/<file>.part``; an interrupted transfer resumes with an HTTP Range
 request. Only a file whose sha256 (and size, when pinned) match is renamed to ``<file>``; a
 mismatch deletes the partial file and raises :class:`IntegrityError` with expected and actual hash.
@@ -11,7 +16,9 @@ mismatch deletes the partial file and raises :class:`IntegrityError` with expect
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +29,35 @@ from mnemetric.errors import DownloadError, IntegrityError
 from mnemetric.io import sha256_file
 
 DEFAULT_HF_ENDPOINT = "https://huggingface.co"
+USER_AGENT = "mnemetric"
+
+
+@contextlib.contextmanager
+def http_get(url: str, *, timeout: float | httpx.Timeout,
+             headers: Mapping[str, str] | None = None) -> Iterator[httpx.Response]:
+    """The one HTTP GET: a streamed response (redirects followed) to read inside the ``with``.
+
+    Sends ``User-Agent: mnemetric`` plus exactly ``headers`` (no token unless the caller adds one).
+    httpx errors propagate: each caller turns them into its own DownloadError message.
+    """
+    with httpx.Client(follow_redirects=True, timeout=timeout) as client:
+        with client.stream("GET", url, headers={"User-Agent": USER_AGENT, **(headers or {})}) as resp:
+            yield resp
+
+
+def fetch_small(url: str, *, timeout: float, fix: str) -> bytes:
+    """GET a small file whole (status 200 only); any failure is a DownloadError ending with ``fix``.
+
+    For small upstream source files (:func:`mnemetric.upstream.pinned.obtain`); it never sends
+    ``HF_TOKEN``. ``timeout`` applies to connecting and to every read.
+    """
+    try:
+        with http_get(url, timeout=timeout) as resp:
+            if resp.status_code != 200:
+                raise DownloadError(f"could not download {url}: HTTP {resp.status_code}\n  fix: {fix}")
+            return resp.read()
+    except httpx.HTTPError as exc:
+        raise DownloadError(f"could not download {url}: {exc.__class__.__name__}: {exc}\n  fix: {fix}") from None
 
 
 @dataclass(frozen=True)
@@ -72,7 +108,8 @@ def fetch(pin: Pin, downloads_dir: Path, *, endpoint: str | None = None, timeout
 
 
 def _headers(offset: int) -> dict[str, str]:
-    headers = {"User-Agent": "mnemetric"}
+    """Range (when resuming) and the HF_TOKEN bearer header (when set), for :func:`http_get`."""
+    headers = {}
     if offset:
         headers["Range"] = f"bytes={offset}-"
     token = os.environ.get("HF_TOKEN")
@@ -84,16 +121,15 @@ def _headers(offset: int) -> dict[str, str]:
 def _download(url: str, part: Path, pin: Pin, timeout: float, progress: bool | None) -> None:
     offset = part.stat().st_size if part.exists() else 0
     try:
-        with httpx.Client(follow_redirects=True, timeout=httpx.Timeout(timeout, connect=15.0)) as client:
-            with client.stream("GET", url, headers=_headers(offset)) as resp:
-                if resp.status_code == 416 and offset:  # already complete: let verification decide
-                    return
-                if resp.status_code not in (200, 206):
-                    raise DownloadError(_status_message(url, resp.status_code))
-                if resp.status_code == 200:
-                    offset = 0  # server ignored the Range header: start over
-                total = _total_size(resp, offset, pin.size)
-                _stream_to(part, resp, offset, total, progress)
+        with http_get(url, timeout=httpx.Timeout(timeout, connect=15.0), headers=_headers(offset)) as resp:
+            if resp.status_code == 416 and offset:  # already complete: let verification decide
+                return
+            if resp.status_code not in (200, 206):
+                raise DownloadError(_status_message(url, resp.status_code))
+            if resp.status_code == 200:
+                offset = 0  # server ignored the Range header: start over
+            total = _total_size(resp, offset, pin.size)
+            _stream_to(part, resp, offset, total, progress)
     except httpx.HTTPError as exc:
         raise DownloadError(
             f"could not download {url}: {exc.__class__.__name__}: {exc}\n"

@@ -8,7 +8,8 @@ error. Where the bytes come from, in this order:
    from the repository's environment variable, see :func:`env_checkout`); verified, never copied.
    A checkout that lacks the file, or holds other bytes, is an error: there is no silent fallback.
 2. The cache copy ``<cache_dir>/upstream/<sha256>/<basename>`` (content-addressed); verified.
-3. A download from ``{base_url}/{repo}/{revision}/{path}`` (raw.githubusercontent.com layout),
+3. A download from ``{base_url}/{repo}/{revision}/{path}`` (raw.githubusercontent.com layout)
+   through :func:`mnemetric.download.fetch_small` (the project's one HTTP GET; never a token),
    stored in the cache (atomic write) only if its sha256 matches; a mismatch stores nothing.
 
 Nothing obtained here is executed or imported: callers parse it (see :mod:`.literals`).
@@ -236,7 +237,9 @@ def obtain(pin: PinnedFile, *, checkout_dir: str | os.PathLike[str] | None = Non
             f"and downloading is disabled\n  fix: {fix_text(pin)}"
         )
     url = pin.url(base_url)
-    data = fetch_bytes(url, timeout=timeout, fix=fix_text(pin))
+    from mnemetric.download import fetch_small  # imported here: only the download path needs an HTTP client
+
+    data = fetch_small(url, timeout=timeout, fix=fix_text(pin))
     actual = sha256_bytes(data)
     if actual != pin.sha256:
         fix = f"the server did not send the pinned bytes (a proxy or mirror?); {fix_text(pin)}"
@@ -245,21 +248,3 @@ def obtain(pin: PinnedFile, *, checkout_dir: str | os.PathLike[str] | None = Non
     with atomic_open(cached, "wb") as fh:
         fh.write(data)
     return cached
-
-
-def fetch_bytes(url: str, *, timeout: float, fix: str) -> bytes:
-    """GET a small file (following redirects); any failure is a DownloadError ending with ``fix``.
-
-    The one place Mnemetric downloads a small upstream source file. Datasets use the resumable
-    :func:`mnemetric.download.fetch` instead (it also sends ``HF_TOKEN``, which must never go
-    to a code host).
-    """
-    import httpx  # only the download path needs it
-
-    try:
-        resp = httpx.get(url, follow_redirects=True, timeout=timeout, headers={"User-Agent": "mnemetric"})
-    except httpx.HTTPError as exc:
-        raise DownloadError(f"could not download {url}: {exc.__class__.__name__}: {exc}\n  fix: {fix}") from None
-    if resp.status_code != 200:
-        raise DownloadError(f"could not download {url}: HTTP {resp.status_code}\n  fix: {fix}")
-    return resp.content
