@@ -1,5 +1,5 @@
 """The bootstrap engine: hand-worked cases, naive re-implementations written here, equality with
-today's scoring/retrieval.py and scoring/qa.py numbers, input errors, and a seeded coverage
+the intervals of the metrics files before this engine (reference implementations kept in the tests), input errors, and a seeded coverage
 simulation of the paired bootstrap."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pytest
 
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.longmemeval.scoring import qa
+from tests.stats import reference_qa_bootstrap
 from mnemetric.stats import (
     BootstrapResult,
     bootstrap_mean,
@@ -191,7 +192,7 @@ def _qa_items(n: int, seed: int) -> list[tuple[str, str, bool]]:
 @pytest.mark.parametrize("n, resamples, seed", [(40, 2000, 4), (13, 500, 0)])
 def test_pooled_reproduces_todays_qa_bootstrap_ci(n, resamples, seed):
     items = _qa_items(n, seed)
-    today = qa.bootstrap_ci(items, resamples, seed)
+    today = reference_qa_bootstrap.bootstrap_ci(items, resamples, seed)
     labels = [label for _, _, label in items]
     types = [t for _, t, _ in items]
     overall = pooled_bootstrap(labels, types, "micro", resamples, seed, labels=qa.QUESTION_TYPES)

@@ -326,8 +326,8 @@ def pooled_bootstrap(values: Sequence[float], strata: Sequence[Hashable], statis
                      chunk_elements: int = CHUNK_ELEMENTS) -> BootstrapResult:
     """Percentile bootstrap resampling all items together; strata only label items for "macro".
 
-    This is the scheme of today's ``scoring/qa.py bootstrap_ci`` (whose task_averaged interval it
-    reproduces): the stratum mix varies between replicates and a replicate where some stratum drew
+    This is the scheme of the earlier QA interval (its plain form, tests/stats/reference_qa_bootstrap.py,
+    is reproduced exactly): the stratum mix varies between replicates and a replicate where some stratum drew
     nothing is undefined for "macro" (left out, counted in ``undefined``).
     """
     vals = as_values(values, "values", source)

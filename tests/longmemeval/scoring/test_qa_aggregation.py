@@ -14,12 +14,12 @@ from mnemetric.longmemeval.judge import upstream_prompts as up
 from mnemetric.longmemeval.scoring.qa import (
     OFFICIAL_JUDGE_MODEL,
     QUESTION_TYPES,
-    bootstrap_ci,
     join_with_reference,
     judge_provenance,
     match_ids,
     official_equivalence,
     point_estimates,
+    qa_intervals,
     qa_metrics,
 )
 
@@ -89,7 +89,6 @@ def test_no_abstention_questions_gives_null_abstention():
 def test_empty_input():
     m = qa_metrics([], resamples=10)
     assert m["n"] == 0 and m["overall"] is None and m["task_averaged"] is None
-    assert bootstrap_ci([], 10, 0)["overall"] is None
 
 
 @pytest.mark.parametrize("items, field", [
@@ -106,38 +105,24 @@ def test_bad_items_are_input_errors(items, field):
 # ---------------------------------------------------------------- bootstrap
 
 
-def _intervals(ci):
-    """The interval fields of a bootstrap_ci result (no method/level/resamples/seed)."""
-    return {key: ci[key] for key in ("per_type", "task_averaged", "overall", "abstention")}
-
-
 def test_bootstrap_is_deterministic_for_a_fixed_seed():
-    a = bootstrap_ci(WORKED, 500, 7)
-    assert a == bootstrap_ci(WORKED, 500, 7)
-    b = bootstrap_ci(WORKED, 500, 8)
-    assert _intervals(a) != _intervals(b)  # not just the "seed" field: the intervals themselves move
-    # per-type ci95 is the exact interval now (no resampling): 1 of 2 -> [1 - sqrt(.975), sqrt(.975)]
+    many = [(f"q{i}", QUESTION_TYPES[i % 6], (i * 7) % 5 < 3) for i in range(60)]  # 10 per type, mixed labels
+    a = qa_intervals(many, 500, 7)["task_averaged"]
+    assert a == qa_intervals(many, 500, 7)["task_averaged"]
+    b = qa_intervals(many, 500, 8)["task_averaged"]
+    assert (a["low"], a["high"]) != (b["low"], b["high"])  # not just the "seed" field: the interval moves
+    # per-type ci95 is the exact interval (no resampling): 1 of 2 -> [1 - sqrt(.975), sqrt(.975)]
     assert qa_metrics(WORKED, resamples=500, seed=7)["per_type"][TR]["ci95"] == pytest.approx(
         [1 - 0.975 ** 0.5, 0.975 ** 0.5], abs=1e-12)
 
 
 def test_bootstrap_intervals_are_sane():
-    ci = bootstrap_ci(WORKED, 2000, 0)
+    ci = qa_intervals(WORKED, 2000, 0)
     point = point_estimates(WORKED)
-    for key in ("overall", "task_averaged"):
-        lo, hi = ci[key]
-        assert 0.0 <= lo <= point[key] <= hi <= 1.0
-    assert ci["per_type"][MS] == [1.0, 1.0]  # every resample of an all-correct bucket is 1
-    assert ci["abstention"] == [0.0, 0.0]
-    assert ci["method"].startswith("percentile bootstrap") and ci["resamples"] == 2000 and ci["seed"] == 0
-
-
-def test_bootstrap_over_chunks_matches_one_chunk(monkeypatch):
-    from mnemetric.longmemeval.scoring import qa
-
-    whole = bootstrap_ci(WORKED, 300, 3)
-    monkeypatch.setattr(qa, "CI_CHUNK", 100)
-    assert bootstrap_ci(WORKED, 300, 3) == whole
+    task = ci["task_averaged"]
+    assert 0.0 <= task["low"] <= point["task_averaged"] <= task["high"] <= 1.0
+    assert task["method"].startswith("percentile bootstrap") and task["resamples"] == 2000 and task["seed"] == 0
+    assert qa_intervals(WORKED, 0, 0)["task_averaged"] is None  # no resamples: no bootstrap interval
 
 
 # ---------------------------------------------------------------- id matching and coverage
@@ -339,6 +324,6 @@ def _floats(obj):
     WORKED,
 ], ids=["empty", "one-question", "one-empty-bucket", "worked"])
 def test_nan_never_appears(items):
-    for out in (point_estimates(items), qa_metrics(items, resamples=200, seed=0), bootstrap_ci(items, 200, 0)):
+    for out in (point_estimates(items), qa_metrics(items, resamples=200, seed=0), qa_intervals(items, 200, 0)):
         assert all(math.isfinite(v) for v in _floats(out)), out
         json.dumps(out, allow_nan=False)
