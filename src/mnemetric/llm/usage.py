@@ -19,13 +19,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from mnemetric.io import write_json_atomic
 from mnemetric.records import Fields, read_json_file, record_name
 
-_COUNTS = ("responses", "prompt_tokens", "completion_tokens")
-_FIX = "regenerate it by rerunning the stage that wrote it"
+_COUNTS: Final = ("responses", "prompt_tokens", "completion_tokens")
+"""The integer fields of a usage block, in file order (each a non-negative integer)."""
+_FIX: Final = "regenerate it by rerunning the stage that wrote it"
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class ModelUsage:
     """The responses used of one requested model."""
 
     requested_model: str
+    """The model named in the requests (the ``per_model`` key)."""
     responses: int
     prompt_tokens: int
     completion_tokens: int

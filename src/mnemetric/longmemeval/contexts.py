@@ -20,19 +20,22 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from mnemetric.errors import InputError
 from mnemetric.io import require_file, write_jsonl_atomic
 from mnemetric.records import Fields, record_name
 
-GRANULARITIES = ("session", "turn")
-_FIX = "regenerate it with `dvc repro retrieve` (or `mnemetric retrieve ... --contexts FILE`)"
+GRANULARITIES: Final = ("session", "turn")
+_FIX: Final = "regenerate it with `dvc repro retrieve` (or `mnemetric retrieve ... --contexts FILE`)"
 
 
 @dataclass(frozen=True)
 class ContextMessage:
+    """One message of a context item, as the memory view holds it."""
+
     role: str
+    """``user`` or ``assistant`` (upstream's roles)."""
     content: str
 
     @classmethod

@@ -31,19 +31,6 @@ EVIDENCE_MARK = "answer"
 """Upstream rule (run_retrieval.py): a session is evidence iff "answer" is a substring of its id."""
 
 
-@dataclass(frozen=True)
-class DataWarning:
-    """Odd but usable data (real upstream files have it): reported, never a reason to stop."""
-
-    file: str
-    record: str
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"warning: {self.file}: {self.record}: field '{self.field}': {self.message}"
-
-
 # ---------------------------------------------------------------- dates (pure)
 
 
@@ -74,6 +61,22 @@ def date_problem(text: Any) -> str | None:
 
 def is_valid_date(text: Any) -> bool:
     return date_problem(text) is None
+
+
+# ---------------------------------------------------------------- findings
+
+
+@dataclass(frozen=True)
+class DataWarning:
+    """Odd but usable data (real upstream files have it): reported, never a reason to stop."""
+
+    file: str
+    record: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"warning: {self.file}: {self.record}: field '{self.field}': {self.message}"
 
 
 # ---------------------------------------------------------------- one instance (pure)

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from mnemetric.records import OBJECT, Fields, record_name
 
-_FIX = "rejudge the hypotheses (`dvc repro judge` or `mnemetric judge`)"
-CALL_KEYS = ("prompt_set_sha256", "source_sha256", "requested_model", "params", "endpoint", "request_sha256",
-             "response", "usage", "cost_usd")
-OFFLINE_KEYS = ("judge", "official_equivalence")
+_FIX: Final = "rejudge the hypotheses (`dvc repro judge` or `mnemetric judge`)"
+CALL_KEYS: Final = ("prompt_set_sha256", "source_sha256", "requested_model", "params", "endpoint",
+                    "request_sha256", "response", "usage", "cost_usd")
+"""A model judge's trace keys after ``judge``, in file order."""
+OFFLINE_KEYS: Final = ("judge", "official_equivalence")
+"""An offline judge's trace keys, in file order."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class JudgeParams:
     """The sampling parameters sent (upstream evaluate_qa.py: temperature 0, max_tokens 10, n 1)."""
 
     temperature: float
+    """A number as sent (upstream: 0)."""
     max_tokens: int
     n: int
 

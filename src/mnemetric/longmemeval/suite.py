@@ -24,9 +24,13 @@ _FIX = "regenerate it with `dvc repro suite`"
 
 @dataclass(frozen=True)
 class QuestionMeta:
+    """What the stratified choice needs of one question (from the adapted record's eval view)."""
+
     question_id: str
     question_type: str
+    """One of the upstream question types (strata of the development suite)."""
     abstention: bool
+    """Abstention questions form a stratum of their own, whatever their type."""
 
 
 @dataclass(frozen=True)

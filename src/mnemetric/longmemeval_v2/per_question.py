@@ -44,10 +44,13 @@ UPSTREAM_KEYS: tuple[str, ...] = (
 NULLABLE_WHEN_FAILED = frozenset(UPSTREAM_KEYS[UPSTREAM_KEYS.index("memory_context"):])
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 FAILED = "failed"
+"""The extra field that marks a question failed where upstream would abort (module docstring)."""
 
 
 @dataclass(frozen=True)
 class Usage:
+    """A row's ``usage``: the reader reply's token counts, exactly these three keys."""
+
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
