@@ -167,13 +167,18 @@ def test_ranked_id_not_in_corpus(tmp_path):
                  "field 'retrieval_results.ranked_items[0].corpus_id'", "not in the turn corpus")
 
 
+def _ref_row(qid: str) -> dict:
+    """A reference item as longmemeval/reference.py reads it (the instance file's four fields)."""
+    return {"question_id": qid, "question_type": "multi-session", "question": "q?", "answer": "a"}
+
+
 def test_question_missing_from_reference(tmp_path):
     ref = tmp_path / "ref.json"
-    ref.write_text(json.dumps([{"question_id": "q1"}, {"question_id": "q3"}]), encoding="utf-8")
+    ref.write_text(json.dumps([_ref_row("q1"), _ref_row("q3")]), encoding="utf-8")
     expect_error(write_log(tmp_path, three_questions()), "session", "line 2", "q2_abs", "field 'question_id'",
                  "reference", reference=ref)
     ok = tmp_path / "ok.json"
-    ok.write_text(json.dumps([{"question_id": q} for q in ("q1", "q2_abs", "q3")]), encoding="utf-8")
+    ok.write_text(json.dumps([_ref_row(q) for q in ("q1", "q2_abs", "q3")]), encoding="utf-8")
     assert score_retrieval_log(write_log(tmp_path, three_questions()), "session", UPSTREAM, ok).per_question
 
 
