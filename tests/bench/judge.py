@@ -37,7 +37,7 @@ API_KEY = "sk-bench-judge"
 
 def synthetic(questions: int) -> tuple[list[dict], dict]:
     """``questions`` hypotheses and their References (every 10th is an abstention question)."""
-    from mnemetric.longmemeval.judge.run import Reference
+    from mnemetric.longmemeval.reference import Reference
 
     hyps, refs = [], {}
     for i in range(questions):

@@ -219,3 +219,27 @@ def test_another_processor_class_without_its_backend_is_a_config_error(tmp_path)
     with pytest.raises(ConfigError) as err:
         load_official_counter(folder)
     assert "not the Qwen3VLProcessor" in str(err.value) and "torchvision" in str(err.value)
+
+
+def test_looking_for_the_official_processor_opens_no_connection(tmp_path, monkeypatch):
+    """Not cached, no folder: the auto counter falls back to o200k and says why, and nothing tried the
+    network (local_files_only alone let transformers 5 connect to the Hub once; hub_offline stops that)."""
+    import socket
+
+    import huggingface_hub.constants as hub
+
+    attempts = []
+
+    def refuse(*args, **kwargs):
+        attempts.append(args)
+        raise OSError("this test allows no connection")
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty cache
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    before = hub.HF_HUB_OFFLINE
+    counter = auto_counter()
+    assert counter.official is False and "not available locally" in counter.note
+    assert attempts == []
+    assert hub.HF_HUB_OFFLINE == before and "HF_HUB_OFFLINE" not in __import__("os").environ  # restored

@@ -42,7 +42,7 @@ def adapt_file(adapter: SessionAdapter, source: Path, out: Path,
     with atomic_open(out) as fh:
         instances = tqdm(iter_instances(source, on_warning), desc=f"adapt ({adapter.name})", unit="q", disable=None)
         for position, inst in enumerate(instances):
-            fh.write(json.dumps(adapter.adapt(inst, position).to_json(), ensure_ascii=False))
+            fh.write(json.dumps(adapter.adapt(inst, position).to_record(), ensure_ascii=False))
             fh.write("\n")
             n += 1
     return n

@@ -97,7 +97,6 @@ class AdaptedRecord:
         """One line of the adapted file: ``{"memory": ..., "eval": ...}``, fields in declaration order."""
         return {"memory": asdict(self.memory), "eval": asdict(self.eval)}
 
-    to_json = to_record
 
     def to_upstream(self) -> dict[str, Any]:
         """The upstream instance record (haystack in replay order, has_answer restored)."""

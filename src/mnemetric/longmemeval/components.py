@@ -23,13 +23,13 @@ from mnemetric.longmemeval.adapted import Query
 from mnemetric.longmemeval.contexts import Context
 from mnemetric.longmemeval.judge.run import (
     Judged,
-    Reference,
     carry_failures,
     judge_lexical,
     judge_upstream_outcome,
     upstream_requests,
 )
 from mnemetric.longmemeval.judge.upstream_file import ENV_CHECKOUT, SHA256
+from mnemetric.longmemeval.reference import Reference
 from mnemetric.longmemeval.judge.upstream_prompts import PromptSet, load_prompt_set
 from mnemetric.longmemeval.reader.run import Answered, answer_chat, answer_extractive, chat_requests
 

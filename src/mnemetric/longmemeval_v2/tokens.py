@@ -34,8 +34,9 @@ full processor.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -130,7 +131,8 @@ def load_official_counter(path: str | os.PathLike[str] | None = None,
         raise ConfigError("token_counter", f"the official counter needs transformers and pillow ({exc.name} is "
                           "not installed)", fix=HOW_TO_GET_PROCESSOR) from None
     try:
-        processor = AutoProcessor.from_pretrained(source, local_files_only=True)
+        with hub_offline():
+            processor = AutoProcessor.from_pretrained(source, local_files_only=True)
     except (OSError, ValueError) as exc:
         raise ConfigError("token_counter", f"the {OFFICIAL_PROCESSOR} processor is not available locally "
                           f"({source}): {_first_line(exc)}", fix=HOW_TO_GET_PROCESSOR) from None
@@ -141,6 +143,26 @@ def load_official_counter(path: str | os.PathLike[str] | None = None,
                 "install torchvision built for the installed torch for the official counter")
         return QwenProcessorCounter(processor, source, name=f"{name}-no-video", official=False, note=note)
     return QwenProcessorCounter(processor, source, name=name)
+
+
+@contextlib.contextmanager
+def hub_offline() -> Iterator[None]:
+    """Hugging Face offline mode while the processor loads: ``local_files_only`` alone still lets
+    transformers 5 open a connection to the Hub (measured: one connect to huggingface.co:443 when the
+    processor is not cached). HF_HUB_OFFLINE is read at import, so the loaded constant is set too;
+    both are restored afterwards."""
+    import huggingface_hub.constants as hub
+
+    saved_env, saved_const = os.environ.get("HF_HUB_OFFLINE"), hub.HF_HUB_OFFLINE
+    os.environ["HF_HUB_OFFLINE"], hub.HF_HUB_OFFLINE = "1", True
+    try:
+        yield
+    finally:
+        hub.HF_HUB_OFFLINE = saved_const
+        if saved_env is None:
+            os.environ.pop("HF_HUB_OFFLINE", None)
+        else:
+            os.environ["HF_HUB_OFFLINE"] = saved_env
 
 
 def _first_line(exc: BaseException) -> str:
@@ -161,8 +183,9 @@ def _processor_without_video(source: str, cause: BaseException) -> Any:
                           f"({_first_line(cause)}) and is {declared or 'of an unknown class'}, not the "
                           "Qwen3VLProcessor of Qwen/Qwen3.5-9B", fix=HOW_TO_GET_PROCESSOR) from None
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
-        image_processor = AutoImageProcessor.from_pretrained(source, local_files_only=True)
+        with hub_offline():
+            tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
+            image_processor = AutoImageProcessor.from_pretrained(source, local_files_only=True)
     except (OSError, ValueError, ImportError) as exc:
         raise ConfigError("token_counter", f"the {OFFICIAL_PROCESSOR} processor at {source} cannot be loaded "
                           f"({_first_line(exc)})", fix=HOW_TO_GET_PROCESSOR) from None

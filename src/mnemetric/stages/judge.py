@@ -16,7 +16,7 @@ from mnemetric.llm.usage import write_usage
 from mnemetric.longmemeval.adapted import read_adapted
 from mnemetric.longmemeval.components import Judge, judge_file, llm_factory, write_judged
 from mnemetric.longmemeval.hypotheses import read_hypotheses
-from mnemetric.longmemeval.judge.run import Reference
+from mnemetric.longmemeval.reference import Reference
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
