@@ -120,6 +120,7 @@ class AdaptedRecord:
 _FIX = "regenerate it with `dvc repro adapt`"
 _ANSWER: Kind = ((str, int, float), "a string or a number")
 _HAS_ANSWER: Kind = ((bool, type(None)), "true, false or null")
+_LABEL_TYPES = frozenset({bool, type(None)})
 
 
 def _items(f: Fields, name: str) -> list[Fields]:
@@ -135,11 +136,26 @@ def _memory_view(f: Fields) -> MemoryView:
     sessions = []
     for s in _items(f, "sessions"):
         s.only(("session_id", "date", "prefix", "messages", "position"))
-        messages = tuple(Message(m.only(("role", "content")).string("role"), m.string("content"))
-                         for m in _items(s, "messages"))
+        messages = _messages(s)
         sessions.append(MemorySession(s.string("session_id"), s.optional_string("date"), s.string("prefix"),
                                       messages, s.integer("position")))
     return MemoryView(f.string("schema"), query, tuple(sessions))
+
+
+def _messages(s: Fields) -> tuple[Message, ...]:
+    """The session's messages. Fast path for the common well-formed message (a dict of exactly role and
+    content, both strings: 240k of them in an S file); anything else goes through the field checks, which
+    name the first problem (``...messages[7].role``)."""
+    raw = s.array("messages")
+    out = []
+    for m in raw:
+        if type(m) is dict and len(m) == 2 and type(m.get("role")) is str and type(m.get("content")) is str:
+            out.append(Message(m["role"], m["content"]))
+        else:
+            break
+    else:
+        return tuple(out)
+    return tuple(Message(m.only(("role", "content")).string("role"), m.string("content")) for m in _items(s, "messages"))
 
 
 def _eval_view(f: Fields) -> EvalView:
@@ -148,9 +164,10 @@ def _eval_view(f: Fields) -> EvalView:
     for s in _items(f, "sessions"):
         s.only(("session_id", "upstream_id", "date", "has_answer"))
         labels = s.array("has_answer")
-        for i, label in enumerate(labels):
-            if not is_kind(label, _HAS_ANSWER[0]):
-                raise s.error(f"has_answer[{i}]", type_error(label, _HAS_ANSWER[1]))
+        if not set(map(type, labels)) <= _LABEL_TYPES:  # fast check of the whole list; then name the first bad one
+            for i, label in enumerate(labels):
+                if not is_kind(label, _HAS_ANSWER[0]):
+                    raise s.error(f"has_answer[{i}]", type_error(label, _HAS_ANSWER[1]))
         sessions.append(EvalSession(s.string("session_id"), s.string("upstream_id"), s.string("date"), tuple(labels)))
     return EvalView(f.string("question_id"), f.string("question_type"), f.string("question"), f.get("answer", _ANSWER),
                     f.string("question_date"), f.boolean("abstention"), f.strings("answer_session_ids"),
