@@ -229,6 +229,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--systems", type=lambda s: s.split(","), default=list(SYSTEMS),
                    help="retrieval: comma-separated memory systems (default: %(default)s); with a subset, "
                         "--out should name another file, since the section is replaced whole")
+    p.add_argument("--section", help="the key the numbers land under in --out (default: the section's name); "
+                                     "e.g. retrieval-bm25 for a --systems subset beside the full section")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--adapted", type=Path, help=argparse.SUPPRESS)
     p.add_argument("--granularity", help=argparse.SUPPRESS)
@@ -244,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         return worker(args)
     for name in [args.only] if args.only else list(SECTIONS):
         print(f"== {name}", flush=True)
-        merge_results(args.out, name, SECTIONS[name](args))
+        merge_results(args.out, args.section or name, SECTIONS[name](args))
         print(f"== {name} → {args.out}", flush=True)
     return 0
 
