@@ -18,6 +18,8 @@ from tests.conftest import ROOT
 from tests.longmemeval.answer_fixtures import write_inputs
 from tests.support.openai_server import FakeOpenAIServer
 
+pytestmark = pytest.mark.usefixtures("sample_run_outputs")  # DVC outputs of the sample run
+
 ADAPTED = ROOT / "data" / "adapted" / "sample.jsonl"
 CONTEXTS = ROOT / "data" / "runs" / "contexts.jsonl"
 UNKNOWN = "I don't know: the conversation history does not mention this."

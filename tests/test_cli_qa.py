@@ -14,6 +14,8 @@ from tests.support.standin_evaluate_qa import write_standin
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.usefixtures("sample_run_outputs")  # DVC outputs of the sample run
+
 SAMPLE = ROOT / "data" / "sample" / "longmemeval_sample.json"
 
 

@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.usefixtures("sample_run_outputs")  # DVC outputs of the sample run
+
 ADAPTED = ROOT / "data" / "adapted" / "sample.jsonl"
 
 
