@@ -1,0 +1,19 @@
+"""Model calls as data, execution as a component (generic: knows no family).
+
+A component (a reader, a judge, a checker, a memory system that calls a model) never owns a client
+loop: it builds :class:`ModelCall` records — frozen requests that carry their cache key — and hands
+them to an :class:`Executor`, which returns one :class:`CallOutcome` per call (an answer, a
+non-answer, a failure, or — for executors whose results come back later — pending). The stage or the
+CLI builds ONE executor per run (conf group ``executor``, by ``_target_``) and passes it down, so a run
+has one budget and one usage ledger whatever its components.
+
+Modules: :mod:`.calls` (ModelCall, CallOutcome), :mod:`.executor` (the Executor protocol and
+:func:`build_executor`), :mod:`.immediate` (ImmediateExecutor: the live client loop).
+"""
+
+from mnemetric.execute.calls import ANSWER, FAILURE, KINDS, NON_ANSWER, PENDING, CallOutcome, ModelCall, sent_params
+from mnemetric.execute.executor import Executor, build_executor
+from mnemetric.execute.immediate import ImmediateExecutor
+
+__all__ = ["ANSWER", "FAILURE", "KINDS", "NON_ANSWER", "PENDING", "CallOutcome", "Executor", "ImmediateExecutor",
+           "ModelCall", "build_executor", "sent_params"]

@@ -1,0 +1,184 @@
+"""A model call as data (:class:`ModelCall`) and what became of it (:class:`CallOutcome`).
+
+A :class:`ModelCall` is everything that decides a request — endpoint kind, base URL, model, messages,
+output parameters — plus how its reply is read (``text_from``, not sent, not in the key), who asks
+(``role``) and for what (``tag``, e.g. a question id). Its :attr:`ModelCall.key` is the response
+cache's request sha256 (:func:`mnemetric.llm.cache.request_key`), so a call made today, a call in a
+batch file and a cached row name the same request.
+
+A :class:`CallOutcome` is one of :data:`KINDS`:
+
+* ``answer``: a usable reply (``text``, ``model`` the server named, ``usage``);
+* ``non_answer``: the server replied, but with no usable text (``reason``; never a verdict);
+* ``failure``: no reply could be had for this call and the call said it tolerates that (``status``,
+  ``reason``; e.g. upstream V2's empty answer after an HTTP 400);
+* ``pending``: an executor whose results come back later has not got this one yet.
+
+Every outcome carries the request sha256 and the parameters actually sent (:func:`sent_params`), so the
+verdicts written from it are their own evidence: no manifest needs to read the cache to show what was
+sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Final
+
+from mnemetric.llm.cache import key_payload, normalize_base_url, output_params, request_key
+from mnemetric.llm.replies import check_text_from
+from mnemetric.llm.types import Usage
+
+ANSWER: Final = "answer"
+NON_ANSWER: Final = "non_answer"
+FAILURE: Final = "failure"
+PENDING: Final = "pending"
+KINDS: Final = (ANSWER, NON_ANSWER, FAILURE, PENDING)
+ENDPOINTS: Final = ("chat", "embeddings")
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable, read-only copy of JSON-like data (dicts keep their key order)."""
+    if isinstance(value, Mapping):
+        return tuple((str(k), _freeze(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ("__list__", *(_freeze(v) for v in value))
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    if isinstance(value, tuple):
+        if value and value[0] == "__list__":
+            return [_thaw(v) for v in value[1:]]
+        return {k: _thaw(v) for k, v in value}
+    return value
+
+
+def sent_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The output parameters of a request as sent (transport options and None values dropped): what the
+    cache key hashes and what a judged line records as ``params_sent``."""
+    return output_params(params)
+
+
+@dataclass(frozen=True, eq=False)
+class ModelCall:
+    """One model request as data. Build with :meth:`chat` (or :meth:`embedding`); immutable.
+
+    ``base_url`` is normalised at build time (``$OPENAI_BASE_URL`` or the OpenAI default when None),
+    so :attr:`key` is a pure function of the call. ``tolerate`` lists HTTP statuses that make this
+    call a ``failure`` outcome instead of stopping the run (default: none tolerated).
+    """
+
+    role: str
+    endpoint: str
+    base_url: str
+    model: str
+    _content: Any
+    _params: Any
+    text_from: str = "content"
+    tag: str | None = None
+    tolerate: tuple[int, ...] = ()
+
+    @classmethod
+    def chat(cls, *, role: str, model: str, messages: Sequence[Mapping[str, Any]],
+             params: Mapping[str, Any] | None = None, base_url: str | None = None, text_from: str = "content",
+             tag: str | None = None, tolerate: Sequence[int] = ()) -> ModelCall:
+        """A chat-completions call (``messages`` as the OpenAI API takes them)."""
+        check_text_from(text_from)
+        params = dict(params or {})
+        if params.get("stream"):
+            raise ValueError("a ModelCall cannot stream (the cache stores whole replies)")
+        return cls(role, "chat", normalize_base_url(base_url), str(model), _freeze([dict(m) for m in messages]),
+                   _freeze(params), text_from, tag, tuple(int(s) for s in tolerate))
+
+    @classmethod
+    def embedding(cls, *, role: str, model: str, text: str, params: Mapping[str, Any] | None = None,
+                  base_url: str | None = None, tag: str | None = None) -> ModelCall:
+        """An embeddings call for ONE text (the cache keeps one row per text; executors batch them)."""
+        return cls(role, "embeddings", normalize_base_url(base_url), str(model), str(text), _freeze(dict(params or {})),
+                   "content", tag, ())
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The chat messages (a fresh copy)."""
+        if self.endpoint != "chat":
+            raise AttributeError("an embeddings call has no messages (see .text)")
+        return _thaw(self._content)
+
+    @property
+    def text(self) -> str:
+        """The input of an embeddings call."""
+        if self.endpoint != "embeddings":
+            raise AttributeError("a chat call has no single input text (see .messages)")
+        return self._content
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """Every request parameter given (a fresh copy; transport options included)."""
+        return _thaw(self._params)
+
+    @property
+    def params_sent(self) -> dict[str, Any]:
+        """The output parameters sent (:func:`sent_params`)."""
+        return sent_params(self.params)
+
+    @cached_property
+    def payload(self) -> dict[str, Any]:
+        """The JSON object the cache hashes (:func:`mnemetric.llm.cache.key_payload`)."""
+        content = self.messages if self.endpoint == "chat" else self.text
+        return key_payload(self.endpoint, self.base_url, self.model, content, self.params)
+
+    @cached_property
+    def key(self) -> str:
+        """The response cache's request sha256 (the same key a live call, a batch line and a cached row use)."""
+        return request_key(self.payload)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ModelCall) and (self.key, self.text_from, self.role, self.tag, self.tolerate) == (
+            other.key, other.text_from, other.role, other.tag, other.tolerate)
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.text_from, self.role, self.tag))
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What became of one :class:`ModelCall` (module docstring)."""
+
+    kind: str
+    key: str
+    """The call's request sha256."""
+    params_sent: Mapping[str, Any]
+    """The output parameters of the request (what the server was asked with)."""
+    model: str | None = None
+    """The model the server said it used (answers and non-answers)."""
+    text: str = ""
+    texts: tuple[str, ...] = ()
+    """Every choice's text (``n`` > 1); ``text`` is the first."""
+    text_source: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    """The cost of this reply's work (its usage at the price table's price), cached or not."""
+    reason: str | None = None
+    """Why there is no answer (non-answer, failure, pending)."""
+    status: int | None = None
+    """The HTTP status of a tolerated failure."""
+    attempts: int = 0
+    cached: bool = False
+    """Served from the response cache (per run; never written to a tracked file)."""
+    embedding: tuple[float, ...] | None = None
+    """The vector of an embeddings answer."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"outcome kind {self.kind!r} is not one of {KINDS}")
+
+    @property
+    def ok(self) -> bool:
+        """True for a usable answer."""
+        return self.kind == ANSWER
+
+    @property
+    def request_sha256(self) -> str:
+        return self.key

@@ -1,0 +1,171 @@
+"""ImmediateExecutor: every call now, through the one LLM client layer (cache, claims, budget, retries).
+
+One :class:`~mnemetric.llm.client.LLMClient` per base URL, all sharing the run's response cache, ONE
+:class:`~mnemetric.llm.budget.Budget` and ONE :class:`~mnemetric.llm.budget.UsageStats` (so a run whose
+reader and checker talk to two servers still has one budget). Chat calls run at most
+``llm.max_concurrency`` at once; identical calls (same key, same ``text_from``) are sent once and the
+repeats counted as cache hits. After an error a call does not tolerate, no new call starts; the calls
+in flight finish (their answers are cached), then the error is raised. Embedding calls are grouped by
+(base URL, model, params) and embedded one text per cache row (:mod:`mnemetric.llm.embed`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from mnemetric.execute.calls import ANSWER, FAILURE, NON_ANSWER, CallOutcome, ModelCall
+from mnemetric.llm.budget import Budget, UsageStats
+from mnemetric.llm.cache import ResponseCache
+from mnemetric.llm.client import LLMClient
+from mnemetric.llm.gather import gather_until_error
+from mnemetric.llm.types import ChatRequest, ChatResult, LLMRequestError
+
+
+def outcome_of(call: ModelCall, result: ChatResult, *, repeat: bool = False) -> CallOutcome:
+    """The outcome of a chat call from the client's result (``repeat``: a copy served to an identical call)."""
+    kind = ANSWER if result.ok else NON_ANSWER
+    return CallOutcome(kind, call.key, call.params_sent, model=result.model or None, text=result.text,
+                       texts=tuple(result.texts), text_source=result.text_source, usage=result.usage,
+                       cost_usd=result.cost_usd, reason=result.failure,
+                       attempts=0 if repeat else result.attempts, cached=result.cached or repeat)
+
+
+class ImmediateExecutor:
+    """The live executor (module docstring). ``llm``: the run's ``llm:`` settings."""
+
+    def __init__(self, llm: Mapping[str, Any] | None = None, *, name: str = "immediate", progress: bool = True,
+                 cache: ResponseCache | None = None, use_cache: bool = True, usage: UsageStats | None = None,
+                 budget: Budget | None = None):
+        from mnemetric.llm.budget import PriceTable
+        from mnemetric.llm.settings import budget_from_params
+
+        self.name = name
+        self.llm = dict(llm or {})
+        self.progress = progress
+        self.usage = usage if usage is not None else UsageStats()
+        self.budget = budget if budget is not None else budget_from_params(self.llm)
+        self.prices = PriceTable.from_dict(self.llm.get("prices"))
+        self.max_concurrency = int(self.llm.get("max_concurrency", 8))
+        self._cache_arg, self._use_cache = cache, use_cache
+        self._cache: ResponseCache | None = cache
+        self._clients: dict[str, LLMClient] = {}
+
+    def __repr__(self) -> str:
+        return f"ImmediateExecutor(max_concurrency={self.max_concurrency})"
+
+    # -- clients ---------------------------------------------------------------------------------
+    @property
+    def cache(self) -> ResponseCache | None:
+        if self._cache is None and self._use_cache:
+            self._cache = ResponseCache()
+        return self._cache
+
+    def client(self, base_url: str, role: str | None = None) -> LLMClient:
+        """The run's client for ``base_url`` (one per URL; shared cache, budget and ledger)."""
+        if base_url not in self._clients:
+            from mnemetric.llm.settings import client_from_params
+
+            self._clients[base_url] = client_from_params(self.llm, base_url, self.usage, budget=self.budget,
+                                                         role=role, cache=self.cache, use_cache=self._use_cache)
+        return self._clients[base_url]
+
+    # -- running ---------------------------------------------------------------------------------
+    def run(self, calls: Sequence[ModelCall], *, desc: str = "llm") -> list[CallOutcome]:
+        calls = list(calls)
+        if not calls:
+            return []
+        return asyncio.run(self._run(calls, desc))
+
+    async def _run(self, calls: list[ModelCall], desc: str) -> list[CallOutcome]:
+        outcomes: list[CallOutcome | None] = [None] * len(calls)
+        chats = [i for i, c in enumerate(calls) if c.endpoint == "chat"]
+        embeds = [i for i, c in enumerate(calls) if c.endpoint == "embeddings"]
+        try:
+            with tqdm(total=len(calls), desc=desc, unit="call", disable=not self.progress) as bar:
+                if chats:
+                    await self._run_chats(calls, chats, outcomes, bar)
+                if embeds:
+                    await self._run_embeddings(calls, embeds, outcomes, bar)
+        finally:
+            for client in self._clients.values():
+                await client.aclose_transport()
+        return [o for o in outcomes if o is not None]
+
+    async def _run_chats(self, calls: list[ModelCall], idx: list[int], outcomes: list, bar) -> None:
+        copies: dict[int, list[int]] = {}
+        first: dict[tuple[str, str], int] = {}
+        for i in idx:
+            copies.setdefault(first.setdefault((calls[i].key, calls[i].text_from), i), []).append(i)
+
+        async def one(i: int) -> None:
+            call = calls[i]
+            client = self.client(call.base_url, call.role)
+            try:
+                result = await client.chat(call.model, call.messages, text_from=call.text_from, **call.params)
+            except LLMRequestError as exc:
+                if exc.status is None or exc.status not in call.tolerate:
+                    raise
+                failed = CallOutcome(FAILURE, call.key, call.params_sent, reason=str(exc), status=exc.status,
+                                     attempts=exc.attempts)
+                for j in copies[i]:
+                    outcomes[j] = failed
+                bar.update(len(copies[i]))
+                return
+            outcomes[i] = outcome_of(call, result)
+            for j in copies[i][1:]:
+                self.usage.record_hit(calls[j].model)
+                if result.ok:
+                    client._use(calls[j].model, result.model or calls[j].model, result.usage)
+                outcomes[j] = outcome_of(calls[j], result, repeat=True)
+            bar.update(len(copies[i]))
+            bar.set_postfix(cached=self.usage.cache_hits, sent=self.usage.requests_sent, refresh=False)
+
+        await gather_until_error(list(copies), one, self.max_concurrency)
+
+    async def _run_embeddings(self, calls: list[ModelCall], idx: list[int], outcomes: list, bar) -> None:
+        groups: dict[tuple[str, str, str], list[int]] = {}
+        for i in idx:
+            c = calls[i]
+            groups.setdefault((c.base_url, c.model, repr(c._params)), []).append(i)
+        for members in groups.values():
+            head = calls[members[0]]
+            client = self.client(head.base_url, head.role)
+            vectors = await client.embed(head.model, [calls[i].text for i in members], **head.params)
+            for i, vec in zip(members, vectors):
+                outcomes[i] = CallOutcome(ANSWER, calls[i].key, calls[i].params_sent, model=head.model,
+                                          embedding=tuple(float(x) for x in vec))
+            bar.update(len(members))
+
+    # -- dry run ---------------------------------------------------------------------------------
+    def plan(self, calls: Sequence[ModelCall]) -> dict[str, Any]:
+        """Cached vs to-send and the estimated dollars (reads the cache only; no key, no network)."""
+        from mnemetric.llm.dry_run import plan as plan_requests
+
+        total = {"requests_total": 0, "cached": 0, "to_send": 0, "estimated_usd": 0.0}
+        by_url: dict[str, list[ChatRequest]] = {}
+        for c in calls:
+            if c.endpoint == "chat":
+                by_url.setdefault(c.base_url, []).append(ChatRequest(c.model, c.messages, c.params, c.text_from))
+        for url, reqs in by_url.items():
+            part = plan_requests(reqs, self.cache, base_url=url, prices=self.prices)
+            for k in total:
+                total[k] += part[k]
+        return total
+
+    # -- lifetime --------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the response cache if this executor opened it."""
+        if self._cache is not None and self._cache_arg is None:
+            self._cache.close()
+            self._cache = None
+        self._clients.clear()
+
+    def __enter__(self) -> ImmediateExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
