@@ -240,12 +240,20 @@ def run_schema(sections: typing.Mapping[str, Section] | None = None, order: typi
 SCHEMA_NAME = "mnemetric_schema"
 
 
-def register_schema(conf_dir: str | Path | None = None) -> None:
+_registered = False
+
+
+def register_schema(conf_dir: str | Path | None = None, *, if_absent: bool = False) -> None:
     """Store the :func:`run_schema` of ``conf_dir``'s families (default: the packaged conf) in Hydra's
-    ConfigStore, in :func:`conf_order` (idempotent; the latest call wins)."""
+    ConfigStore, in :func:`conf_order` (the latest call wins; ``if_absent``: only when none is stored yet,
+    so the Hydra plugin, imported during a composition, keeps the schema of the conf being composed)."""
+    global _registered
     from hydra.core.config_store import ConfigStore
 
     from mnemetric.family import conf_families
 
+    if if_absent and _registered:
+        return
+    _registered = True
     sections = family_sections() if conf_dir is None else family_sections(conf_families(conf_dir))
     ConfigStore.instance().store(name=SCHEMA_NAME, node=run_schema(sections, conf_order(conf_dir)))
