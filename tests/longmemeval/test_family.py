@@ -17,7 +17,8 @@ import pytest
 from mnemetric.custody.manifest import NOT_INSTALLED, build_manifest
 from mnemetric.errors import InputError
 from mnemetric.family import CardRow
-from mnemetric.longmemeval.family import FAMILY, card_rows, gather_inputs, qa_rows, retrieval_rows, run_sections
+from mnemetric.longmemeval.doors import card_rows, qa_rows, retrieval_rows
+from mnemetric.longmemeval.family import FAMILY, gather_inputs, run_sections
 from mnemetric.llm.cache import ResponseCache
 
 UPSTREAM = {"temperature": 0, "max_tokens": 10, "n": 1}
