@@ -101,6 +101,18 @@ def test_the_longmemeval_family_builds_metrics_run_json():
                                     "retrieval": ("metrics/detail/retrieval.json", "metrics/retrieval.json")}
 
 
+def test_conf_config_yaml_lists_the_families_conf_groups_and_the_schema_their_sections():
+    """The families register their conf groups and params sections; nothing generic names them."""
+    from mnemetric.schema import conf_order, family_sections
+
+    fams = conf_families()
+    defaults = [next(iter(d)) for d in yaml.safe_load((CONF / "config.yaml").read_text())["defaults"] if isinstance(d, dict)]
+    assert sorted(defaults) == sorted(["benchmark", *(g for f in fams for g in f.conf_groups)])
+    sections = family_sections(fams)
+    assert set(sections) == {"benchmark", "llm", *(k for f in fams for k in f.params_sections)}
+    assert [k for k in conf_order() if k in sections or k == "paths"] == list(compose(conf_dir=CONF))
+
+
 def test_a_family_is_found_by_name_and_an_unknown_name_lists_the_known_ones():
     with pytest.raises(ConfigError, match=r"(?s)no benchmark family is named 'quiz'.*'longmemeval', 'longmemeval-v2'"):
         family_named("quiz")

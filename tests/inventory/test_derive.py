@@ -247,7 +247,11 @@ def test_cli_derive_end_to_end(tmp_path, monkeypatch, capsys):
     assert t["multi-session"]["evidence_refs"] == ["metrics/detail/qa.json#per_type.multi-session.accuracy", "metrics/run.json"]
     assert t["abstention"]["coverage_status"] == "mapped"
     assert t["abstention"]["test_refs"] == ["tests/scoring/test_qa.py::test_abs"]
-    assert "12 tasks (6 measured, 1 mapped, 5 unmapped); complete: false" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "12 tasks (6 measured, 1 mapped, 5 unmapped); complete: false" in out
+    # one line per family, the headline family (no params.yaml here: conf's default, LongMemEval) first
+    lines = out.splitlines()
+    assert lines[1].startswith("  LongMemEval (headline): ") and lines[2].startswith("  LongMemEval-V2: ")
 
 
 def test_cli_derive_defaults_to_every_family_s_run_manifest_and_metrics(tmp_path, monkeypatch, capsys):
