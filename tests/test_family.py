@@ -85,11 +85,13 @@ def test_the_v2_card_rows_are_the_combined_accuracy_then_each_category():
     doc = {"combined": {"accuracy": {
         "overall_full_set": {"value": 0.5, "ci95_low": 0.25, "ci95_high": 0.75, "n": 8},
         "abstention_only": {"value": 0.0, "ci95_low": 0.0, "ci95_high": 0.9, "n": 2}}},
+        "domains": {"web": {"accuracy": {"overall_full_set": {"value": 0.25, "ci95_low": 0.0, "ci95_high": 0.8, "n": 4}}}},
         "by_category": {"non_abstention_by_category": {"static": {"count": 3, "pct_correct": 1 / 3}},
                         "abstention_overall": {"count": 2, "pct_correct": 0.0}}}
     # non_abstention_only is absent: no row for it
     assert v2.card.rows({"v2": doc}) == [CardRow("overall accuracy (full set)", 0.5, 0.25, 0.75, 8),
                                          CardRow("abstention accuracy", 0.0, 0.0, 0.9, 2),
+                                         CardRow("overall accuracy (web)", 0.25, 0.0, 0.8, 4),
                                          CardRow("static", 1 / 3, n=3), CardRow("abstention_overall", 0.0, n=2)]
     assert v2.card.rows({"v2": None}) == []
 

@@ -13,8 +13,10 @@ which writes its run manifest metrics/run-v2.json itself (``manifest_sections`` 
 inventory review blocks. Its doors (card custody, report, `mnemetric runs` row) are in
 :mod:`mnemetric.longmemeval_v2.doors`; its params section ``v2`` in
 :mod:`mnemetric.longmemeval_v2.params_schema`; the fingerprint stage fingerprints its ``v2.memory``
-(data/fingerprints/v2-memory.json). Its result card (:func:`card_rows`) shows metrics/v2.json's ``combined.accuracy`` blocks (full set, non-abstention,
-abstention: value, Clopper-Pearson ``ci95_low|high``, n) and each category's ``pct_correct`` over
+(data/fingerprints/v2-memory.json). Its result card (:func:`card_rows`) shows metrics/v2.json's
+``combined.accuracy`` blocks (full set, non-abstention, abstention: value, Clopper-Pearson
+``ci95_low|high``, n), each domain's full-set accuracy
+(``domains.<domain>.accuracy.overall_full_set``) and each category's ``pct_correct`` over
 ``count`` (``by_category.non_abstention_by_category``, then ``by_category.abstention_overall``).
 """
 
@@ -56,6 +58,11 @@ def card_rows(docs: Mapping[str, Mapping[str, Any] | None]) -> list[CardRow]:
     acc = (doc.get("combined") or {}).get("accuracy") or {}
     rows = [CardRow(label, _num(b.get("value")), _num(b.get("ci95_low")), _num(b.get("ci95_high")), b.get("n"))
             for key, label in ACCURACY_ROWS if isinstance(b := acc.get(key), Mapping)]
+    for domain, block in (doc.get("domains") or {}).items():  # each domain's full-set accuracy
+        b = ((block or {}).get("accuracy") or {}).get("overall_full_set")
+        if isinstance(b, Mapping):
+            rows.append(CardRow(f"overall accuracy ({domain})", _num(b.get("value")), _num(b.get("ci95_low")),
+                                _num(b.get("ci95_high")), b.get("n")))
     by = doc.get("by_category") or {}
     blocks = [*((by.get("non_abstention_by_category") or {}).items()), ("abstention_overall", by.get("abstention_overall"))]
     rows += [CardRow(name, _num(b.get("pct_correct")), n=b.get("count")) for name, b in blocks if isinstance(b, Mapping)]
