@@ -105,7 +105,7 @@ def average_exclude_abs_and_no_user_target(
     """Mean over questions that are not "_abs" AND have a has_answer=true user turn.
 
     Rule of src/retrieval/run_retrieval.py main() (xiaowu0162/LongMemEval @ 9e0b455f).
-    ``has_user_target`` maps question_id -> bool (see retrieval_corpus.has_user_target); a missing
+    ``has_user_target`` maps question_id -> bool (see longmemeval.corpus.has_user_target); a missing
     question id raises KeyError. Same return shape as average_exclude_abs.
     """
     kept = [q for q in per_question if keeps_exclude_abs_and_no_user_target(q, has_user_target[q])]
