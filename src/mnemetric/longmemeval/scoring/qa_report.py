@@ -28,7 +28,7 @@ from typing import Any
 
 from mnemetric.io import write_json_atomic
 from mnemetric.longmemeval.hypotheses import JudgedHypothesis, read_judged
-from mnemetric.longmemeval.judgments import JudgeTrace
+from mnemetric.longmemeval.judgments import JudgeTrace, judge_provenance
 from mnemetric.errors import InputError
 from mnemetric.llm.failures import QuestionFailure, failures_path, read_failures
 from mnemetric.llm.usage import UsageRecord
@@ -37,7 +37,6 @@ from mnemetric.longmemeval.scoring.qa import (
     QUESTION_TYPES,
     check_items,
     join_with_reference,
-    judge_provenance,
     qa_intervals,
     qa_metrics,
 )
