@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 
 from mnemetric.io import write_json_atomic
-from mnemetric.longmemeval.adapted import read_adapted
 from mnemetric.longmemeval.data_stats import haystack_stats, type_counts
-from mnemetric.longmemeval.suite import read_suite
+from mnemetric.longmemeval.suite import read_question_index, read_suite
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
 PARAMS = ["variant.name", "variant.revision", "variant.sha256", "adapter.name", "adapter.schema",
-          "paths.adapted", "paths.suite", "paths.custody_dir", "paths.metrics_data"]
+          "paths.question_index", "paths.suite", "paths.custody_dir", "paths.metrics_data"]
 
 
 def main() -> None:
@@ -21,13 +20,10 @@ def main() -> None:
         custody = json.load(fh)
     suite = read_suite(p["paths.suite"])
     in_suite = set(suite.question_ids)
-    meta, sizes, suite_meta = [], [], []
-    for r in read_adapted(p["paths.adapted"]):
-        pair = (r.eval.question_type, r.eval.abstention)
-        meta.append(pair)
-        sizes.append((len(r.memory.sessions), sum(len(s.messages) for s in r.memory.sessions)))
-        if r.eval.question_id in in_suite:
-            suite_meta.append(pair)
+    index = read_question_index(p["paths.question_index"])
+    meta = [(q.question_type, q.abstention) for q in index]
+    sizes = [(q.sessions, q.turns) for q in index]
+    suite_meta = [(q.question_type, q.abstention) for q in index if q.question_id in in_suite]
     metrics = {
         "variant": {"name": p["variant.name"], "revision": p["variant.revision"] or "bundled",
                     "sha256": p["variant.sha256"], "sha256_verified": bool(custody.get("verified"))},
