@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
+from mnemetric.custody.dataset import read_dataset_custody
 from mnemetric.io import write_json_atomic
 from mnemetric.longmemeval.data_stats import haystack_stats, type_counts
 from mnemetric.longmemeval.suite import read_question_index, read_suite
@@ -16,8 +15,7 @@ PARAMS = ["variant.name", "variant.revision", "variant.sha256", "adapter.name", 
 
 def main() -> None:
     p = stage_params(PARAMS)
-    with open(f"{p['paths.custody_dir']}/{p['variant.name']}.json", encoding="utf-8") as fh:
-        custody = json.load(fh)
+    custody = read_dataset_custody(f"{p['paths.custody_dir']}/{p['variant.name']}.json")
     suite = read_suite(p["paths.suite"])
     in_suite = set(suite.question_ids)
     index = read_question_index(p["paths.question_index"])
@@ -26,7 +24,7 @@ def main() -> None:
     suite_meta = [(q.question_type, q.abstention) for q in index if q.question_id in in_suite]
     metrics = {
         "variant": {"name": p["variant.name"], "revision": p["variant.revision"] or "bundled",
-                    "sha256": p["variant.sha256"], "sha256_verified": bool(custody.get("verified"))},
+                    "sha256": p["variant.sha256"], "sha256_verified": custody.verified},
         "adapter": {"name": p["adapter.name"], "schema": p["adapter.schema"]},
         "questions": type_counts(meta),
         "haystack": haystack_stats(sizes),
