@@ -13,6 +13,7 @@ while any question failed the run is not official. The job is
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from mnemetric.llm.failures import describe
@@ -39,12 +40,13 @@ def main() -> None:
                                reference_file=p["paths.questions"], usage=usage)
     metrics = scored.detail
     if p["errata"]["enabled"]:  # opt-in; the official numbers above are untouched
-        metrics["errata_sensitivity"] = errata_block(p["errata"]["file"], p["variant.name"], scored.judged, ref_types)
+        metrics = dataclasses.replace(metrics, errata_sensitivity=errata_block(
+            p["errata"]["file"], p["variant.name"], scored.judged, ref_types))
     write_qa_files(p["paths.metrics_qa"], metrics, names=names)
     if scored.failures:
         print(f"qa_metrics: {len(scored.failures)} question(s) FAILED and are in no number (not official):\n"
               f"{describe(scored.failures)}", file=sys.stderr)
-    print(f"qa_metrics: overall {metrics['overall']} task_averaged {metrics['task_averaged']} over "
+    print(f"qa_metrics: overall {metrics.overall} task_averaged {metrics.task_averaged} over "
           f"{len(scored.judged)} judged question(s) → {p['paths.metrics_qa']} "
           f"(detail: {detail_path(p['paths.metrics_qa'])})")
 
