@@ -1,8 +1,9 @@
 """Stage retrieve: run the memory system over the suite → upstream retrievallog + reader contexts.
 
 The work is ``mnemetric.longmemeval.retrieve.write_retrieval`` (the one path `mnemetric retrieve`
-takes too). The adapted file is read once; the records outside the suite are skipped unparsed. The usage sidecar holds the cost of the work of any model the memory system calls
-(embeddings); the run's counters (sent, hits, seconds) go to the terminal and the run log."""
+takes too). The adapted file is read once; the records outside the suite are skipped unparsed. The
+usage sidecar holds the cost of the work of any model the memory system calls (embeddings); the
+run's counters (sent, hits, seconds) go to the terminal and the run log."""
 
 from __future__ import annotations
 
