@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from mnemetric.errors import MnemetricError
+from mnemetric.errors import PluginError
 from mnemetric.execute import ANSWER, CallOutcome, Executor, ModelCall
 from mnemetric.longmemeval_v2.checkers import ABSTENTION_CHECKER, LLM_CHECKERS
 from mnemetric.longmemeval_v2.judge_label import UnparseableJudgeReply, parse_judge_label
@@ -145,8 +145,8 @@ def read_verdict(outcome: CallOutcome) -> CheckOutcome:
     label → failed (upstream aborts)."""
     evidence = {"called": True, "request_sha256": outcome.key, "params_sent": dict(outcome.params_sent)}
     if outcome.kind not in (ANSWER, "non_answer", "failure"):
-        raise MnemetricError(f"judge request {outcome.key[:12]}…: no result yet ({outcome.kind}); rerun when the "
-                             "executor has it")
+        raise PluginError("executor", f"judge request {outcome.key[:12]}…", f"no result yet ({outcome.kind})",
+                          fix="rerun when the executor has it")
     if not outcome.ok:
         return CheckOutcome(None, f"judge gave no answer: {outcome.reason}", **evidence)
     try:

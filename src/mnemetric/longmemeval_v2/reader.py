@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from mnemetric.errors import MnemetricError
+from mnemetric.errors import PluginError
 from mnemetric.execute import ANSWER, FAILURE, NON_ANSWER, CallOutcome, Executor, ModelCall
 from mnemetric.llm.cache import normalize_base_url
 from mnemetric.longmemeval_v2.checkers import extract_boxed_answer, is_unknown
@@ -96,8 +96,8 @@ def read_reply(outcome: CallOutcome) -> ReaderReply:
     if outcome.kind == NON_ANSWER or outcome.kind == FAILURE:
         return ReaderReply(None, dict(ZERO_USAGE), failed=f"reader gave no answer: {outcome.reason}", **evidence)
     if outcome.kind != ANSWER:
-        raise MnemetricError(f"reader request {outcome.key[:12]}…: no result yet ({outcome.kind}); rerun when the "
-                             "executor has it")
+        raise PluginError("executor", f"reader request {outcome.key[:12]}…", f"no result yet ({outcome.kind})",
+                          fix="rerun when the executor has it")
     text = outcome.text.strip()
     if not text:
         return ReaderReply(None, dict(ZERO_USAGE), failed="reader text is empty", **evidence)
