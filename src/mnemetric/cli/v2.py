@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from mnemetric.errors import ConfigError, InputError
+from mnemetric.errors import ConfigError
 from mnemetric.cli.registry import Handler, command, group, subcommand
 
 group("v2", "LongMemEval-V2: validate, run, aggregate, combine, lafs, compare",
@@ -62,19 +62,6 @@ def _aggregate(p: argparse.ArgumentParser) -> Handler:
     return run
 
 
-def _load_object(path: Path) -> dict:
-    from mnemetric.io import require_file
-
-    text = require_file(path).read_text(encoding="utf-8")
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), "<file>", "<json>", f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
-    if not isinstance(obj, dict):
-        raise InputError(str(path), "<file>", "<json>", f"expected a JSON object, got {type(obj).__name__}")
-    return obj
-
-
 @both("combine", "combine web + enterprise aggregated_metrics.json as upstream's leaderboard script",
          "Combine WEB and ENTERPRISE (two aggregated_metrics.json of one method at one tier) exactly as "
          f"leaderboard/combine_aggregated_metrics.py of {_UPSTREAM}: overall scores weighted by their counts, "
@@ -89,10 +76,10 @@ def _combine(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--combined-at-utc", help="value of combined_at_utc (default: the key is left out)")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval_v2.aggregate import write_upstream_json
+        from mnemetric.longmemeval_v2.aggregate import read_aggregated, write_upstream_json
         from mnemetric.longmemeval_v2.combine import combine_aggregates
 
-        combined = combine_aggregates(_load_object(a.web), _load_object(a.enterprise),
+        combined = combine_aggregates(read_aggregated(a.web), read_aggregated(a.enterprise),
                                       sources=(str(a.web), str(a.enterprise)), combined_at_utc=a.combined_at_utc)
         write_upstream_json(a.out, combined)
         o = combined["overall"]
