@@ -24,7 +24,7 @@ The DVC stages v2_memory, v2_read, v2_check and v2_metrics run one step each wit
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -226,11 +226,3 @@ def params_sent_sets(rows: Sequence[ReadRow | CheckRow]) -> list[dict[str, Any]]
         if r.params_sent is not None:
             seen.setdefault(json.dumps(r.params_sent, sort_keys=True), dict(r.params_sent))
     return list(seen.values())
-
-
-def requests_made(rows: Sequence[ReadRow | CheckRow]) -> int:
-    return sum(1 for r in rows if r.request_sha256 is not None)
-
-
-def mapping_of(rows: Sequence[Any]) -> Mapping[tuple[str, str], Any]:
-    return {(r.domain, r.question_id): r for r in rows}
