@@ -105,7 +105,7 @@ def _stale(dvc_repo) -> set[str]:
 def test_v2_steps_rerun_only_what_changed_and_a_changed_data_file_is_named(dvc_repo):
     """The V2 run is four stages with per-question DVC outputs between them: a checker change leaves memory and
     reading alone; an edited gold answer is caught by the custody check (stopped when the custody record is stale,
-    named in the run when v2_prepare recorded the edit)."""
+    named in the run when v2_prepare recorded the edit); a bad data root leaves the committed record alone."""
     import yaml
 
     env = {"OPENAI_API_KEY": ""}
@@ -141,3 +141,12 @@ def test_v2_steps_rerun_only_what_changed_and_a_changed_data_file_is_named(dvc_r
     assert run["variant"]["sha256_verified"] is False and run["variant"]["unverified_files"] == ["questions.jsonl"]
     reasons = dvc_repo.json("metrics/v2.json")["official_equivalence"]["reasons"]
     assert any(r.startswith("data file questions.jsonl does not match SHA256SUMS") for r in reasons)
+
+    # a bad data root never replaces the record of the real one, and leaves the metrics as they were
+    kept = {rel: (dvc_repo.path / rel).read_bytes() for rel in ("data/custody/v2-sample.json", "metrics/v2.json")}
+    params = yaml.safe_load((dvc_repo.path / "params.yaml").read_text())
+    params["v2"]["data_root"] = "data/no-such-root"
+    (dvc_repo.path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    failed = dvc_repo.dvc("repro", "v2_metrics", check=False, env=env)
+    assert failed.returncode != 0 and "is the custody record of data/sample-v2, not of data/no-such-root" in failed.stderr
+    assert {rel: (dvc_repo.path / rel).read_bytes() for rel in kept} == kept

@@ -1,4 +1,4 @@
-"""The LongMemEval-V2 reader: an OpenAI-compatible chat model through the one LLM client, or an offline stand-in.
+"""The LongMemEval-V2 reader: an OpenAI-compatible chat model (calls sent by the run's executor), or an offline stand-in.
 
 Rules from github.com/xiaowu0162/LongMemEval-V2 at be15ea6e995462f3391c1a610892df3f67dfa7bd
 (evaluation/harness.py build_messages / build_reader_request / call_reader_model_async /
