@@ -215,6 +215,21 @@ def assemble(root: Path, memory: Sequence[MemoryRow], read: Sequence[ReadRow], c
     return out
 
 
+def image_files(memory: Sequence[MemoryRow], root: str | Path) -> tuple[str, ...]:
+    """The files under ``root`` (relative paths) that the reader will send as images: question images and image
+    memory items (for the custody check of the read step)."""
+    base, out = Path(root).resolve(), {}
+    paths = [m.identity["question_image"] for m in memory] + [i["value"] for m in memory for i in m.memory_context
+                                                               if i.get("type") == "image"]
+    for p in paths:
+        if p:
+            try:
+                out[Path(p).resolve().relative_to(base).as_posix()] = None
+            except ValueError:
+                continue
+    return tuple(out)
+
+
 def memory_file_sha256(path: str | Path) -> str:
     return sha256_bytes(Path(path).read_bytes())
 

@@ -3,7 +3,8 @@
 The reader (``v2.reader``) builds the calls; the run's executor (the ``executor`` option, default immediate,
 with the ``llm:`` settings: one budget and one usage ledger for this stage run) sends them. Each row keeps the
 request's sha256 and the parameters sent. Beside it: read.json (the reader's facts), read-usage.json (the
-cost of the work); the run's counters go to the run log.
+cost of the work); the run's counters go to the run log. The images the reader sends (question images, image
+memory items) are checked first against the data root's custody record.
 """
 
 from __future__ import annotations
@@ -14,15 +15,17 @@ from mnemetric.execute import build_executor
 from mnemetric.llm.failures import QuestionFailure
 from mnemetric.llm.run_log import finish_stage_run
 from mnemetric.llm.usage import write_usage
+from mnemetric.longmemeval_v2.data_custody import verify_root
 from mnemetric.longmemeval_v2.facts import reader_facts
+from mnemetric.longmemeval_v2.obtain import custody_path
 from mnemetric.longmemeval_v2.pipeline import component
 from mnemetric.longmemeval_v2.step_files import ComponentFacts, StepFiles, write_facts
 from mnemetric.longmemeval_v2.step_rows import MemoryRow, read_rows, write_rows
-from mnemetric.longmemeval_v2.steps import read_step
+from mnemetric.longmemeval_v2.steps import image_files, read_step
 from mnemetric.params import load_params, stage_params
 from mnemetric.stages import run
 
-PARAMS = ["v2.reader", "llm", "paths.v2_steps"]
+PARAMS = ["v2.name", "v2.data_root", "v2.reader", "llm", "paths.custody_dir", "paths.v2_steps"]
 
 
 def main() -> None:
@@ -30,6 +33,8 @@ def main() -> None:
     files = StepFiles.at(p["paths.v2_steps"])
     reader = component({"reader": p["v2.reader"]}, "reader")
     memory = read_rows(files.rows("memory"), MemoryRow)
+    verify_root(custody_path(p["paths.custody_dir"], p["v2.name"]), p["v2.data_root"],
+                only=image_files(memory, p["v2.data_root"]))
     start = time.monotonic()
     executor = build_executor(load_params().get("executor"), p["llm"])
     try:
