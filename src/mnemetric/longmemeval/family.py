@@ -60,8 +60,8 @@ from mnemetric.longmemeval.params_schema import GROUP_SECTIONS, SELF_SECTIONS
 from mnemetric.longmemeval.rules import QUESTION_TYPES
 
 REPORT_PARAMS = ("paths.metrics_qa", "paths.metrics_retrieval", "paths.metrics_data", "paths.judged",
-                 "paths.custody_dir", "paths.adapted")
-"""The params V1's report reads (stage report and `mnemetric report` alike; ``paths.adapted``: the
+                 "paths.custody_dir", "paths.questions")
+"""The params V1's report reads (stage report and `mnemetric report` alike; ``paths.questions``: the
 question types of flips against a baseline)."""
 
 QA_DETAIL = "metrics/detail/qa.json"

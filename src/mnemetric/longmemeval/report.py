@@ -30,6 +30,7 @@ from typing import Any
 from mnemetric.errors import InputError
 from mnemetric.io import atomic_open, require_file, sha256_file
 from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES
+from mnemetric.longmemeval.scoring.retrieval_averaging import split_at_k
 from mnemetric.longmemeval.scoring.retrieval_report import RetrievalDetail, read_retrieval_detail
 from mnemetric.report.model import (
     CostRow,
@@ -119,8 +120,8 @@ def curves(retrieval: RetrievalDetail) -> tuple[Curve, ...]:
     metric = "recall_all" if retrieval.profile == UPSTREAM_PROFILE else "recall"
     out = []
     for level in ("session", "turn"):
-        points = sorted((int(name.split("@")[1]), v) for name, v in (block.means.get(level) or {}).items()
-                        if name.startswith(f"{metric}@"))
+        points = sorted((parsed[1], v) for name, v in (block.means.get(level) or {}).items()
+                        if (parsed := split_at_k(name)) and parsed[0] == metric)
         if points:
             out.append(Curve(f"{metric}@k ({level})", tuple(CurvePoint(k, v) for k, v in points)))
     return tuple(out)
@@ -229,12 +230,13 @@ def baseline_labels(path: str, rev: str, repo: str = ".") -> dict[str, bool]:
 
 
 def baseline_flips(p: Mapping[str, Any], baseline: str, *, resamples: int = 1000, seed: int = 0) -> Flips:
-    """The flips of this run's judged labels against ``baseline``'s (question types from ``paths.adapted``)."""
-    from mnemetric.longmemeval.adapted import read_adapted
+    """The flips of this run's judged labels against ``baseline``'s (question types from ``paths.questions``,
+    the suite's eval view)."""
     from mnemetric.longmemeval.hypotheses import read_judged
+    from mnemetric.longmemeval.questions import read_questions
 
     current = labels_by_id(read_judged(p["paths.judged"]))
-    types = {r.eval.question_id: r.eval.question_type for r in read_adapted(p["paths.adapted"])}
+    types = {q.question_id: q.question_type for q in read_questions(p["paths.questions"])}
     return flips_between(baseline_labels(p["paths.judged"], baseline), current, types, baseline,
                          resamples=resamples, seed=seed)
 

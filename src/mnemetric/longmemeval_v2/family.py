@@ -5,9 +5,9 @@ Built by ``conf/benchmark/longmemeval-v2.yaml`` (``_target_: mnemetric.longmemev
 
 Tasks: the five V2 abilities map to harness.py categories static, dynamic, procedure, gotchas and
 the three ``-abs`` categories (upstream-v2-protocol.md §1; xiaowu0162/LongMemEval-V2
-evaluation/harness.py CATEGORY_MAP @ be15ea6e995462f3391c1a610892df3f67dfa7bd), read from stage v2's
+evaluation/harness.py CATEGORY_MAP @ be15ea6e995462f3391c1a610892df3f67dfa7bd), read from stage v2_metrics's
 metrics/v2.json (``by_category``: upstream's aggregated_metrics breakdowns, web + enterprise). V2's
-official_equivalence is decided by its own pipeline (stage v2, :mod:`mnemetric.longmemeval_v2.pipeline`),
+official_equivalence is decided by its own pipeline (stages v2_memory … v2_metrics, :mod:`mnemetric.longmemeval_v2.pipeline`),
 which writes its run manifest metrics/run-v2.json itself (``manifest_sections`` is None);
 ``official_reasons`` reads back the reasons that manifest records. It has no cross-check and no
 inventory review blocks. Its doors (card custody, report, `mnemetric runs` row) are in
