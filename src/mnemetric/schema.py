@@ -10,7 +10,7 @@ Two checks, one description (the dataclasses below):
   sha256, known choices) and raises ``ConfigError(key, problem, fix)``; so does ``mnemetric
   compose`` before it writes params.yaml.
 
-Component sections (adapter, memory, reader, judge, benchmark, and v2's memory, reader, checker,
+Component sections (adapter, memory, reader, judge, executor, benchmark, and v2's memory, reader, checker,
 token_counter) are open: their keys belong to the component, whose constructor checks them; only
 ``name`` (and ``_target_`` when present) are checked here.
 """
@@ -135,7 +135,7 @@ class V2:
 V2_COMPONENTS = ("memory", "reader", "checker", "token_counter")
 SECTIONS: dict[str, type] = {"retrieval": Retrieval, "llm": LLM, "scoring": Scoring, "suite": Suite,
                              "variant": Variant, "errata": Errata, "v2": V2}
-COMPONENTS = ("adapter", "memory", "reader", "judge", "benchmark")
+COMPONENTS = ("adapter", "memory", "reader", "judge", "executor", "benchmark")
 """Open sections: the component's own constructor checks its keys."""
 
 
@@ -247,6 +247,7 @@ class RunSchema:
     memory: Any = None
     reader: Any = None
     judge: Any = None
+    executor: Any = None
     benchmark: Any = None
     v2: V2 = field(default_factory=V2)
     retrieval: Retrieval = field(default_factory=Retrieval)

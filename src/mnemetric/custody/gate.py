@@ -12,8 +12,8 @@ Hugging Face files):
 3. the scoring profile is ``protocol.profile``;
 4. the judge model requested and every model the server returned is ``protocol.judge_model``;
 5. the judge's prompt set hashes to the pinned ``protocol.prompt_set_sha256``;
-6. every judge request sent had exactly ``protocol.judge_params`` (read back from the cache; a
-   request not in the cache cannot show what was sent, which is a reason);
+6. every judge request sent had exactly ``protocol.judge_params`` (as each judged line records them; a
+   line that records none cannot show what was sent, which is a reason);
 7. every question was judged and none failed;
 8. the judge endpoint is ``protocol.endpoint`` (a proxy or local server serving the same model
    name is a reason).
@@ -49,8 +49,8 @@ def _params_reasons(sent: Mapping[str, Any] | None, p: OfficialProtocol) -> list
         return ["no judge request was sent (no parameters to check)"]
     out = []
     if sent.get("not_in_cache"):
-        out.append(f"parameters of {sent['not_in_cache']} of {sent.get('requests')} judge request(s): not in cache "
-                   "(what was sent cannot be shown)")
+        out.append(f"parameters of {sent['not_in_cache']} of {sent.get('requests')} judge request(s): not recorded "
+                   "in the judged lines (what was sent cannot be shown; rejudge to record it)")
     official = dict(p.judge_params)
     wrong = [v for v in sent.get("values", []) if dict(v) != official]
     if wrong:
