@@ -136,11 +136,12 @@ class EmbeddingCache:
         keys = [self.key(backend.backend_id, t) for t in texts]
         found = self._get(set(keys))
         missing = list(dict.fromkeys(k for k in keys if k not in found))
+        via = () if executor is None else (executor,)  # a backend that never calls a model may not take one
         if hasattr(backend, "record_cached"):
-            backend.record_cached(list(dict.fromkeys(t for k, t in zip(keys, texts) if k in found)), executor)
+            backend.record_cached(list(dict.fromkeys(t for k, t in zip(keys, texts) if k in found)), *via)
         if missing:
             first_text = {k: t for k, t in zip(keys, texts)}
-            vecs = backend.embed([first_text[k] for k in missing], executor)
+            vecs = backend.embed([first_text[k] for k in missing], *via)
             with self.db:
                 self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
                                     [(k, v.shape[0], v.astype(np.float32).tobytes()) for k, v in zip(missing, vecs)])
