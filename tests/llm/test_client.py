@@ -21,6 +21,7 @@ TESTS_DIR = Path(__file__).resolve().parents[1]
 if str(TESTS_DIR.parent) not in sys.path:  # the repository root, so ``tests.support`` imports
     sys.path.insert(0, str(TESTS_DIR.parent))
 
+from tests.support.batch import run_batch  # noqa: E402
 from tests.support.openai_server import FakeOpenAIServer, Fault, canonical_sha256, fake_embedding  # noqa: E402
 
 from mnemetric.errors import MnemetricError  # noqa: E402
@@ -74,7 +75,7 @@ def ask(i: int, model: str = "gpt-test", **params) -> ChatRequest:
 
 
 def run(client: LLMClient, *reqs: ChatRequest):
-    return client.run_chat_batch(list(reqs), progress=False)
+    return run_batch(client, list(reqs))
 
 
 # -- cache ------------------------------------------------------------------------------------------
@@ -480,11 +481,13 @@ def test_base_urls_without_credentials_are_left_as_they_are():
 # -- processes --------------------------------------------------------------------------------------
 CHILD = r"""
 import json, sys
-from mnemetric.llm import ChatRequest, LLMClient
+from mnemetric.execute import ImmediateExecutor, ModelCall
+from mnemetric.llm import LLMClient
 base_url, n = sys.argv[1], int(sys.argv[2])
 client = LLMClient(base_url=base_url, api_key="sk-test-SECRET123", max_concurrency=2, timeout=10)
-reqs = [ChatRequest("gpt-test", [{"role": "user", "content": f"question {i}"}]) for i in range(n)]
-results = client.run_chat_batch(reqs, progress=False)
+calls = [ModelCall.chat(role="judge", model="gpt-test", messages=[{"role": "user", "content": f"question {i}"}],
+                        base_url=client.base_url) for i in range(n)]
+results = ImmediateExecutor.around(client).run(calls)
 print(json.dumps([r.cached for r in results]), flush=True)
 """
 
@@ -558,7 +561,7 @@ def test_server_runs_as_a_script(tmp_path):
         try:
             base_url = proc.stdout.readline().split()[-1]
             client = LLMClient(base_url=base_url, api_key=SECRET, use_cache=False)
-            results = client.run_chat_batch([ask(i) for i in range(3)], progress=False)
+            results = run_batch(client, [ask(i) for i in range(3)])
             assert [r.text for r in results] == [f"echo: question {i}" for i in range(3)]
         finally:
             proc.send_signal(signal.SIGTERM)
