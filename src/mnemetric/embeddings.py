@@ -8,8 +8,8 @@ Backends turn texts into L2-normalised vectors:
   :class:`~mnemetric.execute.ModelCall` per text and hands them to the run's executor, which
   :meth:`OpenAIEmbeddingBackend.embed` receives (``executor``); it opens no client itself.
 
-:class:`EmbeddingCache` keys each vector by sha256(backend id, text) in SQLite under
-``$MNEMETRIC_CACHE_DIR`` (outside DVC outputs), so a text that repeats across questions or
+:class:`EmbeddingCache` keys each vector by sha256(backend id, text) in ``embeddings.sqlite3`` under
+``$MNEMETRIC_CACHE_DIR`` (outside DVC outputs; the store is :class:`mnemetric.llm.cache.VectorStore`), so a text that repeats across questions or
 experiments is embedded once. ``texts_seen`` / ``texts_embedded`` count the cache's effect.
 A backend that accounts for model usage (``record_cached``) is told which texts the cache served,
 so the cost of the work is the same whether the vectors came from this cache or the endpoint.
@@ -18,7 +18,6 @@ so the cost of the work is the same whether the vectors came from this cache or 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -26,7 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from mnemetric.execute import Executor, ModelCall
-from mnemetric.llm.cache import default_cache_dir
+from mnemetric.llm.cache import VectorStore
 
 
 class EmbeddingBackend(Protocol):
@@ -115,14 +114,11 @@ class OpenAIEmbeddingBackend:
 
 
 class EmbeddingCache:
-    """sha256(backend_id, text) → float32 vector, in SQLite (WAL), committed per batch."""
+    """sha256(backend_id, text) → float32 vector (a :class:`~mnemetric.llm.cache.VectorStore`), committed per batch."""
 
     def __init__(self, path: Path | None = None):
-        self.path = path or default_cache_dir() / "embeddings.sqlite3"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, timeout=60)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)")
+        self.store = VectorStore(path)
+        self.path = self.store.path
         self.texts_seen = 0
         self.texts_embedded = 0
 
@@ -142,19 +138,11 @@ class EmbeddingCache:
         if missing:
             first_text = {k: t for k, t in zip(keys, texts)}
             vecs = backend.embed([first_text[k] for k in missing], *via)
-            with self.db:
-                self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
-                                    [(k, v.shape[0], v.astype(np.float32).tobytes()) for k, v in zip(missing, vecs)])
+            self.store.put_many([(k, v.shape[0], v.astype(np.float32).tobytes()) for k, v in zip(missing, vecs)])
             found.update(zip(missing, vecs.astype(np.float32)))
         self.texts_seen += len(texts)
         self.texts_embedded += len(missing)
         return np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), np.float32)
 
     def _get(self, keys: set[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        items = list(keys)
-        for i in range(0, len(items), 500):
-            chunk = items[i : i + 500]
-            rows = self.db.execute(f"SELECT key, vec FROM embeddings WHERE key IN ({','.join('?' * len(chunk))})", chunk)
-            out.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
-        return out
+        return {k: np.frombuffer(v, dtype=np.float32) for k, v in self.store.get_many(keys).items()}

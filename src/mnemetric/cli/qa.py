@@ -183,19 +183,18 @@ def _cache(p: argparse.ArgumentParser) -> Handler:
 
 
 def _print_stats(root: Path) -> None:
-    import sqlite3
-
-    from mnemetric.llm.cache import CACHE_FILENAME, ResponseCache
+    from mnemetric.llm.cache import CACHE_FILENAME, VECTORS_FILENAME, ResponseCache, VectorStore
     from mnemetric.llm.cache_admin import stats_lines
     from mnemetric.llm.retry import RetryPolicy
 
     if (root / CACHE_FILENAME).exists():
         with ResponseCache(root / CACHE_FILENAME) as cache:
             print("\n".join(stats_lines(cache, RetryPolicy().longest_request(120.0))))
-    emb = root / "embeddings.sqlite3"
+    emb = root / VECTORS_FILENAME
     if emb.exists():
-        with sqlite3.connect(emb) as db:
-            print(f"embedding vectors (embeddings.sqlite3): {db.execute('SELECT COUNT(*) FROM embeddings').fetchone()[0]}")
+        store = VectorStore(emb)
+        print(f"embedding vectors ({VECTORS_FILENAME}): {len(store)}")
+        store.close()
     print(f"cache folder: {root}")
 
 
