@@ -49,6 +49,9 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--contexts", type=Path, default=None, metavar="FILE",
                    help="also write the reader contexts (JSONL, one per question)")
     add_executor_option(p)
+    p.add_argument("--max-concurrency", type=int, help="model requests in flight at once (a memory that calls models)")
+    p.add_argument("--max-requests", type=int, help="stop before sending more than this many model requests")
+    p.add_argument("--max-usd", type=float, help="stop before spending more than this many dollars")
 
     def run(a: argparse.Namespace) -> int:
         from contextlib import closing, nullcontext
