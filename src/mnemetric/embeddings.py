@@ -9,8 +9,9 @@ Backends turn texts into L2-normalised vectors:
   :meth:`OpenAIEmbeddingBackend.embed` receives (``executor``); it opens no client itself.
 
 :class:`EmbeddingCache` keys each vector by sha256(backend id, text) in ``embeddings.sqlite3`` under
-``$MNEMETRIC_CACHE_DIR`` (outside DVC outputs; the store is :class:`mnemetric.llm.cache.VectorStore`), so a text that repeats across questions or
-experiments is embedded once. ``texts_seen`` / ``texts_embedded`` count the cache's effect.
+``$MNEMETRIC_CACHE_DIR`` (outside DVC outputs; the store is :class:`mnemetric.llm.cache.VectorStore`),
+so a text that repeats across questions or experiments is embedded once. ``texts_seen`` /
+``texts_embedded`` count the cache's effect.
 A backend that accounts for model usage (``record_cached``) is told which texts the cache served,
 so the cost of the work is the same whether the vectors came from this cache or the endpoint.
 """
@@ -114,7 +115,8 @@ class OpenAIEmbeddingBackend:
 
 
 class EmbeddingCache:
-    """sha256(backend_id, text) → float32 vector (a :class:`~mnemetric.llm.cache.VectorStore`), committed per batch."""
+    """sha256(backend_id, text) → float32 vector (a :class:`~mnemetric.llm.cache.VectorStore`), committed
+    per batch."""
 
     def __init__(self, path: Path | None = None):
         self.store = VectorStore(path)

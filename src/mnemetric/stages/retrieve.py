@@ -21,8 +21,8 @@ from mnemetric.longmemeval.suite import read_suite
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
-PARAMS = ["memory", "retrieval", "executor", "llm", "paths.adapted", "paths.suite", "paths.retrieval_log", "paths.contexts",
-          "paths.retrieve_usage"]
+PARAMS = ["memory", "retrieval", "executor", "llm", "paths.adapted", "paths.suite", "paths.retrieval_log",
+          "paths.contexts", "paths.retrieve_usage"]
 
 
 def main() -> None:
