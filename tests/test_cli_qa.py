@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.support.batch import run_batch
+from tests.support.batch import embed_batch, plan_batch, run_batch
 from tests.support.openai_server import FakeOpenAIServer
 from tests.support.standin_evaluate_qa import write_standin
 
@@ -187,7 +187,7 @@ def filled_cache(tmp_path, monkeypatch):
         keys[role] = [r.request_sha256 for r in run_batch(client, reqs)]
         client.close()
     client = LLMClient(base_url=server.base_url, api_key="sk-test", role="embeddings")
-    client.run_embed("emb-test", ["alpha", "beta"])
+    embed_batch(client, "emb-test", ["alpha", "beta"])
     client.close()
     yield root, server, keys
     server.stop()

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.support.batch import run_batch  # noqa: E402
+from tests.support.batch import embed_batch, plan_batch, run_batch  # noqa: E402
 from tests.support.openai_server import FakeOpenAIServer, fake_embedding  # noqa: E402
 
 from mnemetric.llm import CACHE_FILENAME, ChatRequest, LLMClient, ResponseCache, key_payload, request_key  # noqa: E402
@@ -46,8 +46,9 @@ calls = [ModelCall.chat(role="judge", model="gpt-test", messages=[{"role": "user
                         params={"temperature": 0}, base_url=client.base_url) for i in idx]
 if os.environ.get("EMBED"):
     client.embed_batch_size = 4
-    vectors = client.run_embed("emb-test", [f"text {i}" for i in idx])
-    texts = [json.dumps(v) for v in vectors]
+    embeds = [ModelCall.embedding(role="embeddings", model="emb-test", text=f"text {i}", base_url=client.base_url)
+              for i in idx]
+    texts = [json.dumps(list(o.embedding)) for o in ImmediateExecutor.around(client).run(embeds)]
 else:
     texts = [r.text for r in ImmediateExecutor.around(client).run(calls)]
 s = client.stats
@@ -168,13 +169,13 @@ def test_a_live_claim_is_waited_for_and_its_response_used(cache_dir):
         answer = srv.chat_payload({"model": "gpt-test", "messages": req.messages})
 
         def other_process_answers() -> None:
-            time.sleep(0.3)
+            time.sleep(1.0)  # long enough for the client below to look first, even on a loaded machine
             with ResponseCache(cache_dir / CACHE_FILENAME) as cache:
                 cache.put(key, payload, answer, stage="judge", release="their-token")
 
+        client = LLMClient(base_url=srv.base_url, api_key=SECRET)  # built before the clock starts
         helper = threading.Thread(target=other_process_answers)
         helper.start()
-        client = LLMClient(base_url=srv.base_url, api_key=SECRET)
         result = run_batch(client, [req])[0]
         helper.join()
         assert srv.count == 0  # waited, did not send
@@ -237,7 +238,7 @@ def test_an_embedding_whose_claimant_gives_up_is_sent_by_the_waiter(cache_dir):
         helper = threading.Thread(target=other_process_fails)
         helper.start()
         client = LLMClient(base_url=srv.base_url, api_key=SECRET)
-        vectors = client.run_embed("emb-test", ["alpha", "beta", "gamma"])
+        vectors = embed_batch(client, "emb-test", ["alpha", "beta", "gamma"])
         helper.join()
         inputs = [r.body["input"] for r in srv.requests]
     assert vectors == [fake_embedding(t) for t in ("alpha", "beta", "gamma")]

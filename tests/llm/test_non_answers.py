@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.support.batch import run_batch  # noqa: E402
+from tests.support.batch import embed_batch, plan_batch, run_batch  # noqa: E402
 from tests.support.openai_server import NON_ANSWERS, FakeOpenAIServer, Fault  # noqa: E402
 
 from mnemetric.llm import (  # noqa: E402
@@ -122,7 +122,7 @@ def test_a_non_answer_stored_by_an_older_version_is_evicted_and_asked_again(serv
     with ResponseCache(cache_dir / CACHE_FILENAME) as cache:
         cache.put(key, payload, stored)  # what the old client wrote for a content: null reply
     client = make_client(server)
-    assert client.plan([ask(0)])["to_send"] == 1  # a dry run does not count it as cached
+    assert plan_batch(client, [ask(0)])["to_send"] == 1  # a dry run does not count it as cached
     result = run_batch(client, [ask(0)])[0]
     assert result.ok and not result.cached and result.text == "echo: question 0"
     assert server.count == 1

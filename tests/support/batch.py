@@ -22,3 +22,15 @@ def run_batch(client: Any, requests: Iterable[ChatRequest | Mapping[str, Any]],
               progress: bool = False) -> list[CallOutcome]:
     """One outcome per request, in order (``reason`` says why a non-answer is one)."""
     return ImmediateExecutor.around(client, progress=progress).run([call_of(client, r) for r in requests])
+
+
+def embed_batch(client: Any, model: str, texts: list[str], **params: Any) -> list[list[float]]:
+    """The vectors of ``texts`` (in order) through an executor around ``client`` (its batch size)."""
+    calls = [ModelCall.embedding(role=client.role or "embeddings", model=model, text=t, params=params,
+                                 base_url=client.base_url) for t in texts]
+    return [list(o.embedding) for o in ImmediateExecutor.around(client).run(calls)]
+
+
+def plan_batch(client: Any, requests: Iterable[ChatRequest | Mapping[str, Any]]) -> dict[str, Any]:
+    """The dry run of ``requests`` (cached vs to send, estimated $) against ``client``'s cache."""
+    return ImmediateExecutor.around(client).plan([call_of(client, r) for r in requests])

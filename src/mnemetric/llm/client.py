@@ -1,10 +1,12 @@
-"""The one client through which Mnemetric talks to models (reader, judge, embeddings).
+"""The one client through which Mnemetric talks to models (reader, judge, embeddings), one request (or
+one embeddings batch) at a time: many calls at once — concurrency, dedup, the first-error gate — are
+:class:`mnemetric.execute.ImmediateExecutor`'s, which runs every component's calls through this client.
 
 Built on the official ``openai`` SDK's ``AsyncOpenAI`` so any OpenAI-compatible server works
 (OpenAI, Azure-style proxies, vLLM, Ollama, LiteLLM): ``base_url`` / ``api_key`` come from the
 arguments, else from the SDK's own ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` environment variables.
-The SDK is built lazily, at the first request that must be sent: a dry run (:meth:`plan`) or a
-fully cached run needs no API key.
+The SDK is built lazily, at the first request that must be sent: a dry run
+(:func:`mnemetric.llm.dry_run.plan`) or a fully cached run needs no API key.
 
 Every chat call goes: response cache -> claim the key (cross-process single flight,
 :mod:`mnemetric.llm.claims`) -> budget check -> network (bounded concurrency, our own retry loop,
@@ -19,7 +21,7 @@ rule is not in the cache key. The SDK's built-in retries are off.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +30,6 @@ import openai
 from mnemetric.llm.budget import Budget, PriceTable, UsageStats, estimate_chat_tokens
 from mnemetric.llm.cache import ResponseCache, key_payload, normalize_base_url, output_params, request_key, url_secrets
 from mnemetric.llm.claims import new_token
-from mnemetric.llm.dry_run import plan as plan_requests
 from mnemetric.llm.embed import EmbedMixin
 from mnemetric.llm.replies import chat_result, check_text_from, non_answer_reason, parse_chat_response, usage_of
 from mnemetric.llm.retry import RetryPolicy, parse_retry_after, send_with_retries
@@ -284,22 +285,7 @@ class LLMClient(EmbedMixin):
                 await asyncio.sleep(self.retry.backoff(attempt))
         return chat_result(data, key, cached=False, cost_usd=cost, attempts=attempts, text_from=text_from)
 
-    # -- sync wrappers (many calls at once: mnemetric.execute.ImmediateExecutor) ---------------
-    def run_embed(self, model: str, texts: Sequence[str], **params: Any) -> list[list[float]]:
-        """Synchronous :meth:`embed` (runs its own event loop)."""
-        return asyncio.run(self._then_close(self.embed(model, texts, **params)))
-
-    def plan(self, requests: Iterable[ChatRequest | Mapping[str, Any]]) -> dict[str, Any]:
-        """Dry run: how many of ``requests`` are cached, how many would be sent, estimated $.
-        Reads the cache only: needs no API key and sends nothing."""
-        return plan_requests(requests, self.cache, base_url=self.base_url, prices=self.prices)
-
-    async def _then_close(self, coro: Awaitable[Any]) -> Any:
-        try:
-            return await coro
-        finally:
-            await self.aclose_transport()
-
+    # -- lifetime (many calls at once: mnemetric.execute.ImmediateExecutor) ---------------------
     async def aclose_transport(self) -> None:
         """Close the HTTP connections of the current event loop's SDK client."""
         state, self._state = self._state, None
