@@ -45,7 +45,7 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
 
         from mnemetric.config import build
         from mnemetric.llm.failures import AllQuestionsFailed, describe, failures_path
-        from mnemetric.longmemeval.answer import answer_file, default_usage_path, plan_answers, write_answered
+        from mnemetric.longmemeval.answer import Queries, answer_file, default_usage_path, plan_answers, write_answered
 
         cfg = load_option("reader", a.reader, a.conf)
         if a.base_url and "base_url" in cfg:  # only a reader that has the setting (extractive has none)
@@ -53,9 +53,9 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
         reader = build(cfg, str(option_path("reader", a.reader, a.conf) or f"reader={a.reader}"))
         with closing(command_executor(a)) as executor:
             if a.dry_run:  # plans from the cache only: no API key needed, nothing sent
-                print(json.dumps(plan_answers(reader, a.contexts, a.adapted, executor), indent=2))
+                print(json.dumps(plan_answers(reader, a.contexts, Queries.of_adapted(a.adapted), executor), indent=2))
                 return 0
-            answered = answer_file(reader, a.contexts, a.adapted, executor)
+            answered = answer_file(reader, a.contexts, Queries.of_adapted(a.adapted), executor)
         stats = executor.usage
         if answered.failures and not answered.hypotheses:
             raise AllQuestionsFailed("answer", answered.failures)

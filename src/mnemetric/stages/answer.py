@@ -14,12 +14,12 @@ from contextlib import closing
 from mnemetric.config import build
 from mnemetric.execute import build_executor
 from mnemetric.llm.run_log import finish_stage_run
-from mnemetric.longmemeval.answer import answer_file, write_answered
+from mnemetric.longmemeval.answer import Queries, answer_file, write_answered
 from mnemetric.longmemeval.components import Reader
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
-PARAMS = ["reader", "executor", "llm", "paths.adapted", "paths.contexts", "paths.hypotheses", "paths.answer_usage"]
+PARAMS = ["reader", "executor", "llm", "paths.questions", "paths.contexts", "paths.hypotheses", "paths.answer_usage"]
 
 
 def main() -> None:
@@ -27,7 +27,7 @@ def main() -> None:
     reader: Reader = build(p["reader"], "params.yaml reader")
     start = time.monotonic()
     with closing(build_executor(p["executor"], p["llm"])) as executor:
-        answered = answer_file(reader, p["paths.contexts"], p["paths.adapted"], executor)
+        answered = answer_file(reader, p["paths.contexts"], Queries.of_questions(p["paths.questions"]), executor)
     total = len(answered.hypotheses) + len(answered.failures)
     finish_stage_run("answer", executor.usage, start, answered.failures, total=total)
     write_answered(p["paths.hypotheses"], p["paths.answer_usage"], answered, executor.usage.work)

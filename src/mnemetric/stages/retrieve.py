@@ -1,9 +1,10 @@
 """Stage retrieve: run the memory system over the suite → upstream retrievallog + reader contexts.
 
 The work is ``mnemetric.longmemeval.retrieve.write_retrieval`` (the one path `mnemetric retrieve`
-takes too). A memory system that calls models (embeddings) does so through the run's ONE executor
-(params ``executor`` + ``llm``). The usage sidecar holds the cost of that work; the run's counters
-(sent, hits, seconds) go to the terminal and the run log."""
+takes too). The adapted file is read once; the records outside the suite are skipped unparsed. A
+memory system that calls models (embeddings) does so through the run's ONE executor (params
+``executor`` + ``llm``). The usage sidecar holds the cost of that work; the run's counters (sent,
+hits, seconds) go to the terminal and the run log."""
 
 from __future__ import annotations
 
@@ -29,8 +30,7 @@ def main() -> None:
     p = stage_params(PARAMS)
     memory: MemorySystem = build(p["memory"], "params.yaml memory")
     start = time.monotonic()
-    ids = set(read_suite(p["paths.suite"]).question_ids)
-    records = [r for r in read_adapted(p["paths.adapted"]) if r.eval.question_id in ids]
+    records = list(read_adapted(p["paths.adapted"], only=read_suite(p["paths.suite"]).question_ids))
     r = p["retrieval"]
     with closing(build_executor(p["executor"], p["llm"])) as executor:
         n = write_retrieval(memory, records, granularity=r["granularity"], k=r["context_k"],

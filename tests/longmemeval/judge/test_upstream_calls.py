@@ -11,8 +11,7 @@ import pytest
 from mnemetric.execute import ImmediateExecutor
 from mnemetric.llm.client import LLMClient
 from mnemetric.longmemeval.judge.run import judge_upstream_outcome, upstream_calls
-from mnemetric.longmemeval.judge.template_extraction import TEMPLATE_KEYS
-from mnemetric.longmemeval.judge.upstream_prompts import PromptSet
+from mnemetric.longmemeval.judge.upstream_prompts import TEMPLATE_KEYS, PromptSet
 from mnemetric.longmemeval.judgments import JudgeTrace
 from mnemetric.longmemeval.reference import Reference
 from tests.support.openai_server import Fault, FakeOpenAIServer
