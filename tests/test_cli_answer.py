@@ -121,10 +121,23 @@ def test_cli_dry_run_of_a_chat_reader_sends_nothing(tmp_path: Path):
     assert not (tmp_path / "h.jsonl").exists()
 
 
-@pytest.mark.parametrize("case", ["missing", "bad-line", "unknown-reader"])
+def test_cli_executor_option_takes_a_yaml_file_with_a_target(tmp_path: Path):
+    contexts, adapted = write_inputs(tmp_path)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("_target_: mnemetric.execute.immediate.ImmediateExecutor\n_partial_: true\nname: mine\n")
+    with FakeOpenAIServer() as server:
+        res = cli("answer", contexts, "--adapted", adapted, "--reader", "openai", "--out", tmp_path / "h.jsonl",
+                  "--executor", mine, "--dry-run", cwd=tmp_path,
+                  env={"OPENAI_BASE_URL": server.base_url, "MNEMETRIC_CACHE_DIR": str(tmp_path / "cache")})
+        assert server.count == 0
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["to_send"] == 3
+
+
+@pytest.mark.parametrize("case", ["missing", "bad-line", "unknown-reader", "unknown-executor", "not-an-executor"])
 def test_cli_errors_name_the_problem_without_a_traceback(tmp_path: Path, case: str):
     contexts, adapted = write_inputs(tmp_path)
-    reader, expected = "extractive", ""
+    reader, expected, extra = "extractive", "", []
     if case == "missing":
         contexts, expected = tmp_path / "absent.jsonl", "absent.jsonl"
     elif case == "bad-line":
@@ -133,9 +146,15 @@ def test_cli_errors_name_the_problem_without_a_traceback(tmp_path: Path, case: s
         del bad["items"][0]["messages"][0]["role"]
         contexts.write_text("\n".join([lines[0], json.dumps(bad), lines[2]]) + "\n", encoding="utf-8")
         expected = f"{contexts}: line 2 (q-car): field 'items[0].messages[0].role': missing"
+    elif case == "unknown-executor":
+        extra, expected = ["--executor", "no-such-executor"], "executor/no-such-executor"
+    elif case == "not-an-executor":
+        bad = tmp_path / "bad.yaml"
+        bad.write_text("_target_: collections.OrderedDict\nname: bad\n")
+        extra, expected = ["--executor", bad], f"{bad}._target_: OrderedDict is not an executor"
     else:
         reader, expected = "no-such-reader", "reader/no-such-reader"
-    res = cli("answer", contexts, "--adapted", adapted, "--reader", reader, "--out", tmp_path / "h.jsonl",
+    res = cli("answer", contexts, "--adapted", adapted, "--reader", reader, "--out", tmp_path / "h.jsonl", *extra,
               cwd=tmp_path)
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert expected in res.stderr

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from tests.support.batch import embed_batch, plan_batch, run_batch
 from tests.support.openai_server import FakeOpenAIServer
 from tests.support.standin_evaluate_qa import write_standin
 
@@ -183,10 +184,10 @@ def filled_cache(tmp_path, monkeypatch):
     for role, model, n in (("judge", "gpt-4o-2024-08-06", 3), ("reader", "gpt-4o-mini", 2)):
         client = LLMClient(base_url=server.base_url, api_key="sk-test", role=role)
         reqs = [ChatRequest(model, [{"role": "user", "content": f"{role} {i}"}]) for i in range(n)]
-        keys[role] = [r.request_sha256 for r in client.run_chat_batch(reqs, progress=False)]
+        keys[role] = [r.request_sha256 for r in run_batch(client, reqs)]
         client.close()
     client = LLMClient(base_url=server.base_url, api_key="sk-test", role="embeddings")
-    client.run_embed("emb-test", ["alpha", "beta"])
+    embed_batch(client, "emb-test", ["alpha", "beta"])
     client.close()
     yield root, server, keys
     server.stop()
@@ -258,7 +259,7 @@ def test_an_evicted_response_is_asked_again(filled_cache, capsys):
     sent = server.count
     client = LLMClient(base_url=server.base_url, api_key="sk-test", role="judge")
     reqs = [ChatRequest("gpt-4o-2024-08-06", [{"role": "user", "content": f"judge {i}"}]) for i in range(3)]
-    assert [r.cached for r in client.run_chat_batch(reqs, progress=False)] == [False, True, True]
+    assert [r.cached for r in run_batch(client, reqs)] == [False, True, True]
     assert server.count == sent + 1
 
 

@@ -337,3 +337,32 @@ def test_score_retrieval_writes_the_layout_of_the_committed_metrics_files(logs, 
                                   for m in ("recall_any", "recall_all", "ndcg_any")]
                for per in detail["per_question"].values())
     assert detail["memory"] is None and detail["memory_fingerprint"] is None  # not given on the command line
+
+
+def test_a_memory_that_calls_models_embeds_through_the_run_s_executor_and_its_budget(tmp_path):
+    """`mnemetric retrieve` builds one executor (--executor, the composed llm: settings and the command's
+    budget options) for a system that calls models: its vectors come through the LLM response cache, and
+    its budget is the run's (one request allowed: the run stops with one clean message)."""
+    from tests.support.openai_server import FakeOpenAIServer
+
+    cfg = tmp_path / "dense-openai.yaml"
+    conf = tmp_path / "conf"
+    (conf / "executor").mkdir(parents=True)
+    (conf / "executor" / "mine.yaml").write_text(
+        "_target_: mnemetric.execute.immediate.ImmediateExecutor\n_partial_: true\nname: mine\n")
+    with FakeOpenAIServer() as server:
+        # a priced model name (conf llm.prices), as the default budget's max_usd requires
+        cfg.write_text("_target_: mnemetric.longmemeval.memory.dense.Dense\nname: dense\nbackend: openai\n"
+                       f"model: gpt-4o-mini-2024-07-18\nbase_url: {server.base_url}\n")
+        env = {"OPENAI_API_KEY": "sk-test-EMB", "MNEMETRIC_CACHE_DIR": str(tmp_path / "cache")}
+        common = ["retrieve", SAMPLE, "--memory", cfg, "--granularity", "session"]
+        fails(cli(*common, "--out", tmp_path / "l.jsonl", "--max-requests", "1", cwd=tmp_path, env=env),
+              "budget")
+        assert server.count == 1 and not (tmp_path / "l.jsonl").exists()
+        ok(cli(*common, "--out", tmp_path / "l.jsonl", cwd=tmp_path, env=env))
+        sent = server.count
+        assert sent > 1 and len(read_jsonl(tmp_path / "l.jsonl")) == len(json.loads(SAMPLE.read_text()))
+        (tmp_path / "cache" / "embeddings.sqlite3").unlink()
+        ok(cli(*common, "--out", tmp_path / "m.jsonl", "--executor", "mine", "--conf", conf, cwd=tmp_path, env=env))
+        assert server.count == sent  # the LLM response cache (the executor's) served every vector
+    assert (tmp_path / "m.jsonl").read_bytes() == (tmp_path / "l.jsonl").read_bytes()

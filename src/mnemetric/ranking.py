@@ -98,11 +98,13 @@ def bm25_scores(texts: Sequence[str], query: str, tokenize: Callable[[str], list
     return model.get_scores(words) if words else np.zeros(len(texts))
 
 
-def dense_scores(cache: EmbeddingCache, embedder: Any, texts: Sequence[str], query: str) -> np.ndarray:
-    """Cosine similarity of every text to the query: ``v_i · q`` over unit vectors (one embed call)."""
+def dense_scores(cache: EmbeddingCache, embedder: Any, texts: Sequence[str], query: str,
+                 executor: Any = None) -> np.ndarray:
+    """Cosine similarity of every text to the query: ``v_i · q`` over unit vectors (one embed call; an
+    endpoint backend's calls go through ``executor``)."""
     if not texts:
         return np.zeros(0)
-    vecs = cache.embed(embedder, [*texts, query])
+    vecs = cache.embed(embedder, [*texts, query], executor)
     return vecs[:-1] @ vecs[-1]
 
 
@@ -154,18 +156,19 @@ class DenseRanker:
     key: str = "memory"
     cache: EmbeddingCache = field(init=False, repr=False)
     embedder: Any = field(init=False, repr=False)
+    executor: Any = field(default=None, init=False, repr=False)
+    """The run's executor (:meth:`use_executor`); an endpoint backend's calls go through it."""
 
     def __post_init__(self) -> None:
         self.embedder = embedding_backend(self.backend, self.model, self.base_url, key=self.key)
         self.cache = EmbeddingCache()
 
-    def configure_llm(self, llm: dict, stats) -> None:
-        """An endpoint backend spends under the run's budget and counts usage."""
-        if isinstance(self.embedder, OpenAIEmbeddingBackend):
-            self.embedder.configure(llm, stats)
+    def use_executor(self, executor: Any) -> None:
+        """An endpoint backend spends under the run's budget and counts usage in its ledger."""
+        self.executor = executor
 
     def scores(self, texts: Sequence[str], query: str) -> np.ndarray:
-        return dense_scores(self.cache, self.embedder, texts, query)
+        return dense_scores(self.cache, self.embedder, texts, query, self.executor)
 
     def rank(self, texts: Sequence[str], query: str) -> list[tuple[int, float]]:
         return ranked(self.scores(texts, query))

@@ -14,7 +14,7 @@ Which sections exist is not written here: each family declares its own (``Family
 a :class:`Section` per top-level section: a typed dataclass, or an open component section whose
 keys belong to the component's constructor; only ``name`` and ``_target_`` are checked for those),
 and :func:`family_sections` takes the union over the ``benchmark`` conf group with the base sections
-(``benchmark``, ``llm``). LongMemEval's are in :mod:`mnemetric.longmemeval.params_schema`,
+(``benchmark``, ``executor``, ``llm``). LongMemEval's are in :mod:`mnemetric.longmemeval.params_schema`,
 LongMemEval-V2's in :mod:`mnemetric.longmemeval_v2.params_schema`.
 """
 
@@ -79,8 +79,9 @@ class Section:
 
 
 COMPONENT = Section()
-BASE: dict[str, Section] = {"benchmark": COMPONENT, "llm": Section(LLM)}
-"""The sections every run has, whatever its families: the headline family and the one LLM client."""
+BASE: dict[str, Section] = {"benchmark": COMPONENT, "executor": COMPONENT, "llm": Section(LLM)}
+"""The sections every run has, whatever its families: the headline family, the executor that runs model calls
+and the one LLM client."""
 
 
 def family_sections(families: typing.Iterable[Any] | None = None) -> dict[str, Section]:

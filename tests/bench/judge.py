@@ -53,7 +53,9 @@ def reply(messages: list[dict]) -> str:
 
 
 def judge_once(server, prompts, hyps, refs, cache_dir: Path, concurrency: int) -> dict[str, Any]:
-    """One judge_upstream pass through a fresh LLMClient on ``cache_dir``; wall time and counters."""
+    """One judge_upstream pass through a fresh LLMClient (an executor around it) on ``cache_dir``; wall
+    time and counters."""
+    from mnemetric.execute import ImmediateExecutor
     from mnemetric.longmemeval.judge.run import judge_upstream
     from mnemetric.llm import LLMClient, ResponseCache
 
@@ -61,7 +63,8 @@ def judge_once(server, prompts, hyps, refs, cache_dir: Path, concurrency: int) -
     with ResponseCache(cache_dir / "llm-cache.sqlite3") as cache:
         client = LLMClient(base_url=server.base_url, api_key=API_KEY, max_concurrency=concurrency, cache=cache)
         start = time.perf_counter()
-        judged = judge_upstream(hyps, refs, prompts, SPEC, client, "<bench>", progress=False)
+        judged = judge_upstream(hyps, refs, prompts, SPEC | {"base_url": server.base_url},
+                                ImmediateExecutor.around(client), "<bench>")
         seconds = time.perf_counter() - start
     assert len(judged) == len(hyps)
     sent = server.count - sent_before

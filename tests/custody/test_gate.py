@@ -56,7 +56,7 @@ DEVIATIONS = [
     ("judge.prompt_set_sha256", "0" * 64, "prompt set sha256"),
     ("judge.params_sent.values", [{"temperature": 0, "max_tokens": 10, "n": 1},
                                   {"temperature": 0.2, "max_tokens": 10, "n": 1}], "differ from upstream"),
-    ("judge.params_sent.not_in_cache", 2, "not in cache"),
+    ("judge.params_sent.not_in_cache", 2, "not recorded in the judged lines"),
     ("judge.params_sent", None, "no judge request was sent"),
     ("judge.endpoints", ["http://127.0.0.1:8000/v1"], "not the official API"),
     ("judge.endpoints", ["https://api.openai.com/v1", "https://proxy.example/v1"], "not the official API"),

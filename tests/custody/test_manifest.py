@@ -14,7 +14,6 @@ import pytest
 from mnemetric.custody.manifest import (
     SCHEMA,
     build_manifest,
-    cache_lookup,
     config_sha256,
     distinct,
     nest,
@@ -23,7 +22,6 @@ from mnemetric.custody.manifest import (
 )
 from mnemetric.errors import PluginError
 from mnemetric.family import FamilyBase
-from mnemetric.llm.cache import ResponseCache
 
 
 @dataclass(frozen=True)
@@ -73,17 +71,9 @@ def test_spread_and_distinct():
     assert distinct(["b", None, "a", "b", 3]) == ["3", "a", "b"]
 
 
-def test_params_sent_counts_rows_absent_from_the_cache():
-    cached = {"r1": {"t": 0}, "r2": {"t": 0}, "r3": {"t": 1}}.get
-    # r1, r2 the same set; r3 another; r9 absent; None is no request
-    assert params_sent(["r1", "r2", "r3", "r9", None], cached) == {
-        "requests": 4, "values": [{"t": 0}, {"t": 1}], "not_in_cache": 1}
-    assert params_sent([None], cached) is None
-
-
-def test_cache_lookup_reads_params_of_a_real_cache(tmp_path):
-    path = tmp_path / "c.sqlite3"
-    with ResponseCache(path) as cache:
-        cache.put("k1", {"kind": "chat", "model": "m", "params": {"temperature": 0}}, {"model": "m"})
-    get = cache_lookup(path)
-    assert get("k1") == {"temperature": 0} and get("k2") is None
+def test_params_sent_come_from_the_lines_and_unrecorded_ones_are_counted():
+    # r1, r2 the same set; r3 another; r9 names a request but records no parameters; None is no request
+    lines = [("r1", {"t": 0}), ("r2", {"t": 0}), ("r3", {"t": 1}), ("r9", None), (None, {"t": 5})]
+    assert params_sent(lines) == {"requests": 4, "values": [{"t": 0}, {"t": 1}], "not_in_cache": 1}
+    assert params_sent(iter(lines)) == params_sent(lines)  # any iterable of (sha, params)
+    assert params_sent([(None, None)]) is None and params_sent([]) is None

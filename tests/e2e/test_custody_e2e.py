@@ -93,13 +93,19 @@ def reply(messages):
     return "yes" if text.startswith("Grading job") else "The answer is Miso."
 
 
-def test_llm_judge_params_are_read_back_from_the_cache(dvc_repo, tmp_path):
+def test_llm_judge_params_are_read_from_the_judged_lines_not_the_cache(dvc_repo, tmp_path):
     sha = write_standin(tmp_path / "LongMemEval")
     args = ["exp", "run", "-S", "reader=openai", "-S", "judge=upstream-gpt-4o", "-S", "suite=development",
             "-S", f"judge.longmemeval_dir={tmp_path / 'LongMemEval'}", "-S", f"judge.evaluate_qa_sha256={sha}"]
     with FakeOpenAIServer(reply=reply, model_map={"gpt-4o-2024-08-06": "gpt-4o-2024-08-06"}) as server:
-        dvc_repo.dvc(*args, env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"})
+        dvc_repo.dvc(*args, env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test",
+                                 "MNEMETRIC_CACHE_DIR": str(tmp_path / "cache")})
         base_url = server.base_url
+    before = (dvc_repo.path / "metrics/run.json").read_bytes()
+    # the manifest again, with no LLM cache at all: the same bytes (what was sent is in the judged lines)
+    dvc_repo.dvc("repro", "--force", "--single-item", "run_manifest",
+                 env={"MNEMETRIC_CACHE_DIR": str(tmp_path / "no-cache")})
+    assert (dvc_repo.path / "metrics/run.json").read_bytes() == before and not (tmp_path / "no-cache").exists()
     run = dvc_repo.json("metrics/run.json")
     n = run["counts"]["questions"]
     assert run["counts"]["judged"] == n > 0
@@ -113,4 +119,4 @@ def test_llm_judge_params_are_read_back_from_the_cache(dvc_repo, tmp_path):
     assert any(base_url.rstrip("/") in r and "not the official API" in r for r in reasons)
     assert any("not the full suite" in r for r in reasons)
     assert any("prompt set sha256" in r for r in reasons)  # the stand-in's templates are not upstream's
-    assert not any("judge parameters" in r or "not in cache" in r for r in reasons)
+    assert not any("judge parameters" in r or "not recorded" in r for r in reasons)

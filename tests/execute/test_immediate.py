@@ -92,3 +92,67 @@ def test_a_dry_run_reads_the_cache_only(server, monkeypatch):
     with ImmediateExecutor({}, progress=False) as ex:
         plan = ex.plan([_call(server, "a"), _call(server, "b")])
     assert plan["requests_total"] == 2 and plan["to_send"] == 2 and server.count == 0
+
+
+def test_the_key_is_the_one_a_client_computed_before_the_executor(server, monkeypatch, tmp_path):
+    """A cache warmed by LLMClient.chat (every run before the executor) is hit: same key, whether the
+    endpoint is given, given with a trailing slash, or read from OPENAI_BASE_URL."""
+    import asyncio
+
+    from mnemetric.llm.client import LLMClient
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
+    msgs = [{"role": "user", "content": "warm"}]
+    with LLMClient(base_url=server.base_url + "/") as client:
+        old = asyncio.run(client.chat("m", msgs, temperature=0, max_tokens=5, timeout=3)).request_sha256
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    for base_url in (server.base_url, server.base_url + "/", None):
+        call = ModelCall.chat(role="judge", model="m", messages=msgs, params={"temperature": 0, "max_tokens": 5},
+                              base_url=base_url)
+        assert call.key == old
+    with ImmediateExecutor({}, progress=False) as ex:
+        [out] = ex.run([call])
+    assert out.cached and server.count == 1
+
+
+def test_credentials_in_the_base_url_reach_the_server_but_not_the_key_or_repr(server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with_creds = server.base_url.replace("http://", "http://user:s3cr3t-pw@")
+    call = ModelCall.chat(role="reader", model="m", messages=[{"role": "user", "content": "x"}], base_url=with_creds)
+    plain = ModelCall.chat(role="reader", model="m", messages=[{"role": "user", "content": "x"}],
+                           base_url=server.base_url)
+    assert call.base_url == server.base_url and call.key == plain.key and "s3cr3t" not in repr(call)
+    with ImmediateExecutor({}, progress=False) as ex:
+        [out] = ex.run([call])
+        assert ex.client(call.base_url)._base_url_arg == with_creds  # the transport got the URL as given
+    assert out.ok and server.count == 1
+
+
+def test_an_executor_around_a_client_uses_its_cache_budget_and_ledger(server, monkeypatch, tmp_path):
+    from mnemetric.llm.budget import Budget, BudgetExceeded
+    from mnemetric.llm.client import LLMClient
+
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
+    client = LLMClient(base_url=server.base_url, api_key="sk-test", budget=Budget(max_requests=1))
+    ex = ImmediateExecutor.around(client)
+    assert ex.usage is client.stats and ex.budget is client.budget and ex.cache is client.cache
+    ex.run([_call(server, "a")])
+    with pytest.raises(BudgetExceeded):
+        ex.run([_call(server, "b")])
+    assert client.stats.requests_sent == 1 == server.count
+    client.close()
+
+
+def test_record_work_counts_embedding_work_from_cached_rows_and_sends_nothing(server, monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
+    calls = [ModelCall.embedding(role="embeddings", model="e", text=t, base_url=server.base_url, batch_size=1)
+             for t in ("alpha", "beta")]
+    with ImmediateExecutor({}, progress=False) as cold:
+        cold.run(calls)
+    assert server.count == 2  # batch_size 1: one request per text
+    with ImmediateExecutor({}, progress=False) as warm:
+        warm.record_work(calls)
+    assert server.count == 2 and warm.usage.requests_sent == 0
+    assert warm.usage.work.to_dict() == cold.usage.work.to_dict()

@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests.support.batch import embed_batch, plan_batch, run_batch  # noqa: E402
 from tests.support.openai_server import FakeOpenAIServer, fake_embedding  # noqa: E402
 
 from mnemetric.llm import CACHE_FILENAME, ChatRequest, LLMClient, ResponseCache, key_payload, request_key  # noqa: E402
@@ -34,19 +35,22 @@ N = 43
 CHILD = r"""
 import json, os, sys, time
 from pathlib import Path
-from mnemetric.llm import ChatRequest, LLMClient
+from mnemetric.execute import ImmediateExecutor, ModelCall
+from mnemetric.llm import LLMClient
 base_url, n, order, go = sys.argv[1], int(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
 while not go.exists():  # start together
     time.sleep(0.005)
 client = LLMClient(base_url=base_url, api_key="sk-test-CLAIMS", max_concurrency=4, timeout=60, role="judge")
 idx = list(range(n)) if order == "forward" else list(range(n))[::-1]
-reqs = [ChatRequest("gpt-test", [{"role": "user", "content": f"question {i}"}], {"temperature": 0}) for i in idx]
+calls = [ModelCall.chat(role="judge", model="gpt-test", messages=[{"role": "user", "content": f"question {i}"}],
+                        params={"temperature": 0}, base_url=client.base_url) for i in idx]
 if os.environ.get("EMBED"):
     client.embed_batch_size = 4
-    vectors = client.run_embed("emb-test", [f"text {i}" for i in idx])
-    texts = [json.dumps(v) for v in vectors]
+    embeds = [ModelCall.embedding(role="embeddings", model="emb-test", text=f"text {i}", base_url=client.base_url)
+              for i in idx]
+    texts = [json.dumps(list(o.embedding)) for o in ImmediateExecutor.around(client).run(embeds)]
 else:
-    texts = [r.text for r in client.run_chat_batch(reqs, progress=False)]
+    texts = [r.text for r in ImmediateExecutor.around(client).run(calls)]
 s = client.stats
 print(json.dumps({"order": idx, "texts": texts, "sent": s.requests_sent, "hits": s.cache_hits,
                   "waited": s.waited, "taken_over": s.taken_over}), flush=True)
@@ -165,14 +169,14 @@ def test_a_live_claim_is_waited_for_and_its_response_used(cache_dir):
         answer = srv.chat_payload({"model": "gpt-test", "messages": req.messages})
 
         def other_process_answers() -> None:
-            time.sleep(0.3)
+            time.sleep(1.0)  # long enough for the client below to look first, even on a loaded machine
             with ResponseCache(cache_dir / CACHE_FILENAME) as cache:
                 cache.put(key, payload, answer, stage="judge", release="their-token")
 
+        client = LLMClient(base_url=srv.base_url, api_key=SECRET)  # built before the clock starts
         helper = threading.Thread(target=other_process_answers)
         helper.start()
-        client = LLMClient(base_url=srv.base_url, api_key=SECRET)
-        result = client.run_chat_batch([req], progress=False)[0]
+        result = run_batch(client, [req])[0]
         helper.join()
         assert srv.count == 0  # waited, did not send
     assert result.cached and result.text == "echo: question 0"
@@ -186,7 +190,7 @@ def test_a_claim_older_than_the_timeout_is_taken_over(cache_dir):
         key = request_key(key_payload("chat", srv.base_url, req.model, req.messages, req.params))
         put_claim(cache_dir, key, host="another-host", started_at=time.time() - 10_000)
         client = LLMClient(base_url=srv.base_url, api_key=SECRET, claim_timeout=600)
-        result = client.run_chat_batch([req], progress=False)[0]
+        result = run_batch(client, [req])[0]
         assert srv.count == 1
     assert result.ok and not result.cached and client.stats.taken_over == 1
     assert claims_rows(cache_dir) == []
@@ -201,7 +205,7 @@ def test_a_failed_request_drops_its_claim(cache_dir):
         srv.add_faults(Fault.unauthorized())
         client = LLMClient(base_url=srv.base_url, api_key=SECRET)
         with pytest.raises(LLMRequestError):
-            client.run_chat_batch([ask0()[0]], progress=False)
+            run_batch(client, [ask0()[0]])
     assert claims_rows(cache_dir) == []
 
 
@@ -234,7 +238,7 @@ def test_an_embedding_whose_claimant_gives_up_is_sent_by_the_waiter(cache_dir):
         helper = threading.Thread(target=other_process_fails)
         helper.start()
         client = LLMClient(base_url=srv.base_url, api_key=SECRET)
-        vectors = client.run_embed("emb-test", ["alpha", "beta", "gamma"])
+        vectors = embed_batch(client, "emb-test", ["alpha", "beta", "gamma"])
         helper.join()
         inputs = [r.body["input"] for r in srv.requests]
     assert vectors == [fake_embedding(t) for t in ("alpha", "beta", "gamma")]

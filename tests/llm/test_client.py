@@ -21,6 +21,7 @@ TESTS_DIR = Path(__file__).resolve().parents[1]
 if str(TESTS_DIR.parent) not in sys.path:  # the repository root, so ``tests.support`` imports
     sys.path.insert(0, str(TESTS_DIR.parent))
 
+from tests.support.batch import embed_batch, plan_batch, run_batch  # noqa: E402
 from tests.support.openai_server import FakeOpenAIServer, Fault, canonical_sha256, fake_embedding  # noqa: E402
 
 from mnemetric.errors import MnemetricError  # noqa: E402
@@ -74,7 +75,7 @@ def ask(i: int, model: str = "gpt-test", **params) -> ChatRequest:
 
 
 def run(client: LLMClient, *reqs: ChatRequest):
-    return client.run_chat_batch(list(reqs), progress=False)
+    return run_batch(client, list(reqs))
 
 
 # -- cache ------------------------------------------------------------------------------------------
@@ -121,10 +122,10 @@ def test_key_is_canonical_and_excludes_transport_options():
 
 def test_embeddings_are_cached_per_text(server):
     client = make_client(server)
-    vectors = client.run_embed("emb-test", ["alpha", "beta", "alpha"])
+    vectors = embed_batch(client, "emb-test", ["alpha", "beta", "alpha"])
     assert vectors == [fake_embedding("alpha"), fake_embedding("beta"), fake_embedding("alpha")]
     assert server.count == 1 and server.requests[0].body["input"] == ["alpha", "beta"]
-    again = client.run_embed("emb-test", ["beta", "gamma"])
+    again = embed_batch(client, "emb-test", ["beta", "gamma"])
     assert again == [fake_embedding("beta"), fake_embedding("gamma")]
     assert server.count == 2 and server.requests[1].body["input"] == ["gamma"]
 
@@ -152,7 +153,7 @@ def test_identical_requests_in_one_batch_are_sent_once(server, use_cache):
 
 def test_repeated_texts_in_one_embed_call_are_sent_once_and_count_as_hits(server):
     client = make_client(server)
-    assert client.run_embed("emb-test", ["a", "b", "a", "a"]) == [fake_embedding(t) for t in "abaa"]
+    assert embed_batch(client, "emb-test", ["a", "b", "a", "a"]) == [fake_embedding(t) for t in "abaa"]
     assert server.count == 1 and server.requests[0].body["input"] == ["a", "b"]
     assert client.stats.requests_sent == 1 and client.stats.cache_hits == 2
 
@@ -163,13 +164,13 @@ def test_embed_chunk_failure_keeps_the_chunks_already_answered(server, cache_dir
     client = make_client(server, embed_batch_size=2, max_concurrency=2)
     texts = ["t1", "t2", "t3", "t4"]
     with pytest.raises(LLMRequestError, match="HTTP 400"):
-        client.run_embed("emb-test", texts)
+        embed_batch(client, "emb-test", texts)
     assert server.count == 2
     wait_for(lambda: server.answered == 1)  # the server notes a status just after writing the reply
     ok, bad = sorted(server.requests, key=lambda r: r.status != 200)
     assert (ok.status, bad.status) == (200, 400)
     assert len(client.cache) == 2  # the slow chunk finished and was cached before the error was raised
-    assert client.run_embed("emb-test", texts) == [fake_embedding(t) for t in texts]
+    assert embed_batch(client, "emb-test", texts) == [fake_embedding(t) for t in texts]
     assert server.count == 3 and server.requests[-1].body["input"] == bad.body["input"]
 
 
@@ -177,7 +178,7 @@ def test_embed_starts_no_new_chunk_after_an_error(server):
     server.add_faults(Fault.unauthorized())
     client = make_client(server, embed_batch_size=1, max_concurrency=1)
     with pytest.raises(LLMRequestError, match="OPENAI_API_KEY"):
-        client.run_embed("emb-test", ["a", "b", "c"])
+        embed_batch(client, "emb-test", ["a", "b", "c"])
     assert server.count == 1
 
 
@@ -219,7 +220,7 @@ def test_missing_api_key_says_what_to_set_when_a_request_must_be_sent(server):
 def test_a_plan_needs_no_api_key_and_sends_nothing(server, cache_dir):
     run(make_client(server), ask(0))  # one answer in the cache, paid with a key
     client = LLMClient(base_url=server.base_url)  # OPENAI_API_KEY unset (autouse fixture)
-    assert client.plan([ask(0), ask(1)])["cached"] == 1
+    assert plan_batch(client, [ask(0), ask(1)])["cached"] == 1
     assert run(client, ask(0))[0].cached  # a fully cached batch needs no key either
     assert server.count == 1
 
@@ -370,7 +371,7 @@ def test_dry_run_plan_counts_cached_and_to_send(server):
     reqs = [ask(i, max_tokens=100) for i in range(5)]
     run(client, *reqs[:3])
     before = server.count
-    summary = client.plan(reqs)
+    summary = plan_batch(client, reqs)
     assert server.count == before
     per_request = (3 * 2.0 + 100 * 8.0) / 1e6  # "question N" = 10 chars -> 3 prompt tokens
     assert summary == {"requests_total": 5, "cached": 3, "to_send": 2,
@@ -425,7 +426,7 @@ def assert_secret_nowhere(root: Path) -> None:
 def test_api_key_is_never_written_to_disk(server, tmp_path):
     client = make_client(server)
     run(client, ask(0), ask(1, temperature=0.5))
-    client.run_embed("emb-test", ["alpha"])
+    embed_batch(client, "emb-test", ["alpha"])
     server.add_faults(Fault.unauthorized())
     with pytest.raises(LLMRequestError):
         run(client, ask(2))
@@ -444,7 +445,7 @@ def test_credentials_in_the_base_url_are_never_stored_or_shown(server, tmp_path)
     client = make_client(server, base_url=noisy)
     assert client.base_url == server.base_url
     result = run(client, ask(0))[0]
-    client.run_embed("emb-test", ["alpha"])
+    embed_batch(client, "emb-test", ["alpha"])
     server.add_faults(Fault.status_code(404))
     with pytest.raises(LLMRequestError) as info:
         run(client, ask(1))
@@ -480,11 +481,13 @@ def test_base_urls_without_credentials_are_left_as_they_are():
 # -- processes --------------------------------------------------------------------------------------
 CHILD = r"""
 import json, sys
-from mnemetric.llm import ChatRequest, LLMClient
+from mnemetric.execute import ImmediateExecutor, ModelCall
+from mnemetric.llm import LLMClient
 base_url, n = sys.argv[1], int(sys.argv[2])
 client = LLMClient(base_url=base_url, api_key="sk-test-SECRET123", max_concurrency=2, timeout=10)
-reqs = [ChatRequest("gpt-test", [{"role": "user", "content": f"question {i}"}]) for i in range(n)]
-results = client.run_chat_batch(reqs, progress=False)
+calls = [ModelCall.chat(role="judge", model="gpt-test", messages=[{"role": "user", "content": f"question {i}"}],
+                        base_url=client.base_url) for i in range(n)]
+results = ImmediateExecutor.around(client).run(calls)
 print(json.dumps([r.cached for r in results]), flush=True)
 """
 
@@ -558,7 +561,7 @@ def test_server_runs_as_a_script(tmp_path):
         try:
             base_url = proc.stdout.readline().split()[-1]
             client = LLMClient(base_url=base_url, api_key=SECRET, use_cache=False)
-            results = client.run_chat_batch([ask(i) for i in range(3)], progress=False)
+            results = run_batch(client, [ask(i) for i in range(3)])
             assert [r.text for r in results] == [f"echo: question {i}" for i in range(3)]
         finally:
             proc.send_signal(signal.SIGTERM)

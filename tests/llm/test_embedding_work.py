@@ -15,6 +15,7 @@ if str(ROOT) not in sys.path:
 from tests.support.openai_server import FakeOpenAIServer, approx_tokens  # noqa: E402
 
 from mnemetric.longmemeval.adapted import MemorySession, Message, Query  # noqa: E402
+from mnemetric.execute import ImmediateExecutor  # noqa: E402
 from mnemetric.llm import UsageStats  # noqa: E402
 from mnemetric.longmemeval.memory.dense import Dense  # noqa: E402
 
@@ -33,15 +34,16 @@ def env(tmp_path, monkeypatch):
 
 def one_run(server: FakeOpenAIServer, questions=QUESTIONS) -> tuple[dict, UsageStats]:
     """Questions over the same haystack (the second reuses every document vector)."""
-    stats = UsageStats()
     dense = Dense(backend="openai", model="emb-test", base_url=server.base_url)
-    dense.configure_llm({}, stats)
-    dense.embedder.batch_size = 3
-    for query in questions:
-        dense.reset()
-        for s in SESSIONS:
-            dense.ingest(s)
-        dense.retrieve(query, "turn")
+    with ImmediateExecutor({}, progress=False) as executor:  # the run's one executor and ledger
+        dense.use_executor(executor)
+        dense.embedder.batch_size = 3
+        for query in questions:
+            dense.reset()
+            for s in SESSIONS:
+                dense.ingest(s)
+            dense.retrieve(query, "turn")
+    stats: UsageStats = executor.usage
     return stats.work.to_dict(), stats
 
 

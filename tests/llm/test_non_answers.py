@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests.support.batch import embed_batch, plan_batch, run_batch  # noqa: E402
 from tests.support.openai_server import NON_ANSWERS, FakeOpenAIServer, Fault  # noqa: E402
 
 from mnemetric.llm import (  # noqa: E402
@@ -73,26 +74,26 @@ def rows(cache_dir: Path) -> int:
 def test_a_non_answer_is_a_failure_not_a_text_and_is_never_cached(server, cache_dir, kind):
     server.non_answer_for = lambda body: kind if body["messages"][0]["content"] == "question 1" else None
     client = make_client(server, non_answer_attempts=2)
-    results = client.run_chat_batch([ask(0), ask(1), ask(2)], progress=False)
+    results = run_batch(client, [ask(0), ask(1), ask(2)])
     assert [r.ok for r in results] == [True, False, True]  # the batch went on
     failed = results[1]
-    assert failed.failure == REASONS[kind] and failed.text == "" and failed.texts == ()
+    assert failed.reason == REASONS[kind] and failed.text == "" and failed.texts == ()
     assert failed.attempts == 2 and not failed.cached
     assert server.count == 4  # question 1 was asked twice (one bounded retry), the others once
     assert rows(cache_dir) == 2  # only the two usable answers
     assert client.stats.non_answers == 2 and client.stats.requests_sent == 4
     assert client.stats.work.to_dict()["responses"] == 2  # a non-answer is not used: not in the work
 
-    again = make_client(server, non_answer_attempts=1).run_chat_batch([ask(0), ask(1), ask(2)], progress=False)
+    again = run_batch(make_client(server, non_answer_attempts=1), [ask(0), ask(1), ask(2)])
     assert [r.cached for r in again] == [True, False, True]
-    assert again[1].failure == REASONS[kind] and again[1].attempts == 1
+    assert again[1].reason == REASONS[kind] and again[1].attempts == 1
     assert server.count == 5  # a rerun asks the failed question again, and only it
 
 
 def test_a_transient_non_answer_is_retried_and_the_answer_cached(server, cache_dir):
     server.add_faults(Fault.non_answer("null_content"))
     client = make_client(server)
-    result = client.run_chat_batch([ask(0)], progress=False)[0]
+    result = run_batch(client, [ask(0)])[0]
     assert result.ok and result.text == "echo: question 0" and result.attempts == 2
     assert server.count == 2 and rows(cache_dir) == 1
     assert client.stats.retries == 1 and client.stats.non_answers == 1
@@ -100,8 +101,8 @@ def test_a_transient_non_answer_is_retried_and_the_answer_cached(server, cache_d
 
 def test_non_answer_attempts_bound_the_retries(server):
     server.non_answer_for = lambda body: "refusal"
-    result = make_client(server, non_answer_attempts=3).run_chat_batch([ask(0)], progress=False)[0]
-    assert result.failure.startswith("refusal") and result.attempts == 3
+    result = run_batch(make_client(server, non_answer_attempts=3), [ask(0)])[0]
+    assert result.reason.startswith("refusal") and result.attempts == 3
     assert server.count == 3
 
 
@@ -109,7 +110,7 @@ def test_each_non_answer_attempt_is_a_paid_request_under_the_budget(server):
     server.non_answer_for = lambda body: "empty_content"
     client = make_client(server, non_answer_attempts=3, budget=Budget(max_requests=2))
     with pytest.raises(BudgetExceeded, match="max_requests=2"):
-        client.run_chat_batch([ask(0)], progress=False)
+        run_batch(client, [ask(0)])
     assert server.count == 2
 
 
@@ -121,8 +122,8 @@ def test_a_non_answer_stored_by_an_older_version_is_evicted_and_asked_again(serv
     with ResponseCache(cache_dir / CACHE_FILENAME) as cache:
         cache.put(key, payload, stored)  # what the old client wrote for a content: null reply
     client = make_client(server)
-    assert client.plan([ask(0)])["to_send"] == 1  # a dry run does not count it as cached
-    result = client.run_chat_batch([ask(0)], progress=False)[0]
+    assert plan_batch(client, [ask(0)])["to_send"] == 1  # a dry run does not count it as cached
+    result = run_batch(client, [ask(0)])[0]
     assert result.ok and not result.cached and result.text == "echo: question 0"
     assert server.count == 1
     with ResponseCache(cache_dir / CACHE_FILENAME) as cache:
@@ -131,7 +132,7 @@ def test_a_non_answer_stored_by_an_older_version_is_evicted_and_asked_again(serv
 
 def test_failed_requests_leave_no_claim_behind(server, cache_dir):
     server.non_answer_for = lambda body: "no_choices"
-    make_client(server, non_answer_attempts=1).run_chat_batch([ask(0), ask(1)], progress=False)
+    run_batch(make_client(server, non_answer_attempts=1), [ask(0), ask(1)])
     with ResponseCache(cache_dir / CACHE_FILENAME) as cache:
         assert cache.claims() == [] and len(cache) == 0
 
@@ -157,7 +158,7 @@ def test_usable_answers_keep_their_prices(server):
     prices = PriceTable.from_dict({"gpt-test": {"input": 1.0, "output": 1.0}})
     server.non_answer_for = lambda body: "null_content" if body["messages"][0]["content"] == "question 1" else None
     client = make_client(server, prices=prices, non_answer_attempts=1)
-    ok, failed = client.run_chat_batch([ask(0), ask(1)], progress=False)
+    ok, failed = run_batch(client, [ask(0), ask(1)])
     assert ok.cost_usd == pytest.approx(7e-6)  # 3 prompt + 4 completion tokens at $1 / 1M
     assert failed.cost_usd == pytest.approx(3e-6)  # the non-answer's 3 prompt tokens (paid, see run counters)
     assert client.stats.usd == pytest.approx(10e-6)
@@ -174,8 +175,8 @@ def test_the_server_script_can_answer_with_non_answers(tmp_path):
         try:
             base_url = proc.stdout.readline().split()[-1]
             client = LLMClient(base_url=base_url, api_key=SECRET, use_cache=False, non_answer_attempts=1)
-            result = client.run_chat_batch([ask(0)], progress=False)[0]
+            result = run_batch(client, [ask(0)])[0]
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=10)
-    assert result.failure == "finish_reason 'content_filter'"
+    assert result.reason == "finish_reason 'content_filter'"

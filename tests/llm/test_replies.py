@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mnemetric.llm import ChatRequest, LLMClient, ResponseCache, message_text, non_answer_reason, plan
+from tests.support.batch import run_batch  # noqa: E402
 from tests.support.openai_server import FakeOpenAIServer
 
 CR = "content_or_reasoning"
@@ -134,11 +135,11 @@ def ask(text: str, text_from: str = CR) -> ChatRequest:
 
 
 def test_reasoning_is_the_answer_and_a_rerun_sends_nothing(server, tmp_path):
-    first = client(server, tmp_path).run_chat_batch([ask("from reasoning"), ask("null content")], progress=False)
+    first = run_batch(client(server, tmp_path), [ask("from reasoning"), ask("null content")])
     assert [(r.ok, r.text, r.text_source) for r in first] == [
         (True, "thought: \\boxed{B}", "reasoning"), (True, "late answer", "reasoning")]
     assert server.count == 2 and not any(r.cached for r in first)
-    again = client(server, tmp_path).run_chat_batch([ask("from reasoning"), ask("null content")], progress=False)
+    again = run_batch(client(server, tmp_path), [ask("from reasoning"), ask("null content")])
     assert server.count == 2  # zero requests: both were cached
     assert [(r.text, r.text_source, r.cached) for r in again] == [
         ("thought: \\boxed{B}", "reasoning", True), ("late answer", "reasoning", True)]
@@ -147,35 +148,35 @@ def test_reasoning_is_the_answer_and_a_rerun_sends_nothing(server, tmp_path):
 
 def test_neither_is_a_non_answer_never_cached(server, tmp_path):
     for text in ("neither", "other field"):
-        result = client(server, tmp_path).run_chat_batch([ask(text)], progress=False)[0]
-        assert not result.ok and result.failure == "no text in content or reasoning (content is empty)"
+        result = run_batch(client(server, tmp_path), [ask(text)])[0]
+        assert not result.ok and result.reason == "no text in content or reasoning (content is empty)"
         assert result.text == "" and result.text_source is None and result.attempts == 2
     assert server.count == 4  # two bounded attempts each, and nothing stored
-    client(server, tmp_path).run_chat_batch([ask("neither")], progress=False)
+    run_batch(client(server, tmp_path), [ask("neither")])
     assert server.count == 6
 
 
 def test_content_wins_and_parts_are_joined(server, tmp_path):
-    won, parts = client(server, tmp_path).run_chat_batch([ask("content wins"), ask("parts")], progress=False)
+    won, parts = run_batch(client(server, tmp_path), [ask("content wins"), ask("parts")])
     assert (won.text, won.text_source) == ("the answer", "content")
     assert (parts.text, parts.text_source) == ("one\ntwo", "content_parts")
 
 
 def test_the_default_rule_is_unchanged(server, tmp_path):
-    results = client(server, tmp_path).run_chat_batch([ask("from reasoning", "content"), ask("content wins", "content"),
-                                                       ask("parts", "content")], progress=False)
-    assert [r.failure for r in results] == ["content is empty", None, "content is not a string (list)"]
+    results = run_batch(client(server, tmp_path), [ask("from reasoning", "content"), ask("content wins", "content"),
+                                                       ask("parts", "content")])
+    assert [r.reason for r in results] == ["content is empty", None, "content is not a string (list)"]
     assert (results[1].text, results[1].text_source) == (" the answer ", "content")  # as sent, not stripped
 
 
 def test_a_reasoning_answer_is_not_an_answer_to_a_default_reader(server, tmp_path):
     """Same request, same cache key: the stored reply is read by each caller's own rule."""
     c = client(server, tmp_path)
-    assert c.run_chat_batch([ask("from reasoning")], progress=False)[0].ok
+    assert run_batch(c, [ask("from reasoning")])[0].ok
     assert server.count == 1
-    assert c.run_chat_batch([ask("from reasoning", "content")], progress=False)[0].failure == "content is empty"
+    assert run_batch(c, [ask("from reasoning", "content")])[0].reason == "content is empty"
     assert server.count == 3  # evicted and asked again (two bounded attempts)
-    mixed = c.run_chat_batch([ask("content wins"), ask("content wins", "content")], progress=False)
+    mixed = run_batch(c, [ask("content wins"), ask("content wins", "content")])
     assert [r.text for r in mixed] == ["the answer", " the answer "]  # not merged into one copy
 
 
@@ -260,10 +261,10 @@ def test_content_or_parts_over_http_reads_no_reasoning_and_caches(tmp_path):
               "padded": {"content": "  yes \n", "reasoning": "no"},
               "thought only": {"content": "", "reasoning": "an answer in reasoning"}}
     with ShapedServer(lambda text: shapes[text]) as s:
-        results = client(s, tmp_path).run_chat_batch([ask(t, CP) for t in shapes])
-        assert [(r.text, r.text_source, r.failure) for r in results] == [
+        results = run_batch(client(s, tmp_path), [ask(t, CP) for t in shapes])
+        assert [(r.text, r.text_source, r.reason) for r in results] == [
             ("1\nx", "content_parts", None), ("yes", "content", None), ("", None, "content is empty")]
         sent = s.count
         assert sent == 4  # the thought-only reply is asked twice (non_answer_attempts=2), never cached
-        again = client(s, tmp_path).run_chat_batch([ask(t, CP) for t in ("parts", "padded")])
+        again = run_batch(client(s, tmp_path), [ask(t, CP) for t in ("parts", "padded")])
         assert s.count == sent and all(r.cached for r in again)

@@ -13,16 +13,26 @@ from pathlib import Path
 import pytest
 
 from mnemetric.errors import ConfigError, InputError
+from mnemetric.execute import ImmediateExecutor
 from mnemetric.longmemeval.answer import Queries, answer_file, plan_answers, write_answered
-from mnemetric.longmemeval.components import OfflineExtractiveReader, llm_factory
-from mnemetric.llm.budget import UsageStats
+from mnemetric.longmemeval.components import OfflineExtractiveReader
 from tests.longmemeval.answer_fixtures import context_record, write_inputs
 
 UNKNOWN = "I don't know: the conversation history does not mention this."
 
 
-def _no_llm(base_url, role):  # the extractive reader never asks for a client
-    raise AssertionError("the extractive reader opened an LLM client")
+class _NoCalls:
+    """An executor the extractive reader must never use."""
+
+    name = "none"
+
+    def run(self, calls, **kw):
+        raise AssertionError("the extractive reader made model calls")
+
+    plan = run
+
+
+_no_llm = _NoCalls()
 
 
 def test_extractive_answers_worked_by_hand(tmp_path: Path):
@@ -48,8 +58,7 @@ def test_min_overlap_three_leaves_only_the_bike_answered(tmp_path: Path):
 def test_write_answered_writes_the_three_files(tmp_path: Path):
     contexts, adapted = write_inputs(tmp_path)
     answered = answer_file(OfflineExtractiveReader(), contexts, Queries.of_adapted(adapted), _no_llm)
-    stats = UsageStats()
-    write_answered(tmp_path / "h.jsonl", tmp_path / "u.json", answered, stats.work)
+    write_answered(tmp_path / "h.jsonl", tmp_path / "u.json", answered, ImmediateExecutor({}).usage.work)
     assert (tmp_path / "h.jsonl").read_text(encoding="utf-8").splitlines()[0] == (
         '{"question_id": "q-bike", "hypothesis": "Your new bike color sounds great!", "reader": "extractive"}')
     assert (tmp_path / "h.jsonl.failures.jsonl").read_bytes() == b""
@@ -76,7 +85,7 @@ def test_a_missing_contexts_file_is_an_input_error(tmp_path: Path):
 
 def test_dry_run_of_the_extractive_reader_plans_nothing_and_an_unknown_reader_is_refused(tmp_path: Path):
     contexts, adapted = write_inputs(tmp_path)
-    plan = plan_answers(OfflineExtractiveReader(), contexts, Queries.of_adapted(adapted), llm_factory({}, UsageStats()))
+    plan = plan_answers(OfflineExtractiveReader(), contexts, Queries.of_adapted(adapted), ImmediateExecutor({}, progress=False))
     assert (plan["requests_total"], plan["to_send"]) == (0, 0)
 
     class Other:
@@ -88,7 +97,7 @@ def test_dry_run_of_the_extractive_reader_plans_nothing_and_an_unknown_reader_is
 
 
 def test_dry_run_asks_a_plugged_in_reader_for_its_own_plan(tmp_path: Path):
-    """No class check: any reader with plan(queries, contexts, llm) is asked, with the inputs the answer
+    """No class check: any reader with plan(queries, contexts, executor) is asked, with the inputs the answer
     job would give it (every context's question, in file order)."""
     contexts, adapted = write_inputs(tmp_path)
     seen = {}
@@ -96,7 +105,7 @@ def test_dry_run_asks_a_plugged_in_reader_for_its_own_plan(tmp_path: Path):
     class Counting:
         name = "counting"
 
-        def plan(self, queries, contexts, llm):
+        def plan(self, queries, contexts, executor):
             seen["ids"] = [q.query_id for q in queries]
             seen["contexts"] = len(contexts)
             return {"requests_total": len(queries), "cached": 0, "to_send": len(queries), "estimated_usd": None}

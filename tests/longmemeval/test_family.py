@@ -1,6 +1,7 @@
 """The LongMemEval family's parts of custody: its run-manifest sections and its result-card rows.
 
-Run manifest: hand-written run files on disk and a real LLM cache; every value hand-computed. The
+Run manifest: hand-written run files on disk (no cache: a manifest is built from tracked files alone);
+every value hand-computed. The
 manifest changes when any recorded input changes, and only then (clock, hypothesis text, labels,
 conf-only knobs it does not record leave it byte-identical). Card: hand-written metrics in both QA
 layouts (detail with intervals, headline numbers).
@@ -19,9 +20,9 @@ from mnemetric.errors import InputError
 from mnemetric.family import CardRow
 from mnemetric.longmemeval.doors import card_rows, qa_rows, retrieval_rows
 from mnemetric.longmemeval.family import FAMILY, gather_inputs, run_sections
-from mnemetric.llm.cache import ResponseCache
 
 UPSTREAM = {"temperature": 0, "max_tokens": 10, "n": 1}
+READER_SENT = {"temperature": 0, "max_tokens": 800, "n": 1}
 
 
 def params(tmp: Path) -> dict:
@@ -49,15 +50,16 @@ def jsonl(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def judged_line(qid: str, sha: str, model: str = "gpt-4o-2024-08-06", label: bool = True) -> dict:
+def judged_line(qid: str, sha: str, model: str = "gpt-4o-2024-08-06", label: bool = True,
+                sent: dict | None = UPSTREAM) -> dict:
+    trace = {"prompt_set_sha256": "p" * 64, "endpoint": "https://api.openai.com/v1", "request_sha256": sha}
     return {"question_id": qid, "hypothesis": f"answer {qid}", "autoeval_label": {"model": model, "label": label},
-            "mnemetric_judge": {"prompt_set_sha256": "p" * 64, "endpoint": "https://api.openai.com/v1",
-                                "request_sha256": sha}}
+            "mnemetric_judge": trace | ({} if sent is None else {"params_sent": sent})}
 
 
 @pytest.fixture()
 def run(tmp_path):
-    """A complete run of 3 questions on disk; the cache holds the 3 judge requests."""
+    """A complete run of 3 questions on disk; every line records the parameters its request was sent with."""
     p = params(tmp_path)
     (tmp_path / "custody").mkdir()
     (tmp_path / "fp").mkdir()
@@ -73,24 +75,19 @@ def run(tmp_path):
         {"question_id": "q2", "tokens": 20, "items": [{"x": 1}, {"x": 2}, {"x": 3}]},
         {"question_id": "q3_abs", "tokens": 60, "items": [{"x": 1}, {"x": 2}, {"x": 3}, {"x": 4}]}])
     jsonl(tmp_path / "hyp.jsonl", [{"question_id": q, "hypothesis": "h", "model": "gpt-4o-2024-08-06",
-                                    "request_sha256": f"r{q}"} for q in ("q1", "q2", "q3_abs")])
+                                    "request_sha256": f"r{q}", "params_sent": READER_SENT}
+                                   for q in ("q1", "q2", "q3_abs")])
     jsonl(tmp_path / "hyp.jsonl.eval-results-gpt-4o", [judged_line(q, f"j{q}") for q in ("q1", "q2", "q3_abs")])
-    cache_file = tmp_path / "cache.sqlite3"
-    with ResponseCache(cache_file) as cache:
-        for q in ("q1", "q2", "q3_abs"):
-            cache.put(f"j{q}", {"kind": "chat", "model": "gpt-4o-2024-08-06", "params": UPSTREAM}, {"model": "x"})
-            cache.put(f"r{q}", {"kind": "chat", "model": "gpt-4o-2024-08-06",
-                                "params": {"temperature": 0, "max_tokens": 800, "n": 1}}, {"model": "x"})
-    return tmp_path, p, cache_file
+    return tmp_path, p, None
 
 
-def built(p: dict, cache_file: Path) -> dict:
-    return build_manifest(FAMILY, run_sections(gather_inputs(p, cache_path=cache_file)))
+def built(p: dict, _unused=None) -> dict:
+    return build_manifest(FAMILY, run_sections(gather_inputs(p)))
 
 
 def manifest(run) -> dict:
-    tmp, p, cache_file = run
-    return built(p, cache_file)
+    tmp, p, _ = run
+    return built(p)
 
 
 def test_the_sections_come_in_the_manifest_s_order_between_benchmark_and_the_gate(run):
@@ -117,25 +114,28 @@ def test_values_are_read_from_the_run_files(run):
     assert "verified_at" not in json.dumps(m) and "2026-11-29" not in json.dumps(m)  # no clock
 
 
-def test_params_sent_come_from_the_cache_not_from_conf(run):
+def test_params_sent_come_from_the_lines_not_from_conf_and_need_no_cache(run, monkeypatch):
+    tmp, _, _ = run
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp / "no-cache-here"))  # no LLM cache at all
     m = manifest(run)
     assert m["judge"]["params_sent"] == {"requests": 3, "values": [UPSTREAM], "not_in_cache": 0}
-    assert m["reader"]["params_sent"] == {"requests": 3, "values": [{"temperature": 0, "max_tokens": 800, "n": 1}],
-                                          "not_in_cache": 0}
+    assert m["reader"]["params_sent"] == {"requests": 3, "values": [READER_SENT], "not_in_cache": 0}
+    assert not (tmp / "no-cache-here").exists()  # nothing opened a cache
     assert m["official_equivalence"] == {"value": False, "reasons": [
         f"judge prompt set sha256 {'p' * 64} is not the pinned upstream set "
         "80a2a38e6c8aa82aaefb929f7b755d2bdfce9253c066f20174e0ab51cc358b53"]}
 
 
-def test_a_request_absent_from_the_cache_says_so(run):
-    tmp, p, cache_file = run
-    jsonl(tmp / "hyp.jsonl.eval-results-gpt-4o", [judged_line("q1", "jq1"), judged_line("q2", "unknown"),
+def test_a_line_without_params_sent_counts_as_not_recorded_and_is_a_gate_reason(run):
+    """An old judged file (before lines recorded params_sent): never filled in from conf."""
+    tmp, p, _ = run
+    jsonl(tmp / "hyp.jsonl.eval-results-gpt-4o", [judged_line("q1", "jq1"), judged_line("q2", "jq2", sent=None),
                                                   judged_line("q3_abs", "jq3_abs")])
-    sent = built(p, cache_file)["judge"]["params_sent"]
-    assert sent == {"requests": 3, "values": [UPSTREAM], "not_in_cache": 1}
-    nothing = built(p, tmp / "no-such-cache.sqlite3")["judge"]["params_sent"]
-    assert nothing == {"requests": 3, "values": [], "not_in_cache": 3}
-    assert not (tmp / "no-such-cache.sqlite3").exists()  # reading never creates a cache
+    m = built(p)
+    assert m["judge"]["params_sent"] == {"requests": 3, "values": [UPSTREAM], "not_in_cache": 1}
+    assert any("parameters of 1 of 3 judge request(s): not recorded" in r for r in m["official_equivalence"]["reasons"])
+    jsonl(tmp / "hyp.jsonl.eval-results-gpt-4o", [judged_line(q, f"j{q}", sent=None) for q in ("q1", "q2", "q3_abs")])
+    assert built(p)["judge"]["params_sent"] == {"requests": 3, "values": [], "not_in_cache": 3}
 
 
 def _edit_json(path: Path, **changes) -> None:
@@ -166,8 +166,9 @@ CHANGES = {
                                                  lambda r: r["mnemetric_judge"].update(prompt_set_sha256="q" * 64)),
     "judge endpoint": lambda t, p: _edit_jsonl(t / "hyp.jsonl.eval-results-gpt-4o", 0,
                                                lambda r: r["mnemetric_judge"].update(endpoint="http://127.0.0.1:9/v1")),
-    "judge request (params)": lambda t, p: _edit_jsonl(t / "hyp.jsonl.eval-results-gpt-4o", 2,
-                                                       lambda r: r["mnemetric_judge"].update(request_sha256="rq1")),
+    "judge params sent": lambda t, p: _edit_jsonl(t / "hyp.jsonl.eval-results-gpt-4o", 2,
+                                                  lambda r: r["mnemetric_judge"].update(params_sent=READER_SENT)),
+    "reader params sent": lambda t, p: _edit_jsonl(t / "hyp.jsonl", 1, lambda r: r.update(params_sent=UPSTREAM)),
     "budget requested": lambda t, p: p["retrieval"].update(context_k=5),
     "budget delivered": lambda t, p: _edit_jsonl(t / "contexts.jsonl", 0, lambda r: r.update(tokens=11)),
     "scoring profile": lambda t, p: p["scoring"].update(name="mnemetric-historical"),
@@ -189,61 +190,62 @@ NO_CHANGE = {
 
 @pytest.mark.parametrize("name", sorted(CHANGES))
 def test_the_manifest_changes_when_a_recorded_input_changes(run, name):
-    tmp, p, cache_file = run
-    before = built(copy.deepcopy(p), cache_file)
+    tmp, p, _ = run
+    before = built(copy.deepcopy(p))
     CHANGES[name](tmp, p)
-    assert built(p, cache_file) != before
+    assert built(p) != before
 
 
 @pytest.mark.parametrize("name", sorted(NO_CHANGE))
 def test_the_manifest_does_not_change_otherwise(run, name):
-    tmp, p, cache_file = run
-    before = json.dumps(built(copy.deepcopy(p), cache_file))
+    tmp, p, _ = run
+    before = json.dumps(built(copy.deepcopy(p)))
     NO_CHANGE[name](tmp, p)
-    assert json.dumps(built(p, cache_file)) == before
+    assert json.dumps(built(p)) == before
 
 
 def test_a_bad_line_names_file_and_line(run):
-    tmp, p, cache_file = run
+    tmp, p, _ = run
     (tmp / "contexts.jsonl").write_text('{"tokens": 1, "items": []}\n[1]\n')
     with pytest.raises(InputError) as exc:
-        gather_inputs(p, cache_path=cache_file)
+        gather_inputs(p)
     assert "contexts.jsonl" in str(exc.value) and "line 2" in str(exc.value)
 
 
 def test_two_prompt_sets_in_one_judged_file_are_named(run):
-    tmp, p, cache_file = run
+    tmp, p, _ = run
     _edit_jsonl(tmp / "hyp.jsonl.eval-results-gpt-4o", 0, lambda r: r["mnemetric_judge"].update(prompt_set_sha256="q" * 64))
-    m = built(p, cache_file)
+    m = built(p)
     assert m["judge"]["prompt_set_sha256"] is None and m["judge"]["prompt_set_sha256s"] == ["p" * 64, "q" * 64]
     assert "the judgments name 2 different prompt sets" in m["official_equivalence"]["reasons"]
 
 
-def test_an_unreadable_cache_is_an_input_error(run):
+def test_the_llm_cache_is_never_read(run, monkeypatch):
     tmp, p, _ = run
-    bad = tmp / "bad.sqlite3"
-    bad.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(InputError) as exc:
-        built(p, bad)
-    assert "bad.sqlite3" in str(exc.value)
+    before = json.dumps(built(p))
+    cache_dir = tmp / "garbage-cache"
+    cache_dir.mkdir()
+    (cache_dir / "llm-cache.sqlite3").write_bytes(b"this is not a database" * 100)
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(cache_dir))
+    assert json.dumps(built(p)) == before
 
 
 def test_a_reader_model_s_prompt_set_is_the_fingerprint_of_the_reader_prompt_module(run):
-    tmp, p, cache_file = run
+    tmp, p, _ = run
     assert manifest(run)["reader"]["prompt_set_sha256"] == "t" * 64  # fp/reader.json modules[...reader.prompt]
     # the component says which module names its prompts (none for the extractive reader); kind is not asked
     p["reader"] = {"_target_": "mnemetric.longmemeval.components.OfflineExtractiveReader", "name": "extractive",
                    "kind": "openai"}
-    assert built(p, cache_file)["reader"]["prompt_set_sha256"] is None  # no model, no prompt
+    assert built(p)["reader"]["prompt_set_sha256"] is None  # no model, no prompt
 
 
 def test_the_family_s_manifest_sections_read_the_files_its_params_name(run, monkeypatch):
-    tmp, p, cache_file = run
+    tmp, p, _ = run
     monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp / "empty-cache-dir"))
     sections = FAMILY.manifest_sections(p)
     assert sections["suite"]["ids_sha256"] == "i" * 64 and sections["counts"] == {"questions": 3, "judged": 3,
                                                                                    "failed": 0}
-    assert sections["judge"]["params_sent"] == {"requests": 3, "values": [], "not_in_cache": 3}  # another cache
+    assert sections["judge"]["params_sent"] == {"requests": 3, "values": [UPSTREAM], "not_in_cache": 0}
 
 
 # ------------------------------------------------------------------ the result card's rows

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from mnemetric.errors import InputError
-from mnemetric.llm.types import ChatResult, Usage
+from mnemetric.execute import ANSWER, CallOutcome, ModelCall
+from mnemetric.llm.types import Usage
 from mnemetric.longmemeval.components import write_judged
 from mnemetric.longmemeval.hypotheses import read_judged
 from mnemetric.longmemeval.judge.run import Judged, Reference, _judged_line, judge_lexical
@@ -18,7 +19,8 @@ from mnemetric.longmemeval.judgments import JudgeCall, JudgeParams, JudgeTrace
 
 CALL_RECORD = {"judge": "upstream-gpt-4o", "prompt_set_sha256": "p" * 64, "source_sha256": "s" * 64,
                "requested_model": "gpt-4o-2024-08-06", "params": {"temperature": 0, "max_tokens": 10, "n": 1},
-               "endpoint": "http://127.0.0.1:8/v1", "request_sha256": "r" * 64, "response": "Yes.",
+               "endpoint": "http://127.0.0.1:8/v1", "request_sha256": "r" * 64,
+               "params_sent": {"temperature": 0, "max_tokens": 10, "n": 1}, "response": "Yes.",
                "usage": {"prompt_tokens": 321, "completion_tokens": 2}, "cost_usd": 0.0008225}
 OFFLINE_RECORD = {"judge": "lexical", "official_equivalence": False}
 
@@ -27,12 +29,20 @@ def test_both_shapes_round_trip_with_their_key_order():
     call = JudgeTrace.from_record(CALL_RECORD, file="j", line=1)
     assert call == JudgeTrace("upstream-gpt-4o", JudgeCall("p" * 64, "s" * 64, "gpt-4o-2024-08-06",
                                                            JudgeParams(0, 10, 1), "http://127.0.0.1:8/v1", "r" * 64,
-                                                           "Yes.", 321, 2, 0.0008225))
+                                                           "Yes.", 321, 2, 0.0008225,
+                                                           {"temperature": 0, "max_tokens": 10, "n": 1}))
     assert json.dumps(call.to_record()) == json.dumps(CALL_RECORD)  # same keys, same order, same values
     offline = JudgeTrace.from_record(OFFLINE_RECORD, file="j", line=1)
     assert offline == JudgeTrace.offline("lexical") and offline.to_record() == OFFLINE_RECORD
     unpriced = CALL_RECORD | {"cost_usd": None, "endpoint": None}
     assert JudgeTrace.from_record(unpriced, file="j", line=1).to_record() == unpriced
+
+
+def test_a_line_judged_before_params_sent_were_recorded_still_reads_and_says_so():
+    old = _without("params_sent")
+    trace = JudgeTrace.from_record(old, file="j", line=1)
+    assert trace.call.params_sent is None
+    assert json.dumps(trace.to_record()) == json.dumps(old)  # round trip: no key invented
 
 
 def test_a_trace_is_one_shape_or_the_other():
@@ -53,6 +63,7 @@ def _without(key: str) -> dict:
     (CALL_RECORD | {"response": None}, "mnemetric_judge.response", "expected a string"),
     (CALL_RECORD | {"cost_usd": "0.1"}, "mnemetric_judge.cost_usd", "a number or null"),
     (CALL_RECORD | {"params": [0, 10, 1]}, "mnemetric_judge.params", "expected an object"),
+    (CALL_RECORD | {"params_sent": "temperature=0"}, "mnemetric_judge.params_sent", "expected an object"),
     (CALL_RECORD | {"params": {"temperature": 0, "n": 1}}, "mnemetric_judge.params.max_tokens", "missing"),
     (CALL_RECORD | {"params": {"temperature": True, "max_tokens": 10, "n": 1}}, "mnemetric_judge.params.temperature",
      "expected a number"),
@@ -98,13 +109,16 @@ def test_judged_files_have_the_hand_written_bytes(tmp_path: Path):
     templates = {"default": "Q {} A {} H {}"}
     prompt_sha = hashlib.sha256(json.dumps(templates, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     prompts = PromptSet(templates, "e" * 64)
-    res = ChatResult("yes", "gpt-4o-2024-08-06", Usage(70, 1), "ab" * 32, True, 0.000185)
+    call = ModelCall.chat(role="judge", model="gpt-4o-2024-08-06", messages=[{"role": "user", "content": "x"}],
+                          params={"temperature": 0, "max_tokens": 10, "n": 1}, base_url="http://127.0.0.1:9/v1/")
+    res = CallOutcome(ANSWER, "ab" * 32, {"temperature": 0, "max_tokens": 10, "n": 1}, model="gpt-4o-2024-08-06",
+                      text="yes", usage=Usage(70, 1), cost_usd=0.000185, cached=True)
     spec = {"name": "upstream-gpt-4o", "model": "gpt-4o-2024-08-06", "temperature": 0, "max_tokens": 10, "n": 1}
-    line = _judged_line(hyps[0], res, prompts, spec, "http://127.0.0.1:9/v1")
+    line = _judged_line(hyps[0], call, res, prompts, spec)
     assert json.dumps(line, ensure_ascii=False) == (
         '{"question_id": "q1", "hypothesis": "Miso", "reader": "extractive", "autoeval_label": {"model": '
         '"gpt-4o-2024-08-06", "label": true}, "mnemetric_judge": {"judge": "upstream-gpt-4o", "prompt_set_sha256": '
         f'"{prompt_sha}", "source_sha256": "{"e" * 64}", "requested_model": "gpt-4o-2024-08-06", "params": '
         '{"temperature": 0, "max_tokens": 10, "n": 1}, "endpoint": "http://127.0.0.1:9/v1", "request_sha256": '
-        f'"{"ab" * 32}", "response": "yes", "usage": {{"prompt_tokens": 70, "completion_tokens": 1}}, '
-        '"cost_usd": 0.000185}}')
+        f'"{"ab" * 32}", "params_sent": {{"temperature": 0, "max_tokens": 10, "n": 1}}, "response": "yes", '
+        '"usage": {"prompt_tokens": 70, "completion_tokens": 1}, "cost_usd": 0.000185}}')

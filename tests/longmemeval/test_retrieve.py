@@ -7,7 +7,7 @@ import json
 import pytest
 
 from mnemetric.errors import ConfigError, PluginError
-from mnemetric.llm.budget import UsageStats
+from mnemetric.execute import ImmediateExecutor
 from mnemetric.longmemeval.adapted import SessionAdapter
 from mnemetric.longmemeval.instance import load_instances
 from mnemetric.longmemeval.memory.simple import FullContext
@@ -25,29 +25,29 @@ def record(tmp_path):
 
 
 class Recording(FullContext):
-    """A plugged-in system that calls a model: it declares CallsModels by defining configure_llm."""
+    """A plugged-in system that calls a model: it declares CallsModels by defining use_executor."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.calls: list = []
 
-    def configure_llm(self, llm, stats) -> None:
-        self.calls.append(("configure_llm", llm, stats))
+    def use_executor(self, executor) -> None:
+        self.calls.append(("use_executor", executor))
 
     def reset(self) -> None:
         self.calls.append(("reset",))
         super().reset()
 
 
-def test_a_system_that_calls_models_is_configured_once_before_its_first_question(record, tmp_path):
-    memory, stats = Recording(name="rec"), UsageStats()
+def test_a_system_that_calls_models_is_given_the_run_s_executor_once_before_its_first_question(record, tmp_path):
+    memory, executor = Recording(name="rec"), ImmediateExecutor({"max_concurrency": 2}, progress=False)
     n = write_retrieval(memory, [record, record], granularity="session", k=2, budget=100, log=tmp_path / "log.jsonl",
-                        llm={"max_concurrency": 2}, stats=stats)
+                        executor=executor)
     assert n == 2
-    assert memory.calls == [("configure_llm", {"max_concurrency": 2}, stats), ("reset",), ("reset",)]
+    assert memory.calls == [("use_executor", executor), ("reset",), ("reset",)]
 
 
-def test_without_llm_settings_nothing_is_configured(record, tmp_path):
+def test_without_an_executor_nothing_is_configured(record, tmp_path):
     memory = Recording(name="rec")
     write_retrieval(memory, [record], granularity="session", k=2, budget=100, log=tmp_path / "log.jsonl")
     assert memory.calls == [("reset",)]

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mnemetric.cli.qa import llm_settings
+from mnemetric.cli.executor import add_executor_option, command_executor
 from mnemetric.cli.registry import Handler, command, load_option, option_path
 
 
@@ -37,26 +37,26 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--max-concurrency", type=int, help="requests in flight at once")
     p.add_argument("--max-requests", type=int, help="stop before sending more than this many requests")
     p.add_argument("--max-usd", type=float, help="stop before spending more than this many dollars")
+    add_executor_option(p)
 
     def run(a: argparse.Namespace) -> int:
         import json
+        from contextlib import closing
 
         from mnemetric.config import build
-        from mnemetric.llm.budget import UsageStats
         from mnemetric.llm.failures import AllQuestionsFailed, describe, failures_path
         from mnemetric.longmemeval.answer import Queries, answer_file, default_usage_path, plan_answers, write_answered
-        from mnemetric.longmemeval.components import llm_factory
 
         cfg = load_option("reader", a.reader, a.conf)
         if a.base_url and "base_url" in cfg:  # only a reader that has the setting (extractive has none)
             cfg["base_url"] = a.base_url
         reader = build(cfg, str(option_path("reader", a.reader, a.conf) or f"reader={a.reader}"))
-        stats = UsageStats()
-        llm = llm_factory(llm_settings(a.conf, a), stats)
-        if a.dry_run:  # plans from the cache only: no API key needed, nothing sent
-            print(json.dumps(plan_answers(reader, a.contexts, Queries.of_adapted(a.adapted), llm), indent=2))
-            return 0
-        answered = answer_file(reader, a.contexts, Queries.of_adapted(a.adapted), llm)
+        with closing(command_executor(a)) as executor:
+            if a.dry_run:  # plans from the cache only: no API key needed, nothing sent
+                print(json.dumps(plan_answers(reader, a.contexts, Queries.of_adapted(a.adapted), executor), indent=2))
+                return 0
+            answered = answer_file(reader, a.contexts, Queries.of_adapted(a.adapted), executor)
+        stats = executor.usage
         if answered.failures and not answered.hypotheses:
             raise AllQuestionsFailed("answer", answered.failures)
         usage = a.usage or default_usage_path(a.out)

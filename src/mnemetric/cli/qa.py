@@ -6,28 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from mnemetric.cli.executor import add_executor_option, command_executor
 from mnemetric.cli.registry import Handler, command
 from mnemetric.cli.registry import load_option
 from mnemetric.cli.retrieval import fmt
 
 
 # ------------------------------------------------------------------ question answering
-
-
-def llm_settings(conf: Path, a: argparse.Namespace) -> dict:
-    """The run's ``llm:`` settings (composed as `dvc exp run` would) with the command's overrides."""
-    from mnemetric.cli.registry import composed
-
-    llm = dict(composed(conf)["llm"])
-    budget = dict(llm.get("budget") or {})
-    if a.max_requests is not None:
-        budget["max_requests"] = a.max_requests
-    if a.max_usd is not None:
-        budget["max_usd"] = a.max_usd
-    llm["budget"] = budget
-    if a.max_concurrency is not None:
-        llm["max_concurrency"] = a.max_concurrency
-    return llm
 
 
 @command("judge", "judge a hypothesis file exactly as upstream evaluate_qa.py (or with the lexical judge)",
@@ -52,14 +37,15 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--max-concurrency", type=int, help="requests in flight at once")
     p.add_argument("--max-requests", type=int, help="stop before sending more than this many requests")
     p.add_argument("--max-usd", type=float, help="stop before spending more than this many dollars")
+    add_executor_option(p)
 
     def run(a: argparse.Namespace) -> int:
         import json
+        from contextlib import closing
 
         from mnemetric.config import build
-        from mnemetric.llm.budget import UsageStats
         from mnemetric.llm.failures import describe, failures_path, read_failures
-        from mnemetric.longmemeval.components import judge_file, llm_factory, write_judged
+        from mnemetric.longmemeval.components import judge_file, write_judged
         from mnemetric.longmemeval.hypotheses import read_hypotheses
         from mnemetric.longmemeval.judge.run import check_not_all_failed
         from mnemetric.longmemeval.reference import reference_by_id
@@ -72,13 +58,13 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
         judge = build(cfg, f"judge {a.judge}")
         hyps = [h.record for h in read_hypotheses(a.hyp)]  # echoed whole, extra fields included, as upstream
         refs = reference_by_id(a.ref)
-        stats = UsageStats()
-        llm = llm_factory(llm_settings(a.conf, a), stats)
-        if a.dry_run:  # plans from the cache only: no API key needed, nothing sent
-            print(json.dumps(judge.plan(hyps, refs, str(a.hyp), llm), indent=2))
-            return 0
-        judged = check_not_all_failed(judge_file(judge, hyps, refs, str(a.hyp), llm,
-                                                 read_failures(failures_path(a.hyp))))
+        with closing(command_executor(a)) as executor:
+            if a.dry_run:  # plans from the cache only: no API key needed, nothing sent
+                print(json.dumps(judge.plan(hyps, refs, str(a.hyp), executor), indent=2))
+                return 0
+            judged = check_not_all_failed(judge_file(judge, hyps, refs, str(a.hyp), executor,
+                                                     read_failures(failures_path(a.hyp))))
+        stats = executor.usage
         out = a.out or Path(f"{a.hyp}.eval-results-{judge.alias}")
         write_judged(out, judged)
         if stats.requests_sent or stats.cache_hits:
@@ -197,19 +183,18 @@ def _cache(p: argparse.ArgumentParser) -> Handler:
 
 
 def _print_stats(root: Path) -> None:
-    import sqlite3
-
-    from mnemetric.llm.cache import CACHE_FILENAME, ResponseCache
+    from mnemetric.llm.cache import CACHE_FILENAME, VECTORS_FILENAME, ResponseCache, VectorStore
     from mnemetric.llm.cache_admin import stats_lines
     from mnemetric.llm.retry import RetryPolicy
 
     if (root / CACHE_FILENAME).exists():
         with ResponseCache(root / CACHE_FILENAME) as cache:
             print("\n".join(stats_lines(cache, RetryPolicy().longest_request(120.0))))
-    emb = root / "embeddings.sqlite3"
+    emb = root / VECTORS_FILENAME
     if emb.exists():
-        with sqlite3.connect(emb) as db:
-            print(f"embedding vectors (embeddings.sqlite3): {db.execute('SELECT COUNT(*) FROM embeddings').fetchone()[0]}")
+        store = VectorStore(emb)
+        print(f"embedding vectors ({VECTORS_FILENAME}): {len(store)}")
+        store.close()
     print(f"cache folder: {root}")
 
 

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from mnemetric.cli.data import add_adapter_options, load_adapter
+from mnemetric.cli.executor import add_executor_option
 from mnemetric.cli.registry import Handler, command, conf_options, load_option, option_path
 
 
@@ -47,15 +48,26 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
                    help="reader context budget in wordpunct-v1 tokens")
     p.add_argument("--contexts", type=Path, default=None, metavar="FILE",
                    help="also write the reader contexts (JSONL, one per question)")
+    add_executor_option(p)
+    p.add_argument("--max-concurrency", type=int, help="model requests in flight at once (a memory that calls models)")
+    p.add_argument("--max-requests", type=int, help="stop before sending more than this many model requests")
+    p.add_argument("--max-usd", type=float, help="stop before spending more than this many dollars")
 
     def run(a: argparse.Namespace) -> int:
+        from contextlib import closing, nullcontext
+
+        from mnemetric.cli.executor import command_executor
+        from mnemetric.longmemeval.memory.base import calls_models
         from mnemetric.longmemeval.retrieve import check_retrieval_settings, write_retrieval
         check_retrieval_settings(a.granularity, a.context_k, a.context_tokens,
                                  keys=("--granularity", "--context-k", "--context-tokens"))
         memory = load_memory(a.memory, a.conf)
         n = _validated_count(a.dataset)
-        write_retrieval(memory, _adapted(a.dataset, load_adapter(a.adapter, a.conf)), granularity=a.granularity, k=a.context_k,
-                        budget=a.context_tokens, log=a.out, contexts=a.contexts, total=n)
+        # one executor for the run, built (with the composed llm: settings) only for a system that calls models
+        with (closing(command_executor(a)) if calls_models(memory) else nullcontext()) as executor:
+            write_retrieval(memory, _adapted(a.dataset, load_adapter(a.adapter, a.conf)), granularity=a.granularity,
+                            k=a.context_k, budget=a.context_tokens, log=a.out, contexts=a.contexts, total=n,
+                            executor=executor)
         print(f"retrieve: {memory.name} ({a.granularity}) over {n} questions → {a.out}"
               + (f" (+ contexts {a.contexts})" if a.contexts else "") + _cache_note(memory))
         return 0

@@ -12,17 +12,18 @@ The sections are the family's (``Family.manifest_sections``; LongMemEval's are b
 (``Family.required_sections``) and knows no key inside them.
 
 Helpers a family uses to fill its sections, family-free: :func:`nest`, :func:`config_sha256`,
-:func:`spread`, :func:`params_sent` (the output parameters of the requests actually sent, read back
-from the LLM response cache by request sha256 — ``{"requests", "values", "not_in_cache"}``; a row
-absent from the cache is counted, never filled in from conf), :func:`distinct`,
-:func:`package_versions`, and the readers :func:`read_json_file`, :func:`read_lines`,
-:func:`cache_lookup`. This module imports no family.
+:func:`spread`, :func:`params_sent` (the output parameters of the requests actually sent, as the
+output lines record them next to each request sha256 — ``{"requests", "values", "not_in_cache"}``;
+a line that names a request but records no parameters, e.g. a file written before they were recorded,
+is counted in ``not_in_cache``, never filled in from conf), :func:`distinct`, :func:`package_versions`,
+and the readers :func:`read_json_file`, :func:`read_lines`. A manifest is built from tracked files
+alone (no cache is read). This module imports no family.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,6 @@ from mnemetric.io import dumps_canonical, sha256_text
 SCHEMA = "mnemetric.run-manifest/v1"
 PACKAGES = ("dvc", "hydra-core", "omegaconf", "numpy", "rank-bm25", "bm25s", "openai", "httpx")
 NOT_INSTALLED = "not installed"
-NOT_IN_CACHE = "not in cache"
 
 
 def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -63,21 +63,19 @@ def spread(values: Sequence[float]) -> dict[str, float] | None:
     return {"min": min(values), "mean": sum(values) / len(values), "max": max(values)}
 
 
-def params_sent(request_shas: Sequence[str | None], cached_params: Callable[[str], Mapping[str, Any] | None]
-                ) -> dict[str, Any] | None:
-    """The distinct parameter sets of the cached requests; rows absent from the cache are counted."""
-    shas = [s for s in request_shas if s]
-    if not shas:
+def params_sent(recorded: Iterable[tuple[str | None, Mapping[str, Any] | None]]) -> dict[str, Any] | None:
+    """The distinct parameter sets sent, from ``(request_sha256, params_sent)`` of each output line: a
+    line without a request sha256 sent nothing; one without ``params_sent`` is counted as not recorded
+    (``not_in_cache``: the key keeps the manifest's layout). None when no line names a request."""
+    sent = [params for sha, params in recorded if sha]
+    if not sent:
         return None
     values: list[dict] = []
-    missing = 0
-    for sha in shas:
-        got = cached_params(sha)
-        if got is None:
-            missing += 1
-        elif dict(got) not in values:
+    for got in sent:
+        if got is not None and dict(got) not in values:
             values.append(dict(got))
-    return {"requests": len(shas), "values": sorted(values, key=dumps_canonical), "not_in_cache": missing}
+    missing = sum(got is None for got in sent)
+    return {"requests": len(sent), "values": sorted(values, key=dumps_canonical), "not_in_cache": missing}
 
 
 RESERVED = ("schema", "benchmark", "official_equivalence")
@@ -140,23 +138,3 @@ def read_lines(path: str | Path, *, optional: bool = False) -> list[dict]:
             raise InputError(str(path), f"line {line}", "<line>", "expected a JSON object")
         out.append(obj)
     return out
-
-
-def cache_lookup(cache_path: str | Path | None = None) -> Callable[[str], Mapping[str, Any] | None]:
-    """request sha256 -> the cached request's ``params`` (None when absent); never creates a cache file."""
-    from mnemetric.llm.cache import CACHE_FILENAME, default_cache_dir
-    import sqlite3
-
-    path = Path(cache_path) if cache_path is not None else default_cache_dir() / CACHE_FILENAME
-    if not path.is_file():
-        return lambda sha: None
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-
-    def get(sha: str) -> Mapping[str, Any] | None:
-        try:
-            row = conn.execute("SELECT request_json FROM responses WHERE key=?", (sha,)).fetchone()
-        except sqlite3.Error as exc:
-            raise InputError(str(path), sha, "request_json", f"the LLM cache cannot be read ({exc})",
-                             fix="point MNEMETRIC_CACHE_DIR at a Mnemetric cache") from None
-        return None if row is None else json.loads(row[0]).get("params", {})
-    return get

@@ -79,6 +79,11 @@ class ModelCall:
     text_from: str = "content"
     tag: str | None = None
     tolerate: tuple[int, ...] = ()
+    batch_size: int | None = None
+    """Embeddings: at most this many texts per request (transport; not in the key). None: the executor's."""
+    transport_url: str | None = field(default=None, repr=False)
+    """The base URL as given, credentials included, for the transport only (never in the key, repr or a
+    ledger); :attr:`base_url` is the normalised one without credentials."""
 
     @classmethod
     def chat(cls, *, role: str, model: str, messages: Sequence[Mapping[str, Any]],
@@ -90,14 +95,15 @@ class ModelCall:
         if params.get("stream"):
             raise ValueError("a ModelCall cannot stream (the cache stores whole replies)")
         return cls(role, "chat", normalize_base_url(base_url), str(model), _freeze([dict(m) for m in messages]),
-                   _freeze(params), text_from, tag, tuple(int(s) for s in tolerate))
+                   _freeze(params), text_from, tag, tuple(int(s) for s in tolerate), None, base_url)
 
     @classmethod
     def embedding(cls, *, role: str, model: str, text: str, params: Mapping[str, Any] | None = None,
-                  base_url: str | None = None, tag: str | None = None) -> ModelCall:
-        """An embeddings call for ONE text (the cache keeps one row per text; executors batch them)."""
+                  base_url: str | None = None, tag: str | None = None, batch_size: int | None = None) -> ModelCall:
+        """An embeddings call for ONE text (the cache keeps one row per text; executors batch them,
+        ``batch_size`` texts per request at most when given)."""
         return cls(role, "embeddings", normalize_base_url(base_url), str(model), str(text), _freeze(dict(params or {})),
-                   "content", tag, ())
+                   "content", tag, (), batch_size, base_url)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -152,7 +158,7 @@ class CallOutcome:
     params_sent: Mapping[str, Any]
     """The output parameters of the request (what the server was asked with)."""
     model: str | None = None
-    """The model the server said it used (answers and non-answers)."""
+    """The model the server said it used (answers and non-answers; "" when the reply named none)."""
     text: str = ""
     texts: tuple[str, ...] = ()
     """Every choice's text (``n`` > 1); ``text`` is the first."""

@@ -6,6 +6,11 @@ live, from a ledger, from a batch file, in any order). It owns the run's ONE bud
 ledger (``usage``, a :class:`mnemetric.llm.budget.UsageStats`; ``usage.work`` is the cost of the work
 that tracked files record). Components never see a client: they build calls and read outcomes.
 
+The one convention for model access: a component's method that calls models takes the run's executor
+as its ``executor`` argument (a reader's ``answer``/``plan``, a judge's ``judge``/``plan``, an embedding
+backend's ``embed``); a memory system, whose protocol methods the harness fixes, is handed it once by its
+``use_executor`` hook (the CallsModels capability) before its first question.
+
 conf/executor/<option>.yaml names the class by ``_target_`` with ``_partial_: true``; the run's
 ``llm:`` settings complete it (:func:`build_executor`). Options: ``immediate``
 (:class:`~mnemetric.execute.immediate.ImmediateExecutor`). A Batch-API or an engine executor is one
@@ -32,9 +37,10 @@ class Executor(Protocol):
     name: str
     usage: UsageStats
 
-    def run(self, calls: Sequence[ModelCall], *, desc: str = "llm") -> list[CallOutcome]:
+    def run(self, calls: Sequence[ModelCall], *, desc: str = "llm", progress: bool | None = None) -> list[CallOutcome]:
         """One outcome per call, in the calls' order. A failure the calls do not tolerate (no API key,
-        the budget, a server that keeps failing) is raised after the calls in flight have finished."""
+        the budget, a server that keeps failing) is raised after the calls in flight have finished.
+        ``progress`` None: the executor's own setting (a component that calls per question passes False)."""
         ...
 
     def plan(self, calls: Sequence[ModelCall]) -> dict[str, Any]:

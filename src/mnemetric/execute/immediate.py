@@ -6,7 +6,11 @@ reader and checker talk to two servers still has one budget). Chat calls run at 
 ``llm.max_concurrency`` at once; identical calls (same key, same ``text_from``) are sent once and the
 repeats counted as cache hits. After an error a call does not tolerate, no new call starts; the calls
 in flight finish (their answers are cached), then the error is raised. Embedding calls are grouped by
-(base URL, model, params) and embedded one text per cache row (:mod:`mnemetric.llm.embed`).
+(base URL, model, params, batch size) and embedded one text per cache row (:mod:`mnemetric.llm.embed`).
+
+Beyond the :class:`~mnemetric.execute.executor.Executor` protocol it offers :meth:`record_work` (count the
+work of embedding calls whose vectors a caller kept in its own store) and :meth:`around` (an executor over
+one given client: its cache, budget and ledger).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from mnemetric.llm.types import ChatRequest, ChatResult, LLMRequestError
 def outcome_of(call: ModelCall, result: ChatResult, *, repeat: bool = False) -> CallOutcome:
     """The outcome of a chat call from the client's result (``repeat``: a copy served to an identical call)."""
     kind = ANSWER if result.ok else NON_ANSWER
-    return CallOutcome(kind, call.key, call.params_sent, model=result.model or None, text=result.text,
+    return CallOutcome(kind, call.key, call.params_sent, model=result.model, text=result.text,
                        texts=tuple(result.texts), text_source=result.text_source, usage=result.usage,
                        cost_usd=result.cost_usd, reason=result.failure,
                        attempts=0 if repeat else result.attempts, cached=result.cached or repeat)
@@ -54,6 +58,16 @@ class ImmediateExecutor:
         self._cache: ResponseCache | None = cache
         self._clients: dict[str, LLMClient] = {}
 
+    @classmethod
+    def around(cls, client: LLMClient, *, progress: bool = False, name: str = "immediate") -> ImmediateExecutor:
+        """An executor whose calls to ``client.base_url`` go through ``client`` (its cache, budget, ledger
+        and retry policy): for code and tests that configure one client by hand."""
+        ex = cls({"max_concurrency": client.max_concurrency}, name=name, progress=progress, cache=client.cache,
+                 use_cache=client.cache is not None, usage=client.stats, budget=client.budget)
+        ex.prices = client.prices or ex.prices
+        ex._clients[client.base_url] = client
+        return ex
+
     def __repr__(self) -> str:
         return f"ImmediateExecutor(max_concurrency={self.max_concurrency})"
 
@@ -64,28 +78,35 @@ class ImmediateExecutor:
             self._cache = ResponseCache()
         return self._cache
 
-    def client(self, base_url: str, role: str | None = None) -> LLMClient:
-        """The run's client for ``base_url`` (one per URL; shared cache, budget and ledger)."""
+    def client(self, base_url: str, role: str | None = None, transport_url: str | None = None) -> LLMClient:
+        """The run's client for ``base_url`` (one per URL; shared cache, budget and ledger). ``transport_url``:
+        the URL as the call was given it (credentials included), used to reach the server."""
         if base_url not in self._clients:
             from mnemetric.llm.settings import client_from_params
 
-            self._clients[base_url] = client_from_params(self.llm, base_url, self.usage, budget=self.budget,
-                                                         role=role, cache=self.cache, use_cache=self._use_cache)
+            self._clients[base_url] = client_from_params(self.llm, transport_url or base_url, self.usage,
+                                                         budget=self.budget, role=role, cache=self.cache,
+                                                         use_cache=self._use_cache)
         return self._clients[base_url]
 
+    def _client_for(self, call: ModelCall) -> LLMClient:
+        return self.client(call.base_url, call.role, call.transport_url)
+
     # -- running ---------------------------------------------------------------------------------
-    def run(self, calls: Sequence[ModelCall], *, desc: str = "llm") -> list[CallOutcome]:
+    def run(self, calls: Sequence[ModelCall], *, desc: str = "llm", progress: bool | None = None) -> list[CallOutcome]:
+        """One outcome per call, in order (the Executor protocol). ``progress``: show a bar (default: the
+        executor's setting; a component calling once per question passes False)."""
         calls = list(calls)
         if not calls:
             return []
-        return asyncio.run(self._run(calls, desc))
+        return asyncio.run(self._run(calls, desc, self.progress if progress is None else progress))
 
-    async def _run(self, calls: list[ModelCall], desc: str) -> list[CallOutcome]:
+    async def _run(self, calls: list[ModelCall], desc: str, progress: bool) -> list[CallOutcome]:
         outcomes: list[CallOutcome | None] = [None] * len(calls)
         chats = [i for i, c in enumerate(calls) if c.endpoint == "chat"]
         embeds = [i for i, c in enumerate(calls) if c.endpoint == "embeddings"]
         try:
-            with tqdm(total=len(calls), desc=desc, unit="call", disable=not self.progress) as bar:
+            with tqdm(total=len(calls), desc=desc, unit="call", disable=not progress) as bar:
                 if chats:
                     await self._run_chats(calls, chats, outcomes, bar)
                 if embeds:
@@ -103,7 +124,7 @@ class ImmediateExecutor:
 
         async def one(i: int) -> None:
             call = calls[i]
-            client = self.client(call.base_url, call.role)
+            client = self._client_for(call)
             try:
                 result = await client.chat(call.model, call.messages, text_from=call.text_from, **call.params)
             except LLMRequestError as exc:
@@ -127,18 +148,33 @@ class ImmediateExecutor:
         await gather_until_error(list(copies), one, self.max_concurrency)
 
     async def _run_embeddings(self, calls: list[ModelCall], idx: list[int], outcomes: list, bar) -> None:
-        groups: dict[tuple[str, str, str], list[int]] = {}
-        for i in idx:
-            c = calls[i]
-            groups.setdefault((c.base_url, c.model, repr(c._params)), []).append(i)
-        for members in groups.values():
+        for members in self._embedding_groups(calls, idx).values():
             head = calls[members[0]]
-            client = self.client(head.base_url, head.role)
+            client = self._client_for(head)
+            if head.batch_size is not None:
+                client.embed_batch_size = head.batch_size
             vectors = await client.embed(head.model, [calls[i].text for i in members], **head.params)
             for i, vec in zip(members, vectors):
                 outcomes[i] = CallOutcome(ANSWER, calls[i].key, calls[i].params_sent, model=head.model,
                                           embedding=tuple(float(x) for x in vec))
             bar.update(len(members))
+
+    @staticmethod
+    def _embedding_groups(calls: Sequence[ModelCall], idx: Sequence[int]) -> dict[tuple, list[int]]:
+        groups: dict[tuple, list[int]] = {}
+        for i in idx:
+            c = calls[i]
+            groups.setdefault((c.base_url, c.model, repr(c._params), c.batch_size), []).append(i)
+        return groups
+
+    def record_work(self, calls: Sequence[ModelCall]) -> None:
+        """Count the work of embedding ``calls`` whose vectors the caller took from its own store (e.g. the
+        dense memory's embedding cache), from their rows in the response cache; sends nothing. A text
+        without a row counts 0 tokens (:meth:`mnemetric.llm.client.LLMClient.record_embedding_work`)."""
+        calls = [c for c in calls if c.endpoint == "embeddings"]
+        for members in self._embedding_groups(calls, range(len(calls))).values():
+            head = calls[members[0]]
+            self._client_for(head).record_embedding_work(head.model, [calls[i].text for i in members], **head.params)
 
     # -- dry run ---------------------------------------------------------------------------------
     def plan(self, calls: Sequence[ModelCall]) -> dict[str, Any]:

@@ -16,6 +16,10 @@ errors and non-answers are never stored. Several processes may share the file (b
 they also share its ``claims`` table (:mod:`mnemetric.llm.claims`), so a request is sent once
 even when several processes want it at the same time.
 
+The same module holds :class:`VectorStore`, the dense memory's own embedding-vector store
+(``embeddings.sqlite3`` beside it; :class:`mnemetric.embeddings.EmbeddingCache` decides what to store):
+all of Mnemetric's SQL lives here and in the claims table's :mod:`mnemetric.llm.claims`.
+
 Each row records which role stored it (``stage``: reader, judge or embeddings; not part of the
 key). Cache files from before that column are migrated when opened: their rows get NULL, which
 ``mnemetric cache`` shows as "unknown".
@@ -287,3 +291,39 @@ class ResponseCache(ClaimStore):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+VECTORS_FILENAME = "embeddings.sqlite3"
+
+
+class VectorStore:
+    """key -> (dimension, float32 vector bytes) in one SQLite file (WAL), committed per :meth:`put_many`."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None):
+        self.path = Path(path) if path is not None else default_cache_dir() / VECTORS_FILENAME
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)")
+
+    def get_many(self, keys: list[str] | set[str]) -> dict[str, bytes]:
+        """The stored vector bytes of those ``keys`` that are present."""
+        out: dict[str, bytes] = {}
+        items = list(keys)
+        for i in range(0, len(items), 500):
+            chunk = items[i : i + 500]
+            rows = self._db.execute(f"SELECT key, vec FROM embeddings WHERE key IN ({','.join('?' * len(chunk))})",
+                                    chunk)
+            out.update((k, v) for k, v in rows)
+        return out
+
+    def put_many(self, rows: list[tuple[str, int, bytes]]) -> None:
+        """Store ``(key, dimension, vector bytes)`` rows in one transaction (a row already there is replaced)."""
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)", rows)
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,10 +1,12 @@
-"""The one client through which Mnemetric talks to models (reader, judge, embeddings).
+"""The one client through which Mnemetric talks to models (reader, judge, embeddings), one request (or
+one embeddings batch) at a time: many calls at once — concurrency, dedup, the first-error gate — are
+:class:`mnemetric.execute.ImmediateExecutor`'s, which runs every component's calls through this client.
 
 Built on the official ``openai`` SDK's ``AsyncOpenAI`` so any OpenAI-compatible server works
 (OpenAI, Azure-style proxies, vLLM, Ollama, LiteLLM): ``base_url`` / ``api_key`` come from the
 arguments, else from the SDK's own ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` environment variables.
-The SDK is built lazily, at the first request that must be sent: a dry run (:meth:`plan`) or a
-fully cached run needs no API key.
+The SDK is built lazily, at the first request that must be sent: a dry run
+(:func:`mnemetric.llm.dry_run.plan`) or a fully cached run needs no API key.
 
 Every chat call goes: response cache -> claim the key (cross-process single flight,
 :mod:`mnemetric.llm.claims`) -> budget check -> network (bounded concurrency, our own retry loop,
@@ -19,19 +21,16 @@ rule is not in the cache key. The SDK's built-in retries are off.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import openai
-from tqdm.auto import tqdm
 
 from mnemetric.llm.budget import Budget, PriceTable, UsageStats, estimate_chat_tokens
 from mnemetric.llm.cache import ResponseCache, key_payload, normalize_base_url, output_params, request_key, url_secrets
 from mnemetric.llm.claims import new_token
-from mnemetric.llm.dry_run import plan as plan_requests
 from mnemetric.llm.embed import EmbedMixin
-from mnemetric.llm.gather import gather_until_error
 from mnemetric.llm.replies import chat_result, check_text_from, non_answer_reason, parse_chat_response, usage_of
 from mnemetric.llm.retry import RetryPolicy, parse_retry_after, send_with_retries
 from mnemetric.llm.types import ChatRequest, ChatResult, LLMRequestError, MalformedResponse, Usage
@@ -286,67 +285,7 @@ class LLMClient(EmbedMixin):
                 await asyncio.sleep(self.retry.backoff(attempt))
         return chat_result(data, key, cached=False, cost_usd=cost, attempts=attempts, text_from=text_from)
 
-    # -- batches and sync wrappers -------------------------------------------------------------
-    async def arun_chat_batch(
-        self, requests: Iterable[ChatRequest | Mapping[str, Any]], progress: bool = True
-    ) -> list[ChatResult]:
-        """Run many chat requests, at most ``max_concurrency`` at once; results in input order.
-
-        On the first error no new request starts; requests already on the wire finish (and are
-        cached), then the error is raised. A non-answer is not an error: its result has
-        ``failure`` set. Identical requests (same cache key) are sent once: the first gets the
-        answer, the repeats a copy of it counted as a cache hit (``cached=True``).
-        """
-        reqs = [ChatRequest.coerce(r) for r in requests]
-        copies = self._same_requests(reqs)
-        results: list[ChatResult | None] = [None] * len(reqs)
-        with tqdm(total=len(reqs), desc="llm", unit="req", disable=not progress) as bar:
-
-            async def one(i: int) -> None:
-                req = reqs[i]
-                results[i] = first = await self.chat(req.model, req.messages, text_from=req.text_from, **req.params)
-                for j in copies[i][1:]:
-                    self.stats.record_hit(reqs[j].model)
-                    if first.ok:
-                        self._use(reqs[j].model, first.model or reqs[j].model, first.usage)
-                    results[j] = replace(first, cached=True, attempts=0)
-                bar.update(len(copies[i]))
-                bar.set_postfix(cached=self.stats.cache_hits, sent=self.stats.requests_sent, refresh=False)
-
-            await gather_until_error(list(copies), one, self.max_concurrency)
-        return [r for r in results if r is not None]
-
-    def _same_requests(self, reqs: Sequence[ChatRequest]) -> dict[int, list[int]]:
-        """Index of each distinct request's first occurrence -> indices of all its occurrences (the same
-        cache key read by the same ``text_from`` rule)."""
-        first: dict[tuple[str, str], int] = {}
-        copies: dict[int, list[int]] = {}
-        for i, req in enumerate(reqs):
-            payload = key_payload("chat", self.base_url, req.model, [dict(m) for m in req.messages], req.params)
-            copies.setdefault(first.setdefault((request_key(payload), req.text_from), i), []).append(i)
-        return copies
-
-    def run_chat_batch(
-        self, requests: Iterable[ChatRequest | Mapping[str, Any]], progress: bool = True
-    ) -> list[ChatResult]:
-        """Synchronous :meth:`arun_chat_batch` (runs its own event loop)."""
-        return asyncio.run(self._then_close(self.arun_chat_batch(requests, progress)))
-
-    def run_embed(self, model: str, texts: Sequence[str], **params: Any) -> list[list[float]]:
-        """Synchronous :meth:`embed` (runs its own event loop)."""
-        return asyncio.run(self._then_close(self.embed(model, texts, **params)))
-
-    def plan(self, requests: Iterable[ChatRequest | Mapping[str, Any]]) -> dict[str, Any]:
-        """Dry run: how many of ``requests`` are cached, how many would be sent, estimated $.
-        Reads the cache only: needs no API key and sends nothing."""
-        return plan_requests(requests, self.cache, base_url=self.base_url, prices=self.prices)
-
-    async def _then_close(self, coro: Awaitable[Any]) -> Any:
-        try:
-            return await coro
-        finally:
-            await self.aclose_transport()
-
+    # -- lifetime (many calls at once: mnemetric.execute.ImmediateExecutor) ---------------------
     async def aclose_transport(self) -> None:
         """Close the HTTP connections of the current event loop's SDK client."""
         state, self._state = self._state, None

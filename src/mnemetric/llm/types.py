@@ -79,7 +79,7 @@ class ChatResult:
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One chat request for :meth:`LLMClient.run_chat_batch` / :func:`plan`.
+    """One chat request for :func:`plan` (the dry run).
 
     ``text_from`` is how the reply's text is read ("content", the default, "content_or_reasoning" or
     "content_or_parts"; :mod:`mnemetric.llm.replies`). It is not sent and not part of the cache key: the stored response

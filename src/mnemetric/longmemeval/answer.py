@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from mnemetric.errors import ConfigError, InputError
+from mnemetric.execute import Executor
 from mnemetric.io import write_jsonl_atomic
 from mnemetric.llm.failures import failures_path, write_failures
 from mnemetric.llm.usage import UsageRecord, write_usage
 from mnemetric.longmemeval.adapted import Query, read_adapted
-from mnemetric.longmemeval.components import LLMFactory, Reader
+from mnemetric.longmemeval.components import Reader
 from mnemetric.longmemeval.contexts import Context, read_contexts
 from mnemetric.longmemeval.questions import read_questions
 from mnemetric.longmemeval.reader.run import Answered
@@ -66,27 +67,27 @@ def answer_inputs(contexts_file: str | Path, queries: Queries) -> tuple[list[Que
     return [queries.by_id[c.question_id] for c in contexts], contexts
 
 
-def answer_file(reader: Reader, contexts_file: str | Path, queries: Queries, llm: LLMFactory) -> Answered:
-    """Answer every question of ``contexts_file`` with ``reader``: hypotheses and failures, in contexts
-    order. Writes nothing (see :func:`write_answered`)."""
+def answer_file(reader: Reader, contexts_file: str | Path, queries: Queries, executor: Executor) -> Answered:
+    """Answer every question of ``contexts_file`` with ``reader`` (its model calls through the run's
+    ``executor``): hypotheses and failures, in contexts order. Writes nothing (see :func:`write_answered`)."""
     contexts_queries, contexts = answer_inputs(contexts_file, queries)
-    return reader.answer(contexts_queries, contexts, llm)
+    return reader.answer(contexts_queries, contexts, executor)
 
 
 def write_answered(hypotheses: str | Path, usage: str | Path, answered: Answered, work: Any) -> UsageRecord:
-    """The hypotheses file, its ``.failures.jsonl`` sidecar and the usage sidecar (``work``: the
-    UsageStats' cost of the work), each atomically."""
+    """The hypotheses file, its ``.failures.jsonl`` sidecar and the usage sidecar (``work``: the cost of
+    the work, ``executor.usage.work``), each atomically."""
     write_jsonl_atomic(hypotheses, answered.hypotheses)
     write_failures(failures_path(hypotheses), answered.failures)
     return write_usage(usage, work)
 
 
-def plan_answers(reader: Reader, contexts_file: str | Path, queries: Queries, llm: LLMFactory) -> dict[str, Any]:
+def plan_answers(reader: Reader, contexts_file: str | Path, queries: Queries, executor: Executor) -> dict[str, Any]:
     """Dry run: how many reader requests are cached, how many would be sent, estimated $ (reads the
     cache only; sends nothing): the reader's own ``plan``; a plugged-in reader without one is refused."""
     contexts_queries, contexts = answer_inputs(contexts_file, queries)
     if callable(getattr(reader, "plan", None)):
-        return reader.plan(contexts_queries, contexts, llm)
+        return reader.plan(contexts_queries, contexts, executor)
     raise ConfigError("--dry-run", f"reader {getattr(reader, 'name', type(reader).__name__)!r} does not say which "
                       "requests it would send", fix="run without --dry-run (a budget: --max-requests/--max-usd)")
 

@@ -1,10 +1,11 @@
 """The reader and the judge as components built by Hydra's ``_target_`` (conf/reader, conf/judge).
 
-No ``kind:`` dispatch: each option names its class. A component that needs a model gets the LLM
-client from an :data:`LLMFactory` the caller passes (the stage and the CLI build it from the run's
-``llm:`` settings), so the offline ones never open a client and nothing duck-types. The stage and
-`mnemetric judge` call the same :func:`judge_file`; the stage and nothing else calls
-:meth:`Reader.answer`.
+No ``kind:`` dispatch: each option names its class. A component that needs a model builds
+:class:`~mnemetric.execute.ModelCall` records and hands them to the run's executor, which its
+``answer`` / ``judge`` / ``plan`` method receives as ``executor`` (the stage and the CLI build ONE per
+run with :func:`mnemetric.execute.build_executor`); the offline ones ignore it, so they never open a
+client. The stage and `mnemetric judge` call the same :func:`judge_file`; stage answer and `mnemetric
+answer` call the same :func:`mnemetric.longmemeval.answer.answer_file`.
 
 ``kind`` stays as a descriptive field (the run manifest records which sort of judge produced the
 labels); nothing dispatches on it. What the run manifest needs to know of a reader it asks the
@@ -15,11 +16,12 @@ prompts).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, ContextManager, Protocol
+from typing import Any, ClassVar, Protocol
 
 from mnemetric.errors import ConfigError
+from mnemetric.execute import Executor
 from mnemetric.llm.failures import QuestionFailure
 from mnemetric.longmemeval.adapted import Query
 from mnemetric.longmemeval.contexts import Context
@@ -28,25 +30,12 @@ from mnemetric.longmemeval.judge.run import (
     carry_failures,
     judge_lexical,
     judge_upstream_outcome,
-    upstream_requests,
+    upstream_calls,
 )
 from mnemetric.longmemeval.judge.upstream_file import ENV_CHECKOUT, SHA256
 from mnemetric.longmemeval.reference import Reference
 from mnemetric.longmemeval.judge.upstream_prompts import PromptSet, load_prompt_set
-from mnemetric.longmemeval.reader.run import Answered, answer_chat, answer_extractive, chat_requests
-
-LLMFactory = Callable[[str | None, str], ContextManager[Any]]
-"""(base_url or None, role) → a context manager giving an LLMClient (mnemetric.llm)."""
-
-
-def llm_factory(llm: Mapping[str, Any], stats=None) -> LLMFactory:
-    """The run's client factory: its ``llm:`` settings (concurrency, retries, budget, prices) and one
-    usage counter for every client it makes."""
-    from mnemetric.llm.settings import client_from_params
-
-    def make(base_url: str | None, role: str) -> ContextManager[Any]:
-        return client_from_params(llm, base_url, stats, role=role)
-    return make
+from mnemetric.longmemeval.reader.run import Answered, answer_chat, answer_extractive, chat_calls
 
 
 class Judge(Protocol):
@@ -55,10 +44,10 @@ class Judge(Protocol):
     """Suffix of the judged file (upstream: ``<hyp>.eval-results-<alias>``)."""
 
     def judge(self, hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], file: str,
-              llm: LLMFactory) -> Judged: ...
+              executor: Executor) -> Judged: ...
 
     def plan(self, hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], file: str,
-             llm: LLMFactory) -> dict[str, Any]: ...
+             executor: Executor) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -69,10 +58,10 @@ class OfflineLexicalJudge:
     alias: str = "lexical"
     kind: str = "lexical"
 
-    def judge(self, hyps, refs, file, llm) -> Judged:
+    def judge(self, hyps, refs, file, executor) -> Judged:
         return Judged(judge_lexical(hyps, refs, file))
 
-    def plan(self, hyps, refs, file, llm) -> dict[str, Any]:
+    def plan(self, hyps, refs, file, executor) -> dict[str, Any]:
         return {"requests_total": 0, "cached": 0, "to_send": 0, "estimated_usd": 0.0,
                 "note": "the lexical judge sends no requests"}
 
@@ -102,23 +91,19 @@ class UpstreamJudge:
     def spec(self) -> dict[str, Any]:
         return asdict(self)
 
-    def judge(self, hyps, refs, file, llm) -> Judged:
-        prompts = self.prompts()
-        with llm(self.base_url, "judge") as client:
-            return judge_upstream_outcome(hyps, refs, prompts, self.spec(), client, file)
+    def judge(self, hyps, refs, file, executor) -> Judged:
+        return judge_upstream_outcome(hyps, refs, self.prompts(), self.spec(), executor, file)
 
-    def plan(self, hyps, refs, file, llm) -> dict[str, Any]:
-        prompts = self.prompts()
-        with llm(self.base_url, "judge") as client:
-            return client.plan(upstream_requests(hyps, refs, prompts, self.spec(), file))
+    def plan(self, hyps, refs, file, executor) -> dict[str, Any]:
+        return executor.plan(upstream_calls(hyps, refs, self.prompts(), self.spec(), file))
 
 
 def judge_file(judge: Judge, hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], file: str,
-               llm: LLMFactory, carried: Sequence[QuestionFailure] = ()) -> Judged:
+               executor: Executor, carried: Sequence[QuestionFailure] = ()) -> Judged:
     """Judge every hypothesis of ``file``: the judge's verdicts, the reader's failures carried over
     first. The one path for stage and CLI (each then reports; :func:`check_not_all_failed` stops a run
     in which nothing got a verdict)."""
-    return carry_failures(carried, judge.judge(hyps, refs, file, llm), hyps, refs, file)
+    return carry_failures(carried, judge.judge(hyps, refs, file, executor), hyps, refs, file)
 
 
 def write_judged(path, judged: Judged) -> None:
@@ -133,9 +118,9 @@ def write_judged(path, judged: Judged) -> None:
 class Reader(Protocol):
     name: str
 
-    def answer(self, queries: Sequence[Query], contexts: Sequence[Context], llm: LLMFactory) -> Answered: ...
+    def answer(self, queries: Sequence[Query], contexts: Sequence[Context], executor: Executor) -> Answered: ...
 
-    def plan(self, queries: Sequence[Query], contexts: Sequence[Context], llm: LLMFactory) -> dict[str, Any]:
+    def plan(self, queries: Sequence[Query], contexts: Sequence[Context], executor: Executor) -> dict[str, Any]:
         """Dry run: the requests it would send, how many the cache holds, estimated $ (sends nothing)."""
         ...
 
@@ -149,17 +134,17 @@ class OfflineExtractiveReader:
     kind: str = "extractive"
     prompt_module: ClassVar[str | None] = None
 
-    def answer(self, queries, contexts, llm) -> Answered:
+    def answer(self, queries, contexts, executor) -> Answered:
         return answer_extractive(queries, contexts, self.name, self.min_overlap)
 
-    def plan(self, queries, contexts, llm) -> dict[str, Any]:
+    def plan(self, queries, contexts, executor) -> dict[str, Any]:
         return {"requests_total": 0, "cached": 0, "to_send": 0, "estimated_usd": 0.0,
                 "note": "the extractive reader sends no requests"}
 
 
 @dataclass(frozen=True)
 class ChatReader:
-    """A chat model through the one LLM client (Mnemetric's own prompt wording)."""
+    """A chat model through the run's executor (Mnemetric's own prompt wording)."""
 
     name: str
     model: str
@@ -178,10 +163,8 @@ class ChatReader:
             raise ConfigError("reader", f"max_tokens, context_window must be >= 1 and margin_tokens >= 0 "
                               f"(got {self.max_tokens}, {self.context_window}, {self.margin_tokens})")
 
-    def answer(self, queries, contexts, llm) -> Answered:
-        with llm(self.base_url, "reader") as client:
-            return answer_chat(queries, contexts, asdict(self), client)
+    def answer(self, queries, contexts, executor) -> Answered:
+        return answer_chat(queries, contexts, asdict(self), executor)
 
-    def plan(self, queries, contexts, llm) -> dict[str, Any]:
-        with llm(self.base_url, "reader") as client:
-            return client.plan(chat_requests(queries, contexts, asdict(self)))
+    def plan(self, queries, contexts, executor) -> dict[str, Any]:
+        return executor.plan(chat_calls(queries, contexts, asdict(self)))

@@ -25,8 +25,9 @@ parsers (:mod:`mnemetric.longmemeval.crosscheck`), the inventory review blocks
   ``fingerprint_sha256`` of ``data/fingerprints/memory.json``); ``reader`` / ``judge`` (name, kind,
   requested model, ``resolved_models`` — hypotheses' ``model``, judged lines'
   ``autoeval_label.model`` —, ``prompt_set_sha256``: a model reader's is the fingerprint of
-  the module its component names (``prompt_module``), the judge's is the one set every judgment names, else null, all of
-  them in ``prompt_set_sha256s``; ``endpoints``; ``params_sent`` read back from the LLM cache);
+  the module its component names (``prompt_module``), the judge's is the one set every judgment names, else null,
+  all of them in ``prompt_set_sha256s``; ``endpoints``; ``params_sent`` read from the hypothesis lines'
+  and the judged lines' ``mnemetric_judge`` ``params_sent``, next to each request sha256: no cache is read);
   ``retrieval`` (requested granularity, context_k, context_tokens; delivered items and tokens per
   question, min/mean/max, from the contexts file); ``scoring.profile``; ``packages``; ``counts``
   (questions in the suite, judged lines, failed = lines of ``<judged>.failures.jsonl``);
@@ -42,7 +43,6 @@ from typing import Any
 
 from mnemetric.custody.manifest import (
     PACKAGES,
-    cache_lookup,
     config_sha256,
     distinct,
     package_versions,
@@ -97,8 +97,6 @@ class RunInputs:
     judged: Sequence[Mapping[str, Any]]
     judged_failures: int
     contexts: Sequence[Mapping[str, Any]]
-    cached_params: Callable[[str], Mapping[str, Any] | None] = field(compare=False)
-    """request sha256 -> the ``params`` of the cached request, or None when the row is absent."""
     versions: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -115,8 +113,8 @@ def reader_prompt_module(spec: Mapping[str, Any]) -> str | None:
     return getattr(build(dict(spec), "reader"), "prompt_module", None)
 
 
-def reader_block(p: Mapping[str, Any], fingerprint: Mapping[str, Any], hyps: Sequence[Mapping[str, Any]],
-                 cached: Callable[[str], Mapping[str, Any] | None]) -> dict[str, Any]:
+def reader_block(p: Mapping[str, Any], fingerprint: Mapping[str, Any], hyps: Sequence[Mapping[str, Any]]
+                 ) -> dict[str, Any]:
     """The reader: ``prompt_set_sha256`` is the fingerprint of the module the component names as its
     prompt set (``prompt_module``; None for a reader that sends no prompts)."""
     spec = p["reader"]
@@ -125,11 +123,10 @@ def reader_block(p: Mapping[str, Any], fingerprint: Mapping[str, Any], hyps: Seq
     return {"name": spec["name"], "kind": spec.get("kind"), "requested_model": spec.get("model"),
             "resolved_models": distinct(h.get("model") for h in hyps), "prompt_set_sha256": prompt,
             "fingerprint_sha256": fingerprint.get("sha256"),
-            "params_sent": params_sent([h.get("request_sha256") for h in hyps], cached)}
+            "params_sent": params_sent((h.get("request_sha256"), h.get("params_sent")) for h in hyps)}
 
 
-def judge_block(p: Mapping[str, Any], judged: Sequence[Mapping[str, Any]],
-                cached: Callable[[str], Mapping[str, Any] | None]) -> dict[str, Any]:
+def judge_block(p: Mapping[str, Any], judged: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     spec = p["judge"]
     traces = [j.get("mnemetric_judge") or {} for j in judged]
     prompt_sets = distinct(t.get("prompt_set_sha256") for t in traces)
@@ -138,7 +135,7 @@ def judge_block(p: Mapping[str, Any], judged: Sequence[Mapping[str, Any]],
             "prompt_set_sha256": prompt_sets[0] if len(prompt_sets) == 1 else None,
             "prompt_set_sha256s": prompt_sets,
             "endpoints": distinct(t.get("endpoint") for t in traces),
-            "params_sent": params_sent([t.get("request_sha256") for t in traces], cached)}
+            "params_sent": params_sent((t.get("request_sha256"), t.get("params_sent")) for t in traces)}
 
 
 def run_sections(inp: RunInputs) -> dict[str, Any]:
@@ -154,8 +151,8 @@ def run_sections(inp: RunInputs) -> dict[str, Any]:
         "adapter": {"name": p["adapter"]["name"], "schema": p["adapter"].get("schema")},
         "memory": {"name": p["memory"]["name"], "config_sha256": config_sha256(p["memory"]),
                    "fingerprint_sha256": inp.memory_fingerprint.get("sha256")},
-        "reader": reader_block(p, inp.reader_fingerprint, inp.hypotheses, inp.cached_params),
-        "judge": judge_block(p, inp.judged, inp.cached_params),
+        "reader": reader_block(p, inp.reader_fingerprint, inp.hypotheses),
+        "judge": judge_block(p, inp.judged),
         "retrieval": {"requested": {k: p["retrieval"].get(k) for k in ("granularity", "context_k", "context_tokens")},
                       "delivered": delivered_budget(inp.contexts)},
         "scoring": {"profile": p["scoring"]["name"]},
@@ -165,8 +162,8 @@ def run_sections(inp: RunInputs) -> dict[str, Any]:
     }
 
 
-def gather_inputs(params: Mapping[str, Any], *, cache_path: str | Path | None = None) -> RunInputs:
-    """Read every file V1's sections are built from (paths from params)."""
+def gather_inputs(params: Mapping[str, Any]) -> RunInputs:
+    """Read every file V1's sections are built from (paths from params; tracked files only)."""
     paths, variant = params["paths"], params["variant"]
     judged = paths["judged"]
     return RunInputs(
@@ -176,7 +173,7 @@ def gather_inputs(params: Mapping[str, Any], *, cache_path: str | Path | None = 
         reader_fingerprint=read_json_file(f"{paths['fingerprints']}/reader.json"),
         hypotheses=read_lines(paths["hypotheses"]), judged=read_lines(judged),
         judged_failures=len(read_lines(f"{judged}.failures.jsonl", optional=True)),
-        contexts=read_lines(paths["contexts"]), cached_params=cache_lookup(cache_path), versions=package_versions())
+        contexts=read_lines(paths["contexts"]), versions=package_versions())
 
 
 def output_files(params: Mapping[str, Any]) -> list[str]:

@@ -78,8 +78,8 @@ def _params_reasons(sent: Mapping[str, Any] | None, p: OfficialProtocol) -> list
         return ["no judge request was sent (no parameters to check)"]
     out = []
     if sent.get("not_in_cache"):
-        out.append(f"parameters of {sent['not_in_cache']} of {sent.get('requests')} judge request(s): not in cache "
-                   "(what was sent cannot be shown)")
+        out.append(f"parameters of {sent['not_in_cache']} of {sent.get('requests')} judge request(s): not recorded "
+                   "in the judged lines (what was sent cannot be shown; rejudge to record it)")
     official = dict(p.judge_params)
     wrong = [v for v in sent.get("values", []) if dict(v) != official]
     if wrong:

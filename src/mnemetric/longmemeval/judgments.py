@@ -6,8 +6,11 @@ judged it, ``mnemetric_judge`` in one of two shapes, keys in this order:
 
 * an offline judge (the lexical one): ``{"judge": name, "official_equivalence": false}``;
 * a model judge (one call): ``{"judge", "prompt_set_sha256", "source_sha256", "requested_model",
-  "params": {"temperature", "max_tokens", "n"}, "endpoint", "request_sha256", "response",
-  "usage": {"prompt_tokens", "completion_tokens"}, "cost_usd"}``.
+  "params": {"temperature", "max_tokens", "n"}, "endpoint", "request_sha256", "params_sent",
+  "response", "usage": {"prompt_tokens", "completion_tokens"}, "cost_usd"}``. ``params`` are the judge's
+  settings; ``params_sent`` the output parameters the request actually carried (what its
+  request sha256 hashes; the run manifest reads them from here). Lines judged before
+  ``params_sent`` was recorded lack it: they read as "not recorded", never filled in from conf.
 
 Files judged elsewhere (upstream's own script) have no trace. Nothing in a trace depends on the
 run (no "cached" flag), so a cold and a warm run write the same bytes.
@@ -19,7 +22,7 @@ whether it is upstream's official judge (the ``official_equivalence`` of the QA 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mnemetric.longmemeval.rules import OFFICIAL_JUDGE_MODEL, OFFICIAL_JUDGE_PARAMS
@@ -27,7 +30,7 @@ from mnemetric.records import OBJECT, Fields, record_name
 
 _FIX: Final = "rejudge the hypotheses (`dvc repro judge` or `mnemetric judge`)"
 CALL_KEYS: Final = ("prompt_set_sha256", "source_sha256", "requested_model", "params", "endpoint",
-                    "request_sha256", "response", "usage", "cost_usd")
+                    "request_sha256", "params_sent", "response", "usage", "cost_usd")
 """A model judge's trace keys after ``judge``, in file order."""
 OFFLINE_KEYS: Final = ("judge", "official_equivalence")
 """An offline judge's trace keys, in file order."""
@@ -61,20 +64,25 @@ class JudgeCall:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
+    params_sent: Mapping[str, Any] | None = field(default=None, hash=False)
+    """The output parameters the request carried (None: a line from before they were recorded)."""
 
     @classmethod
     def from_record(cls, raw: Mapping[str, Any], *, file: str, line: int | str, prefix: str = "") -> JudgeCall:
         f = Fields.of(raw, file=file, record=record_name(line), prefix=prefix, fix=_FIX)
         params, usage = f.at("params", OBJECT), f.at("usage", OBJECT)
+        sent = dict(f.get("params_sent", OBJECT)) if "params_sent" in f.raw else None
         return cls(f.string("prompt_set_sha256"), f.string("source_sha256"), f.string("requested_model"),
                    JudgeParams(params.number("temperature"), params.integer("max_tokens"), params.integer("n")),
                    f.optional_string("endpoint"), f.string("request_sha256"), f.string("response"),
-                   usage.integer("prompt_tokens"), usage.integer("completion_tokens"), f.optional_number("cost_usd"))
+                   usage.integer("prompt_tokens"), usage.integer("completion_tokens"), f.optional_number("cost_usd"),
+                   sent)
 
     def to_record(self) -> dict[str, Any]:
+        sent = {} if self.params_sent is None else {"params_sent": dict(self.params_sent)}
         return {"prompt_set_sha256": self.prompt_set_sha256, "source_sha256": self.source_sha256,
                 "requested_model": self.requested_model, "params": self.params.to_record(),
-                "endpoint": self.endpoint, "request_sha256": self.request_sha256, "response": self.response,
+                "endpoint": self.endpoint, "request_sha256": self.request_sha256, **sent, "response": self.response,
                 "usage": {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens},
                 "cost_usd": self.cost_usd}
 

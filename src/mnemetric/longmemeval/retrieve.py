@@ -12,22 +12,21 @@ Its twin for scoring, ``retrieval_log.write_retrieval_scores`` (stage ``retrieva
 other's code.
 
 A memory system that declares the CallsModels capability (memory/base.py) is given the run's
-``llm`` settings and usage counters here, before its first question.
+executor here, before its first question.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from tqdm import tqdm
 
 from mnemetric.errors import ConfigError
 from mnemetric.io import atomic_open
-from mnemetric.llm.budget import UsageStats
+from mnemetric.execute import Executor
 from mnemetric.longmemeval.adapted import AdaptedRecord
 from mnemetric.longmemeval.contexts import context_line
 from mnemetric.longmemeval.harness import retrieve_all
@@ -46,21 +45,21 @@ def check_retrieval_settings(granularity: str, k: int, budget: int, *, keys: Seq
             raise ConfigError(key, f"must be an integer >= 0, got {value!r}")
 
 
-def configure_memory(memory: MemorySystem, llm: Mapping[str, Any] | None, stats: UsageStats | None) -> None:
-    """Give a CallsModels system the run's llm settings and counters (nothing for other systems or
-    when ``llm`` is None: the system then uses its own defaults)."""
-    if llm is not None and calls_models(memory):
-        memory.configure_llm(dict(llm), stats if stats is not None else UsageStats())
+def configure_memory(memory: MemorySystem, executor: Executor | None) -> None:
+    """Give a CallsModels system the run's executor (nothing for other systems or when ``executor`` is
+    None: the system then uses its own defaults)."""
+    if executor is not None and calls_models(memory):
+        memory.use_executor(executor)
 
 
 def write_retrieval(memory: MemorySystem, records: Iterable[AdaptedRecord], *, granularity: str, k: int,
                     budget: int, log: str | Path, contexts: str | Path | None = None, total: int | None = None,
-                    llm: Mapping[str, Any] | None = None, stats: UsageStats | None = None) -> int:
+                    executor: Executor | None = None) -> int:
     """Run ``memory`` over ``records`` → ``log`` (+ ``contexts``); returns the number of questions.
 
     ``k`` / ``budget``: at most k items within ``budget`` wordpunct-v1 tokens per reader context
     (harness.context_items). ``total`` only sizes the progress bar (stderr)."""
-    configure_memory(memory, llm, stats)
+    configure_memory(memory, executor)
     bar = tqdm(records, total=total, desc=f"retrieve ({memory.name}, {granularity})", unit="q")
     n = 0
     with contextlib.ExitStack() as stack:

@@ -1,25 +1,27 @@
 """Stage judge: label every hypothesis → <hypotheses>.eval-results-<alias> (the custody record of verdicts).
 
 Questions without a verdict (the reader's failures, carried over, and the judge's non-answers) go
-to ``<judged>.failures.jsonl`` (always written); the usage sidecar holds the cost of the work.
+to ``<judged>.failures.jsonl`` (always written); the usage sidecar holds the cost of the work. The
+run's model calls go through ONE executor (params ``executor`` + ``llm``: one budget, one usage ledger).
 """
 
 from __future__ import annotations
 
 import time
+from contextlib import closing
 
 from mnemetric.config import build
-from mnemetric.llm.budget import UsageStats
+from mnemetric.execute import build_executor
 from mnemetric.llm.failures import failures_path, read_failures
 from mnemetric.llm.run_log import finish_stage_run
 from mnemetric.llm.usage import write_usage
-from mnemetric.longmemeval.components import Judge, judge_file, llm_factory, write_judged
+from mnemetric.longmemeval.components import Judge, judge_file, write_judged
 from mnemetric.longmemeval.hypotheses import read_hypotheses
 from mnemetric.longmemeval.questions import read_questions
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
-PARAMS = ["judge", "llm", "paths.questions", "paths.hypotheses", "paths.judged", "paths.judge_usage"]
+PARAMS = ["judge", "executor", "llm", "paths.questions", "paths.hypotheses", "paths.judged", "paths.judge_usage"]
 
 
 def main() -> None:
@@ -29,11 +31,12 @@ def main() -> None:
     hyps = [h.record for h in read_hypotheses(hyp_file)]  # validated: file, line, field
     refs = {q.question_id: q.reference for q in read_questions(p["paths.questions"])}
     carried = read_failures(failures_path(hyp_file))
-    stats, start = UsageStats(), time.monotonic()
-    judged = judge_file(judge, hyps, refs, hyp_file, llm_factory(p["llm"], stats), carried)
-    finish_stage_run("judge", stats, start, judged.failures, total=len(hyps) + len(carried))
+    start = time.monotonic()
+    with closing(build_executor(p["executor"], p["llm"])) as executor:
+        judged = judge_file(judge, hyps, refs, hyp_file, executor, carried)
+    finish_stage_run("judge", executor.usage, start, judged.failures, total=len(hyps) + len(carried))
     write_judged(p["paths.judged"], judged)
-    write_usage(p["paths.judge_usage"], stats.work)
+    write_usage(p["paths.judge_usage"], executor.usage.work)
     print(f"judge: {judge.name}: {len(judged.lines)} judgments, {len(judged.failures)} failed → {p['paths.judged']}")
 
 

@@ -3,7 +3,7 @@
 metrics/run.json is the LongMemEval (V1) run's manifest: this door takes the ``longmemeval`` family
 from the family registry (:func:`mnemetric.family.family_named`, the ``benchmark`` conf group), whose
 ``manifest_sections`` read the run's files — dataset, suite, adapter, memory system, reader and judge
-(the models the server returned and the parameters actually sent, read back from the LLM cache),
+(the models the server returned and the parameters actually sent, as the output lines record them),
 retrieval budget requested and delivered, scoring profile, versions, counts — and
 :func:`mnemetric.custody.manifest.build_manifest` frames them with the publishability gate.
 """

@@ -25,10 +25,10 @@ from mnemetric.longmemeval_v2.step_files import ComponentFacts, StepFiles, write
 from mnemetric.longmemeval_v2.step_rows import MemoryRow, ReadRow, read_rows, write_rows
 from mnemetric.longmemeval_v2.steps import check_step
 from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE
-from mnemetric.params import load_params, stage_params
+from mnemetric.params import stage_params
 from mnemetric.stages import run
 
-PARAMS = ["v2.name", "v2.data_root", "v2.checker", "llm", "paths.custody_dir", "paths.v2_steps"]
+PARAMS = ["v2.name", "v2.data_root", "v2.checker", "executor", "llm", "paths.custody_dir", "paths.v2_steps"]
 
 
 def main() -> None:
@@ -38,7 +38,7 @@ def main() -> None:
     checker = component({"checker": p["v2.checker"]}, "checker")
     memory, read = read_rows(files.rows("memory"), MemoryRow), read_rows(files.rows("read"), ReadRow)
     start = time.monotonic()
-    executor = build_executor(load_params().get("executor"), p["llm"])
+    executor = build_executor(p["executor"], p["llm"])
     try:
         rows = check_step(root, memory, read, checker, executor)
         failures = [QuestionFailure(r.question_id, "v2_check", r.failed, r.request_sha256,

@@ -22,10 +22,10 @@ from mnemetric.longmemeval_v2.pipeline import component
 from mnemetric.longmemeval_v2.step_files import ComponentFacts, StepFiles, write_facts
 from mnemetric.longmemeval_v2.step_rows import MemoryRow, read_rows, write_rows
 from mnemetric.longmemeval_v2.steps import image_files, read_step
-from mnemetric.params import load_params, stage_params
+from mnemetric.params import stage_params
 from mnemetric.stages import run
 
-PARAMS = ["v2.name", "v2.data_root", "v2.reader", "llm", "paths.custody_dir", "paths.v2_steps"]
+PARAMS = ["v2.name", "v2.data_root", "v2.reader", "executor", "llm", "paths.custody_dir", "paths.v2_steps"]
 
 
 def main() -> None:
@@ -36,7 +36,7 @@ def main() -> None:
     verify_root(custody_path(p["paths.custody_dir"], p["v2.name"]), p["v2.data_root"],
                 only=image_files(memory, p["v2.data_root"]))
     start = time.monotonic()
-    executor = build_executor(load_params().get("executor"), p["llm"])
+    executor = build_executor(p["executor"], p["llm"])
     try:
         rows = read_step(memory, reader, executor, reader.texts)
         failures = [QuestionFailure(r.question_id, "v2_read", r.failed, r.request_sha256, getattr(reader, "model", None)

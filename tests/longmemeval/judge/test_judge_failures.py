@@ -67,6 +67,9 @@ def test_non_answers_are_reported_failed_not_labelled_and_not_official(tmp_path)
         judged = lines(judged_path)
         assert [j["question_id"] for j in judged] == [q for q in ids if q not in kinds]
         assert all(set(j["autoeval_label"]) == {"model", "label"} for j in judged)  # print_qa_metrics.py reads these
+        sent = [{k: r.body[k] for k in ("temperature", "max_tokens", "n")} for r in srv.requests]
+        assert all(s == {"temperature": 0, "max_tokens": 10, "n": 1} for s in sent)
+        assert all(j["mnemetric_judge"]["params_sent"] == sent[0] for j in judged)  # evidence: what went out
         failures = lines(sidecar)
         assert [(f["question_id"], f["stage"], f["reason"], f["attempts"]) for f in failures] == [
             (null_q, "judge", "content is null", 2), (refused_q, "judge", "refusal: I can't help with that.", 2)]

@@ -262,14 +262,16 @@ def test_servers_reached_through_openai_base_url_do_not_share_vectors(monkeypatc
 def test_openai_backend_spends_under_the_run_budget_and_counts_usage(server):
     from mnemetric.llm.budget import BudgetExceeded, UsageStats
 
+    from mnemetric.execute import ImmediateExecutor
+
     stats = UsageStats()
     dense = Dense(backend="openai", model="emb-test", base_url=server.base_url)
-    dense.configure_llm({"budget": {"max_requests": 1}}, stats)
+    dense.use_executor(ImmediateExecutor({"budget": {"max_requests": 1}}, usage=stats, progress=False))
     dense.embedder.batch_size = 2  # several requests for one retrieve call
     ingest(dense)
     with pytest.raises(BudgetExceeded):
         dense.retrieve(QUERY, "turn")
     assert stats.requests_sent == 1 and server.count == 1
-    dense.configure_llm({}, stats)  # no limits: the rest is sent; the chunk already paid comes from the LLM cache
-    dense.retrieve(QUERY, "turn")
+    dense.use_executor(ImmediateExecutor({}, usage=stats, progress=False))  # no limits: the rest is sent; the
+    dense.retrieve(QUERY, "turn")  # chunk already paid comes from the LLM cache
     assert stats.requests_sent == server.count and stats.cache_hits >= 1

@@ -11,7 +11,7 @@ from mnemetric.errors import ConfigError
 from mnemetric.longmemeval.reader import ExtractiveReader, build_prompt, render_history
 from mnemetric.longmemeval.reader.extractive import UNKNOWN
 from mnemetric.longmemeval.reader.prompt import render_session
-from mnemetric.longmemeval.reader.run import chat_requests, prompt_budget
+from mnemetric.longmemeval.reader.run import chat_calls, prompt_budget
 
 from dataclasses import replace
 
@@ -67,8 +67,9 @@ def test_budget_and_requests_follow_the_spec():
             "margin_tokens": 1000, "history_format": "json", "mode": "con"}
     assert prompt_budget(spec) == 126200
     from mnemetric.longmemeval.adapted import Query
-    (req,) = chat_requests([Query("q0", "What is my cat called?", None, "")], [Context("x", "bm25", "session", 10, 6000, "wordpunct-v1", 20, tuple(ITEMS))], spec)
-    assert req["params"] == {"temperature": 0, "max_tokens": 800, "n": 1} and len(req["messages"]) == 1
+    (call,) = chat_calls([Query("q0", "What is my cat called?", None, "")], [Context("x", "bm25", "session", 10, 6000, "wordpunct-v1", 20, tuple(ITEMS))], spec)
+    assert call.params == {"temperature": 0, "max_tokens": 800, "n": 1} and len(call.messages) == 1
+    assert (call.role, call.tag, call.model, call.endpoint) == ("reader", "x", "m", "chat")
     with pytest.raises(ConfigError):
         prompt_budget(spec | {"context_window": 1000})
 

@@ -2,7 +2,9 @@
 
 Each output line is the hypothesis record plus ``autoeval_label`` {model, label} — what upstream
 print_qa_metrics.py reads — and our custody fields under ``mnemetric_judge`` (judge name, prompt-set
-sha256, request sha256, usage, the cost of the work). Output order = hypothesis order. Nothing in a
+sha256, endpoint, request sha256, the output parameters sent, usage, the cost of the work). Output
+order = hypothesis order. The upstream judge builds one :class:`~mnemetric.execute.ModelCall` per
+hypothesis (:func:`upstream_calls`) and hands them to the run's executor; it owns no client. Nothing in a
 line depends on the run (no "cached" flag), so a cold and a warm run write the same bytes.
 
 A judge reply that is a non-answer (mnemetric.llm.replies: no choices, null/empty content, a
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mnemetric.errors import InputError
+from mnemetric.execute import CallOutcome, Executor, ModelCall
 from mnemetric.llm.failures import AllQuestionsFailed, QuestionFailure, describe
 from mnemetric.llm.types import LLMRequestError
 from mnemetric.longmemeval.judge.lexical import LexicalJudge
@@ -47,13 +50,15 @@ def judge_lexical(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Referenc
     return out
 
 
-def upstream_requests(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], prompts: PromptSet,
-                      spec: Mapping[str, Any], file: str) -> list[dict]:
-    """One chat request per hypothesis, exactly as upstream evaluate_qa.py sends it."""
+def upstream_calls(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], prompts: PromptSet,
+                   spec: Mapping[str, Any], file: str) -> list[ModelCall]:
+    """One chat call per hypothesis, exactly as upstream evaluate_qa.py sends it (role ``judge``,
+    tagged with the question id)."""
     params = {"temperature": spec["temperature"], "max_tokens": spec["max_tokens"], "n": spec["n"]}
-    return [{"model": spec["model"], "params": params,
-             "messages": [{"role": "user", "content": prompts.render(r.question_id, r.question_type, r.question,
-                                                                     r.answer, h["hypothesis"])}]}
+    return [ModelCall.chat(role="judge", model=spec["model"], params=params, base_url=spec.get("base_url"),
+                           tag=r.question_id,
+                           messages=[{"role": "user", "content": prompts.render(
+                               r.question_id, r.question_type, r.question, r.answer, h["hypothesis"])}])
             for h, r in zip(hyps, _refs_for(hyps, refs, file))]
 
 
@@ -65,35 +70,37 @@ class Judged:
     failures: list[QuestionFailure] = field(default_factory=list)
 
 
-def _judged_line(h: Mapping[str, Any], res, prompts: PromptSet, spec: Mapping[str, Any], endpoint: str) -> dict:
-    call = JudgeCall(prompts.prompt_set_sha256, prompts.source_sha256, spec["model"],
-                     JudgeParams(spec["temperature"], spec["max_tokens"], spec["n"]), endpoint, res.request_sha256,
-                     res.text, res.usage.prompt_tokens, res.usage.completion_tokens, res.cost_usd)
+def _judged_line(h: Mapping[str, Any], call: ModelCall, res: CallOutcome, prompts: PromptSet,
+                 spec: Mapping[str, Any]) -> dict:
+    trace = JudgeCall(prompts.prompt_set_sha256, prompts.source_sha256, spec["model"],
+                      JudgeParams(spec["temperature"], spec["max_tokens"], spec["n"]), call.base_url,
+                      res.request_sha256, res.text, res.usage.prompt_tokens, res.usage.completion_tokens,
+                      res.cost_usd, dict(res.params_sent))
     return dict(h) | {"autoeval_label": {"model": res.model, "label": parse_label(res.text)},
-                      "mnemetric_judge": JudgeTrace(spec["name"], call).to_record()}
+                      "mnemetric_judge": JudgeTrace(spec["name"], trace).to_record()}
 
 
 def judge_upstream_outcome(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], prompts: PromptSet,
-                           spec: Mapping[str, Any], client, file: str, progress: bool = True) -> Judged:
-    """Send (or take from cache) one request per hypothesis; label = "yes" in the reply. A
-    non-answer gives a failure instead of a line (in hypothesis order both)."""
-    results = client.run_chat_batch(upstream_requests(hyps, refs, prompts, spec, file), progress=progress)
+                           spec: Mapping[str, Any], executor: Executor, file: str) -> Judged:
+    """Send (or take from cache) one request per hypothesis through ``executor``; label = "yes" in the
+    reply. A non-answer gives a failure instead of a line (in hypothesis order both)."""
+    calls = upstream_calls(hyps, refs, prompts, spec, file)
     out = Judged()
-    for h, res in zip(hyps, results, strict=True):
+    for h, call, res in zip(hyps, calls, executor.run(calls, desc="judge"), strict=True):
         if res.ok:
-            out.lines.append(_judged_line(h, res, prompts, spec, client.base_url))
+            out.lines.append(_judged_line(h, call, res, prompts, spec))
         else:
-            out.failures.append(QuestionFailure(h["question_id"], "judge", res.failure, res.request_sha256,
+            out.failures.append(QuestionFailure(h["question_id"], "judge", res.reason, res.request_sha256,
                                                 spec["model"], res.attempts))
     return out
 
 
 def judge_upstream(hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], prompts: PromptSet,
-                   spec: Mapping[str, Any], client, file: str, progress: bool = True) -> list[dict]:
+                   spec: Mapping[str, Any], executor: Executor, file: str) -> list[dict]:
     """The judged lines of :func:`judge_upstream_outcome` when every question got a verdict;
     otherwise :class:`LLMRequestError` naming the failed questions (never a silent gap; callers
     that keep going on failures use :func:`judge_upstream_outcome`)."""
-    judged = judge_upstream_outcome(hyps, refs, prompts, spec, client, file, progress)
+    judged = judge_upstream_outcome(hyps, refs, prompts, spec, executor, file)
     if judged.failures:
         raise LLMRequestError(f"judge: {len(judged.failures)} question(s) got no usable answer:\n"
                               f"{describe(judged.failures)}")

@@ -5,8 +5,9 @@ system itself and honoured by the harness for any class that declares them (no c
 is special-cased):
 
 * :class:`CallsModels` — the system calls a model (an embedding endpoint, an LLM); it defines
-  ``configure_llm(llm, stats)`` and is given the run's ``llm`` settings and usage counters once,
-  before the first question, so its calls spend under the run's budget and are counted.
+  ``use_executor(executor)`` and is given the run's executor (:mod:`mnemetric.execute`) once, before
+  the first question, so its calls (:class:`~mnemetric.execute.ModelCall` records it hands to
+  ``executor.run``) spend under the run's one budget and are counted in its one usage ledger.
 * :class:`LabelledCeiling` — a ceiling baseline allowed to rank by the labels. It still ranks
   nothing by itself (it never sees a label): the harness replaces its ranking by the targets first,
   in upstream corpus order, then the rest, as upstream's oracle retriever does
@@ -16,14 +17,13 @@ is special-cased):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from mnemetric.longmemeval.adapted import MemorySession, Query
 
 if TYPE_CHECKING:
-    from mnemetric.llm.budget import UsageStats
+    from mnemetric.execute import Executor
 
 from mnemetric.longmemeval.rules import GRANULARITIES  # noqa: E402 (re-exported)
 
@@ -59,8 +59,8 @@ class MemorySystem(Protocol):
 class CallsModels(Protocol):
     """Optional capability: the memory system calls a model (see the module docstring)."""
 
-    def configure_llm(self, llm: Mapping[str, Any], stats: UsageStats) -> None:
-        """Take the run's ``llm`` settings (concurrency, retries, budget, prices) and its usage counters."""
+    def use_executor(self, executor: Executor) -> None:
+        """Take the run's executor (its budget, usage ledger and cache); make model calls through it."""
 
 
 class LabelledCeiling:
@@ -70,7 +70,7 @@ class LabelledCeiling:
 
 
 def calls_models(memory: object) -> bool:
-    """Whether ``memory`` declares :class:`CallsModels` (it defines ``configure_llm``)."""
+    """Whether ``memory`` declares :class:`CallsModels` (it defines ``use_executor``)."""
     return isinstance(memory, CallsModels)
 
 

@@ -3,7 +3,12 @@
 A question whose model reply is a non-answer (mnemetric.llm.replies) gets no hypothesis line: it
 is returned as a :class:`~mnemetric.llm.failures.QuestionFailure` (stage "answer") for the
 ``<hypotheses>.failures.jsonl`` sidecar, never as an empty answer that a judge would grade.
-Hypothesis lines hold only what the inputs decide (no "cached" flag: that is per run).
+Hypothesis lines hold only what the inputs decide (no "cached" flag: that is per run); a chat
+reader's line also names its request (``request_sha256``) and the output parameters sent
+(``params_sent``), so the run manifest reads what was sent from the file.
+
+A chat reader builds :class:`~mnemetric.execute.ModelCall` records (:func:`chat_calls`) and hands them
+to the run's executor; it owns no client.
 """
 
 from __future__ import annotations
@@ -12,9 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mnemetric.errors import ConfigError
+from mnemetric.execute import Executor, ModelCall
 from mnemetric.longmemeval.adapted import Query
 from mnemetric.longmemeval.contexts import Context
-from mnemetric.errors import ConfigError
 from mnemetric.llm.failures import QuestionFailure
 from mnemetric.longmemeval.reader.extractive import ExtractiveReader
 from mnemetric.longmemeval.reader.prompt import build_prompt
@@ -27,13 +33,14 @@ def prompt_budget(spec: Mapping[str, Any]) -> int:
     return budget
 
 
-def chat_requests(queries: Sequence[Query], contexts: Sequence[Context],
-                  spec: Mapping[str, Any]) -> list[dict]:
+def chat_calls(queries: Sequence[Query], contexts: Sequence[Context], spec: Mapping[str, Any]) -> list[ModelCall]:
+    """One chat call per question (role ``reader``, tagged with its question id), in question order."""
     budget = prompt_budget(spec)
     params = {"temperature": spec["temperature"], "max_tokens": spec["max_tokens"], "n": 1}
-    return [{"model": spec["model"], "params": params, "messages": [{"role": "user", "content": build_prompt(
-                q.text, q.date, ctx.items, history_format=spec["history_format"], mode=spec["mode"],
-                budget_tokens=budget)}]}
+    return [ModelCall.chat(role="reader", model=spec["model"], params=params, base_url=spec.get("base_url"),
+                           tag=ctx.question_id, messages=[{"role": "user", "content": build_prompt(
+                               q.text, q.date, ctx.items, history_format=spec["history_format"], mode=spec["mode"],
+                               budget_tokens=budget)}])
             for q, ctx in zip(queries, contexts, strict=True)]
 
 
@@ -54,16 +61,18 @@ def answer_extractive(queries: Sequence[Query], contexts: Sequence[Context], nam
 
 
 def answer_chat(queries: Sequence[Query], contexts: Sequence[Context], spec: Mapping[str, Any],
-                client, progress: bool = True) -> Answered:
-    """One hypothesis record per answered question ({question_id, hypothesis} + our trace fields),
-    one failure per question whose reply was a non-answer; both in question order."""
-    results = client.run_chat_batch(chat_requests(queries, contexts, spec), progress=progress)
+                executor: Executor) -> Answered:
+    """One hypothesis record per answered question ({question_id, hypothesis} + our trace fields:
+    reader, model, request_sha256, params_sent), one failure per question whose reply was a
+    non-answer; both in question order."""
+    outcomes = executor.run(chat_calls(queries, contexts, spec), desc="answer")
     out = Answered()
-    for c, r in zip(contexts, results, strict=True):
-        if r.ok:
-            out.hypotheses.append({"question_id": c.question_id, "hypothesis": r.text, "reader": spec["name"],
-                                   "model": r.model, "request_sha256": r.request_sha256})
+    for c, o in zip(contexts, outcomes, strict=True):
+        if o.ok:
+            out.hypotheses.append({"question_id": c.question_id, "hypothesis": o.text, "reader": spec["name"],
+                                   "model": o.model, "request_sha256": o.request_sha256,
+                                   "params_sent": dict(o.params_sent)})
         else:
-            out.failures.append(QuestionFailure(c.question_id, "answer", r.failure, r.request_sha256,
-                                                spec["model"], r.attempts))
+            out.failures.append(QuestionFailure(c.question_id, "answer", o.reason, o.request_sha256,
+                                                spec["model"], o.attempts))
     return out

@@ -1,0 +1,53 @@
+"""The run's executor for a command (answer, judge, retrieve): ``--executor NAME|YAML`` and the ``llm:`` settings.
+
+A command builds ONE executor per run exactly as a stage does (:func:`mnemetric.execute.build_executor`
+over the conf group ``executor`` and the composed ``llm:`` section), with the command's overrides
+(``--max-concurrency``, ``--max-requests``, ``--max-usd`` where the command has them).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from mnemetric.cli.registry import composed, conf_options, load_option, option_path
+
+
+def add_executor_option(p: argparse.ArgumentParser) -> None:
+    """``--executor``: an option of <conf>/executor/ or the package's, or a YAML path with a _target_."""
+    p.add_argument("--executor", default="immediate", metavar="NAME",
+                   help="executor option in <conf>/executor/ (shipped: " + ", ".join(conf_options("executor"))
+                        + "; immediate: every call now, one budget and usage ledger for the run) or a path to a "
+                        "YAML file whose _target_ names the executor class")
+
+
+def with_overrides(llm: dict[str, Any], a: argparse.Namespace) -> dict[str, Any]:
+    """``llm`` with the command's budget and concurrency options applied (those it has)."""
+    llm = dict(llm)
+    budget = dict(llm.get("budget") or {})
+    if getattr(a, "max_requests", None) is not None:
+        budget["max_requests"] = a.max_requests
+    if getattr(a, "max_usd", None) is not None:
+        budget["max_usd"] = a.max_usd
+    llm["budget"] = budget
+    if getattr(a, "max_concurrency", None) is not None:
+        llm["max_concurrency"] = a.max_concurrency
+    return llm
+
+
+def llm_settings(conf: Path, a: argparse.Namespace) -> dict[str, Any]:
+    """The run's ``llm:`` settings (composed as `dvc exp run` would) with the command's overrides."""
+    return with_overrides(composed(conf)["llm"], a)
+
+
+def command_executor(a: argparse.Namespace):
+    """The command's executor: ``a.executor`` (conf option or YAML path) completed with ``llm:`` (composed
+    from ``a.conf``, one composition) and the command's overrides."""
+    from mnemetric.execute import build_executor
+
+    name = getattr(a, "executor", "immediate")
+    path = option_path("executor", name, a.conf)
+    cfg = composed(a.conf, [] if path is not None else [f"executor={name}"])
+    section = load_option("executor", name, a.conf) if path is not None else cfg["executor"]
+    return build_executor(section, with_overrides(cfg["llm"], a), where=str(path or f"executor={name}"))
