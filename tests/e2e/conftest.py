@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import ROOT
 
 COPY = ["conf", "dvc.yaml", "params.yaml", ".dvc/config", ".dvc/plots", ".dvcignore", ".gitignore", "data/sample", "src",
-        "data/inventory/base.json", "data/sample-v2", "data/errata"]
+        "data/inventory/base.json", "data/sample-v2", "data/errata", "plugins"]
 
 
 class DvcRepo:

@@ -15,9 +15,8 @@ from tests.docs.test_readme import readme_example
 pytestmark = pytest.mark.e2e
 
 
-def test_editing_a_plugged_in_memory_system_reruns_exactly_what_it_decides(dvc_repo, tmp_path):
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
+def test_editing_a_plugged_in_memory_system_reruns_exactly_what_it_decides(dvc_repo):
+    plugins = dvc_repo.path / "plugins"  # a dep of stage fingerprint (plugins/README.md)
     module = plugins / "kwmem.py"
     module.write_text(readme_example())
     (dvc_repo.path / "conf/memory/keyword.yaml").write_text("_target_: kwmem.KeywordMemory\nname: keyword\n")
@@ -31,8 +30,8 @@ def test_editing_a_plugged_in_memory_system_reruns_exactly_what_it_decides(dvc_r
     fp_before = dvc_repo.json("data/fingerprints/memory.json")
     assert fp_before["target"] == "kwmem.KeywordMemory" and list(fp_before["modules"]) == ["kwmem"]
 
-    again = dvc_repo.dvc(*args, env=env).stdout  # unchanged code: nothing after the fingerprint reruns
-    assert "Running stage 'retrieve'" not in again and "Running stage 'fingerprint'" in again
+    again = dvc_repo.dvc(*args, env=env).stdout  # unchanged code: nothing reruns, the fingerprint included
+    assert "Running stage" not in again, again
 
     code = module.read_text().replace("key=lambda x: (-x[0], -x[1])", "key=lambda x: (x[0], x[1])")
     assert code != module.read_text()
