@@ -9,10 +9,9 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 
-def test_repro_writes_retrieval_metrics_and_plot(dvc_repo):
-    dvc_repo.dvc("repro")
-    headline = dvc_repo.json("metrics/retrieval.json")  # point numbers only; the rest is in the detail
-    m = dvc_repo.json("metrics/detail/retrieval.json")
+def test_repro_writes_retrieval_metrics_and_plot(reproduced_repo):
+    headline = reproduced_repo.json("metrics/retrieval.json")  # point numbers only; the rest is in the detail
+    m = reproduced_repo.json("metrics/detail/retrieval.json")
     assert (m["profile"], m["memory"], m["official_equivalence"]) == ("longmemeval-session-upstream-v1", "bm25", True)
     assert headline["exclude_abs"]["session"] == {k: m["exclude_abs"]["session"][k] for k in
                                                   ("recall_all@5", "recall_all@10", "ndcg_any@5", "ndcg_any@10")}
@@ -21,9 +20,9 @@ def test_repro_writes_retrieval_metrics_and_plot(dvc_repo):
     assert m["exclude_abs_and_no_user_target"]["n"] == 30  # minus 6 single-session-assistant questions
     assert set(rule["session"]) == {f"{m}@{k}" for m in ("recall_any", "recall_all", "ndcg_any") for k in (1, 3, 5, 10, 30, 50)}
     assert rule["ci95"]["session"]["recall_all@5"]["low"] <= rule["session"]["recall_all@5"] <= rule["ci95"]["session"]["recall_all@5"]["high"]
-    plot = dvc_repo.json("metrics/plots/recall_all_at_k.json")
+    plot = reproduced_repo.json("metrics/plots/recall_all_at_k.json")
     assert [row["k"] for row in plot] == [1, 3, 5, 10, 30, 50] and {row["granularity"] for row in plot} == {"session"}
-    assert json.loads(dvc_repo.dvc("plots", "show", "--json").stdout)
+    assert json.loads(reproduced_repo.dvc("plots", "show", "--json").stdout)
 
 
 def test_oracle_memory_reaches_recall_all_of_one(dvc_repo):

@@ -14,16 +14,12 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.usefixtures("sample_run_outputs")  # DVC outputs of the sample run
-
-ADAPTED = ROOT / "data" / "adapted" / "sample.jsonl"
-
 
 @pytest.fixture()
-def workspace(tmp_path: Path) -> Path:
+def workspace(tmp_path: Path, adapted_sample: Path) -> Path:
     shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
     (tmp_path / "data" / "adapted").mkdir(parents=True)
-    shutil.copy(ADAPTED, tmp_path / "data" / "adapted" / "sample.jsonl")
+    shutil.copy(adapted_sample, tmp_path / "data" / "adapted" / "sample.jsonl")
     (tmp_path / "data" / "runs").mkdir()
     return tmp_path
 
