@@ -53,3 +53,11 @@ def reproduced_repo(tmp_path, reproduced_sample) -> DvcRepo:
 
     shutil.copytree(reproduced_sample, repo, symlinks=True, ignore=skip_dvc_tmp)
     return DvcRepo(repo, tool_env())
+
+
+@pytest.fixture()
+def committed_repro(reproduced_repo) -> DvcRepo:
+    """reproduced_repo with the sample run committed (the baseline an experiment starts from)."""
+    reproduced_repo.run("git", "add", "-A")
+    reproduced_repo.run("git", "commit", "-qm", "sample run")
+    return reproduced_repo

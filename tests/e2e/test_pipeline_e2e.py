@@ -77,9 +77,9 @@ def test_a_failed_experiment_ends_with_the_one_command_that_restores_the_workspa
     proc = repo.dvc("exp", "run", "-S", "variant=oracle", check=False,
                     env={"HF_ENDPOINT": f"http://127.0.0.1:{closed_port()}"})
     assert proc.returncode != 0 and "could not download" in proc.stderr
-    # measured before: params.yaml left composed for oracle, the sample's DVC outputs deleted, a failure record
+    # measured before: params.yaml left composed for oracle (the next `dvc repro` tried oracle again), a failure
+    # record left behind, and (in some runs) the sample's DVC outputs deleted
     assert repo.run("git", "status", "--porcelain").stdout != ""
-    assert not (repo.path / "data/adapted/sample.jsonl").exists()
     lines = proc.stderr.splitlines()
     at = next(i for i, line in enumerate(lines) if line.endswith("To put the workspace back as committed, run:"))
     command = lines[at + 1].strip()
