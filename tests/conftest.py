@@ -44,7 +44,8 @@ PROJECT_FILES = ["conf", "dvc.yaml", "params.yaml", ".dvc/config", ".dvc/plots",
 """What a fresh clone needs to run the pipeline (tests/e2e/conftest.py's repositories hold these; stage inventory
 reads the markers of tests/)."""
 
-SAMPLE_RUN_OUTPUTS = ("data/adapted/sample.jsonl", "data/suites/sample-full.json", "data/runs/contexts.jsonl",
+SAMPLE_RUN_OUTPUTS = ("data/adapted/sample.jsonl", "data/suites/sample-full.json",
+                      "data/suites/sample-full.questions.jsonl", "data/runs/contexts.jsonl",
                       "data/runs/hypotheses.jsonl", "data/runs/hypotheses.jsonl.eval-results-lexical")
 """Outputs of the pipeline on the bundled sample that DVC tracks by content (not in git): a clone has them only
 after `dvc repro` (what `make repro` runs)."""

@@ -19,6 +19,7 @@ from tests.longmemeval.answer_fixtures import write_inputs
 from tests.support.openai_server import FakeOpenAIServer
 
 ADAPTED = Path("data") / "adapted" / "sample.jsonl"  # DVC outputs of the sample run, in sample_run_outputs
+QUESTIONS = Path("data") / "suites" / "sample-full.questions.jsonl"
 CONTEXTS = Path("data") / "runs" / "contexts.jsonl"
 UNKNOWN = "I don't know: the conversation history does not mention this."
 
@@ -33,14 +34,16 @@ def cli(*args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProces
 
 
 def _workspace(root: Path, run: Path, reader: str, n: int) -> Path:
-    """A stage workspace: params.yaml (reader option ``reader``), the sample's adapted file and its first ``n``
-    contexts from the reproduced sample run ``run``."""
+    """A stage workspace: params.yaml (reader option ``reader``), the sample's adapted file (the command's
+    input) and questions file (the stage's) and its first ``n`` contexts, from the reproduced sample run ``run``."""
     root.mkdir()
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     params["reader"] = yaml.safe_load((ROOT / "conf" / "reader" / f"{reader}.yaml").read_text(encoding="utf-8"))
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     (root / "data" / "adapted").mkdir(parents=True)
     shutil.copy(run / ADAPTED, root / ADAPTED)
+    (root / "data" / "suites").mkdir()
+    shutil.copy(run / QUESTIONS, root / QUESTIONS)
     (root / "data" / "runs").mkdir()
     lines = (run / CONTEXTS).read_text(encoding="utf-8").splitlines(keepends=True)[:n]
     (root / "data" / "runs" / "contexts.jsonl").write_text("".join(lines), encoding="utf-8")

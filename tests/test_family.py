@@ -70,7 +70,7 @@ def test_the_v2_family_measures_its_five_abilities_and_has_no_v1_gate():
                                     "Environment gotchas", "Premise awareness"}
     assert v2.task_metrics["Workflow knowledge"].value == "by_category.non_abstention_by_category.procedure.pct_correct"
     assert v2.official is None and v2.crosscheck is None
-    # stage v2 writes metrics/run-v2.json itself: custody builds no sections for it
+    # stage v2_metrics writes metrics/run-v2.json itself: custody builds no sections for it
     assert v2.run_manifest == "metrics/run-v2.json" and v2.manifest_sections is None and v2.output_files is None
     assert dict(v2.card.inputs) == {"v2": ("metrics/v2.json",)}
 

@@ -41,7 +41,7 @@ def test_sample_run_manifest_inventory_verify_and_card(reproduced_repo):
         assert "metrics/run.json" in task["evidence_refs"] and task["test_refs"], task["task"]
         for ref in task["evidence_refs"] + task["test_refs"]:
             assert (repo.path / ref.split("#")[0].split("::")[0]).is_file(), ref
-    # V2: stage v2 runs the bundled V2 sample and writes its manifest (metrics/run-v2.json): measured there
+    # V2: the V2 stages run the bundled V2 sample and writes its manifest (metrics/run-v2.json): measured there
     assert {t["coverage_status"] for t in v2["tasks"]} == {"measured"}
     for task in v2["tasks"]:
         assert task["evidence_refs"][1:] == ["metrics/run-v2.json"] and task["test_refs"], task["task"]

@@ -176,3 +176,28 @@ def test_v2_run_help_lists_the_shipped_options(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "shipped: bm25, dense, full-context, none" in text and "shipped: auto, o200k, qwen" in text
     assert "--conf" in text
+
+
+def test_v2_run_checks_the_data_against_its_custody_record(tmp_path, capsys, monkeypatch):
+    """The CLI finds the custody record that names the data root (data/custody/v2-*.json), checks every file before
+    use — an edited gold answer stops the run, the file named — and writes the usage of its one executor."""
+    import shutil
+
+    from mnemetric.longmemeval_v2.obtain import prepare
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MNEMETRIC_RUN_LOG", str(tmp_path / "run-log.jsonl"))
+    shutil.copytree(ROOT / "data" / "sample-v2", tmp_path / "data" / "sample-v2")
+    (tmp_path / "data" / "custody").mkdir()
+    prepare({"name": "sample", "source": "bundled", "data_root": "data/sample-v2"}, "data/custody/v2-sample.json")
+    args = ("v2", "run", "data/sample-v2", "--haystack", "small", "--memory", "bm25", "--token-counter", "o200k")
+    code, _, err = run(capsys, *args, "--out", tmp_path / "ok")
+    assert code == 0, err
+    assert json.loads((tmp_path / "ok" / "usage.json").read_text())["responses"] == 0
+    assert json.loads((tmp_path / "run-log.jsonl").read_text().splitlines()[-1])["stage"] == "v2 run"
+    questions = tmp_path / "data" / "sample-v2" / "questions.jsonl"
+    questions.write_text(questions.read_text().replace('"answer": "', '"answer": "not ', 1))
+    code, _, err = run(capsys, *args, "--out", tmp_path / "edited")
+    assert code != 0 and "Traceback" not in err
+    assert "data/sample-v2/questions.jsonl: changed since its custody record data/custody/v2-sample.json" in err
+    assert not (tmp_path / "edited").exists()

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from mnemetric.llm import LLMClient, ResponseCache, message_text
+from mnemetric.llm import message_text
 from mnemetric.longmemeval_v2 import upstream_text as ut
 from mnemetric.longmemeval_v2.llm_checkers import CHECKER_TEXT_FROM, CheckCase, LLMCheckers, OfflineChecker
 from mnemetric.longmemeval_v2.upstream_text import checker_texts
+from tests.longmemeval_v2.executing import Bound, executor
 from tests.support.openai_server import FakeOpenAIServer
 from tests.support.standin_v2 import ABS_SYSTEM, QA_STAND_IN, abs_user
 from tests.support.upstream_v2 import upstream_v2_function
@@ -32,9 +33,7 @@ def judge(messages):
 
 
 def checkers(server, tmp_path):
-    client = LLMClient(base_url=server.base_url, api_key="sk-test", cache=ResponseCache(tmp_path / "c.sqlite"),
-                       max_attempts=4, backoff_base=0.05)
-    return LLMCheckers(client, TEXTS)
+    return Bound(LLMCheckers(TEXTS, base_url=server.base_url), executor(tmp_path, server.base_url))
 
 
 CASES = [

@@ -344,19 +344,63 @@ def test_prepare_refuses_data_it_has_no_pins_for(tmp_path, key, value):
         prepare(tier_settings(tmp_path / "root", **{key: value}), tmp_path / "c.json")
 
 
-def test_prepare_bundled_records_every_file_of_the_root(tmp_path):
-    from mnemetric.longmemeval_v2.obtain import is_verified, prepare
+def _sample_copy(tmp_path):
+    import shutil
+
+    from tests.conftest import ROOT
 
     root = tmp_path / "sample"
-    (root / "haystacks").mkdir(parents=True)
-    (root / "questions.jsonl").write_bytes(b'{"id": "q"}\n')
-    (root / "haystacks" / "lme_v2_small.json").write_bytes(b"{}")
-    record = prepare({"name": "sample", "source": "bundled", "data_root": str(root)}, tmp_path / "c.json")
-    assert record["files"] == [
-        {"file": "haystacks/lme_v2_small.json", "sha256": sha(b"{}"), "size": 2},
-        {"file": "questions.jsonl", "sha256": sha(b'{"id": "q"}\n'), "size": 12}]
-    assert record["source"] == "bundled" and not is_verified(record)
+    shutil.copytree(ROOT / "data" / "sample-v2", root)
+    return root
+
+
+def test_prepare_bundled_records_every_file_of_the_root_against_its_sha256sums(tmp_path):
+    from mnemetric.longmemeval_v2.obtain import is_verified, prepare
+
+    root = _sample_copy(tmp_path)
+    settings = {"name": "sample", "source": "bundled", "data_root": str(root), "haystack": "small", "images": True}
+    record = prepare(settings, tmp_path / "c.json")
+    files = {f["file"]: f for f in record["files"]}
+    assert set(files) == {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    q = (root / "questions.jsonl").read_bytes()
+    assert files["questions.jsonl"] == {"file": "questions.jsonl", "sha256": sha(q), "size": len(q),
+                                        "expected_sha256": sha(q), "verified": True}
+    assert files["SHA256SUMS"]["expected_sha256"] is None  # the manifest itself
+    assert record["source"] == "bundled" and record["data_root"] == root.as_posix() and not is_verified(record)
     assert json.loads((tmp_path / "c.json").read_text()) == record
+
+
+def test_an_edited_bundled_file_is_recorded_as_not_matching_sha256sums(tmp_path):
+    from mnemetric.longmemeval_v2.data_custody import verify_root
+    from mnemetric.longmemeval_v2.obtain import prepare
+
+    root = _sample_copy(tmp_path)
+    text = (root / "questions.jsonl").read_text()
+    (root / "questions.jsonl").write_text(text.replace('"answer": "', '"answer": "X', 1))
+    prepare({"name": "sample", "source": "bundled", "data_root": str(root)}, tmp_path / "c.json")
+    check = verify_root(tmp_path / "c.json", root)
+    assert check.unverified == ("questions.jsonl",) and not check.sha256_verified
+    assert check.reasons[0].startswith("data file questions.jsonl does not match SHA256SUMS")
+
+
+def test_a_failed_prepare_never_replaces_a_record(tmp_path):
+    """A bad data root (not a V2 root, or another root than the record's) leaves the record byte for byte."""
+    from mnemetric.errors import MnemetricError
+    from mnemetric.longmemeval_v2.obtain import prepare
+
+    root = _sample_copy(tmp_path)
+    custody = tmp_path / "c.json"
+    prepare({"name": "sample", "source": "bundled", "data_root": str(root)}, custody)
+    before = custody.read_bytes()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "questions.jsonl").write_text('{"id": "q"}\n')
+    with pytest.raises(ConfigError, match="is the custody record of .*sample, not of .*other") as err:
+        prepare({"name": "sample", "source": "bundled", "data_root": str(tmp_path / "other")}, custody)
+    assert "-S v2.name=" in str(err.value)
+    fresh = tmp_path / "fresh.json"
+    with pytest.raises(MnemetricError):  # not a valid root: validated before anything is written
+        prepare({"name": "x", "source": "bundled", "data_root": str(tmp_path / "other")}, fresh)
+    assert custody.read_bytes() == before and not fresh.exists()
 
 
 def test_prepare_names_a_bad_source_and_a_missing_bundled_root(tmp_path):

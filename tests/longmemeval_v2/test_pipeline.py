@@ -9,9 +9,10 @@ import pytest
 
 from mnemetric.config import compose
 from mnemetric.errors import ConfigError, MnemetricError
-from mnemetric.llm import LLMClient
 from mnemetric.longmemeval_v2.pins import DATA_PINS
-from mnemetric.longmemeval_v2.pipeline import GROUPS, build_component, conf_dir, option, run_from_settings, v2_manifest
+from mnemetric.longmemeval_v2.data_custody import DataCheck
+from mnemetric.longmemeval_v2.manifest import v2_manifest
+from mnemetric.longmemeval_v2.pipeline import GROUPS, build_component, conf_dir, option, run_from_settings
 from tests.conftest import ROOT
 
 V2_OPTIONS = sorted((g, p.stem) for g in GROUPS for p in (ROOT / "conf" / "v2" / g).glob("*.yaml"))
@@ -29,22 +30,10 @@ def test_every_group_has_its_options():
     assert conf_dir().resolve() == (ROOT / "conf" / "v2").resolve()
 
 
-class Connect:
-    """A client factory that records what it was asked for (an LLMClient is built; nothing is sent)."""
-
-    def __init__(self):
-        self.calls = []
-
-    def __call__(self, base_url, role):
-        self.calls.append((base_url, role))
-        return LLMClient(base_url="http://127.0.0.1:9/v1", api_key="sk-test")
-
-
 @pytest.mark.parametrize(("group", "name"), V2_OPTIONS)
 def test_every_v2_option_composes_and_instantiates(tmp_path, monkeypatch, group, name):
     cfg = compose([f"v2/{group}={name}"])["v2"][group]
     assert isinstance(cfg.get("_target_"), str) and cfg["_target_"].startswith("mnemetric.longmemeval_v2.")
-    connect = Connect()
     if (group, name) in NEEDS_UPSTREAM and not os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"):
         # no checkout named: a stand-in file is refused by its sha256 (the download is never reached)
         stand_in = tmp_path / "upstream"
@@ -52,26 +41,26 @@ def test_every_v2_option_composes_and_instantiates(tmp_path, monkeypatch, group,
         (stand_in / "evaluation" / NEEDS_UPSTREAM[group, name]).write_text("X = 1\n")
         monkeypatch.setenv("MNEMETRIC_LONGMEMEVAL_V2_DIR", str(stand_in))
         with pytest.raises(MnemetricError, match="not the pinned upstream revision"):
-            build_component(cfg, f"v2.{group}", connect)
+            build_component(cfg, f"v2.{group}")
         return
     if (group, name) == ("token_counter", "qwen"):
         with pytest.raises(ConfigError, match="Qwen/Qwen3.5-9B") as err:
-            build_component(cfg | {"path": str(tmp_path / "no-processor")}, "v2.token_counter", connect)
+            build_component(cfg | {"path": str(tmp_path / "no-processor")}, "v2.token_counter")
         assert "not official" in str(err.value)
         return
     if (group, name) == ("memory", "dense"):
         cfg = cfg | {"backend": "openai", "model": "emb-test", "base_url": "http://127.0.0.1:9/v1"}
-    built = build_component(cfg, f"v2.{group}", connect)
+    built = build_component(cfg, f"v2.{group}")
     if (group, name) == ("token_counter", "auto"):
         assert built.name.startswith(("o200k-standin", "qwen3.5-9b-processor"))  # the counter keeps its own name
     else:
         assert built.name == cfg["name"]
-    roles = {"reader": "reader", "checker": "judge"}
-    assert connect.calls == ([(None, roles[group])] if cfg.get("_partial_") else [])
+    assert "_partial_" not in cfg and not hasattr(built, "client")  # no component holds a client (the executor sends)
     if group == "memory":
         assert built.query("anything") == []  # an empty memory: nothing inserted yet
     if group in ("reader", "checker"):
-        assert built.official is (cfg.get("_partial_") is True and (group, name) in NEEDS_UPSTREAM)
+        assert built.official is ((group, name) in NEEDS_UPSTREAM)
+        assert built.calls_model is ((group, name) in NEEDS_UPSTREAM)
 
 
 @pytest.mark.parametrize("tier", ["small", "medium"])
@@ -98,7 +87,7 @@ def test_the_sample_option_is_offline_and_bundled():
 def test_a_component_given_as_a_name_says_how_to_choose_an_option():
     settings = compose()["v2"] | {"memory": "full-context"}
     with pytest.raises(ConfigError) as err:
-        run_from_settings(settings, {})
+        run_from_settings(settings)
     text = str(err.value)
     assert text.startswith("v2.memory: expected a component") and "-S v2/memory=<option>" in text
     assert "bm25, dense, full-context, none" in text
@@ -120,7 +109,7 @@ def test_run_with_no_memory_answers_unknown_everywhere(monkeypatch):
     """memory none → no items → the offline reader answers \\boxed{UNKNOWN} → every score is 0 (is_unknown rule)."""
     monkeypatch.chdir(ROOT)
     settings = compose(["v2/memory=none"])["v2"]
-    run = run_from_settings(settings, {})
+    run = run_from_settings(settings)
     rows = [r for rs in run.rows.values() for r in rs]
     assert len(rows) == 14 and all(len(r.memory_context) == 0 and r.is_unknown and r.score == 0.0 for r in rows)
     assert run.summary["settings"]["memory"] == "none"
@@ -128,7 +117,7 @@ def test_run_with_no_memory_answers_unknown_everywhere(monkeypatch):
     reasons = run.summary["official_equivalence"]["reasons"]
     assert reasons[0] == "data root not verified against the pinned dataset revision"
     assert not any(r.startswith("images off") for r in reasons)
-    off = run_from_settings(settings | {"images": False}, {})
+    off = run_from_settings(settings | {"images": False})
     assert ("images off: screenshots and question images are not required to exist, and a missing question "
             "image is left out (upstream's runs use them)") in off.summary["official_equivalence"]["reasons"]
 
@@ -141,24 +130,23 @@ def _naive_sha(obj) -> str:
                           .encode("utf-8")).hexdigest()
 
 
-CUSTODY = (b'{"verified": true, "files": [{"file": "b.json", "sha256": "bb", "size": 2, "verified": true},\n'
-           b'{"file": "a.jsonl", "sha256": "aa", "size": 1, "verified": true}]}\n')
+DATA = DataCheck("data/custody/v2-small.json", "c" * 64, "f" * 64, 2, True)
 
 
 def test_manifest_names_the_data_components_and_the_custody_verdict():
-    import hashlib
 
     settings = compose(["v2=small"])["v2"]
     summary = {"combined": {"questions": 3, "scored": 2, "failed": 1},
-               "official_equivalence": {"official": False, "reasons": ["r"]}}
+               "official_equivalence": {"value": False, "reasons": ["r"]}}
     facts = {"reader": {"name": "openai", "model": "Qwen/Qwen3.5-9B", "sends_prompts": True, "official": False,
                         "harness_sha256": "h1", "texts_sha256": "t1"},
              "checker": {"name": "llm", "model": "gpt-5.2", "reasoning_effort": "medium",
                          "max_completion_tokens": 4096, "official": True, "qa_eval_metrics_sha256": "q1",
-                         "prompt_set_sha256": "p1"},
+                         "prompt_set_sha256": "p1", "kind": "llm"},
              "token_counter": {"name": "qwen3.5-9b-processor", "official": False}}
-    m = v2_manifest(settings, summary, "metrics/run-v2.json", data_verified=True, facts=facts,
-                    custody_file="data/custody/v2-small.json", custody=CUSTODY, fingerprint_sha256="f1")
+    sent = [{"max_completion_tokens": 4096, "reasoning_effort": "medium"}]
+    m = v2_manifest(settings, summary, "metrics/run-v2.json", data=DATA, facts=facts, fingerprint_sha256="f1",
+                    judge_params_sent=sent).to_record()
     memory = {"_target_": "mnemetric.longmemeval_v2.baselines.bm25_states", "name": "bm25", "top_k": 10}
     assert settings["memory"] == memory
     assert m == {
@@ -167,23 +155,22 @@ def test_manifest_names_the_data_components_and_the_custody_verdict():
         "variant": {"name": "small", "data_root": "data/v2/small", "haystack": "small", "sha256_verified": True,
                     "source": "huggingface", "repo": "xiaowu0162/longmemeval-v2",
                     "revision": "f152293e235517d504809563c833d7190b8c713b",
-                    "custody": {"file": "data/custody/v2-small.json", "sha256": hashlib.sha256(CUSTODY).hexdigest(),
-                                "files_sha256": _naive_sha([{"file": "a.jsonl", "sha256": "aa"},
-                                                            {"file": "b.json", "sha256": "bb"}])}},
+                    "custody": {"file": "data/custody/v2-small.json", "sha256": "c" * 64, "files_sha256": "f" * 64},
+                    "unverified_files": []},
         "suite": {"name": "full"},
         "memory": {"name": "bm25", "target": memory["_target_"], "settings": {"top_k": 10},
                    "config_sha256": _naive_sha(memory), "fingerprint_sha256": "f1"},
         "reader": {"name": "openai", "model": "Qwen/Qwen3.5-9B", "sends_prompts": True, "official": False,
-                   "harness_sha256": "h1", "texts_sha256": "t1"},
+                   "harness_sha256": "h1", "texts_sha256": "t1", "params_sent": []},
         "judge": {"name": "llm", "kind": "llm", "model": "gpt-5.2", "reasoning_effort": "medium",
                   "max_completion_tokens": 4096, "prompt_set_sha256": "p1", "official": True,
-                  "qa_eval_metrics_sha256": "q1"},
+                  "qa_eval_metrics_sha256": "q1", "params_sent": sent},
         "token_counter": {"name": "qwen3.5-9b-processor", "official": False},
         "counts": {"questions": 3, "judged": 2, "failed": 1},
         "official_equivalence": {"value": False, "reasons": ["r"]}}
-    sample = v2_manifest(compose()["v2"], summary, "p")
+    sample = v2_manifest(compose()["v2"], summary, "p").to_record()
     assert (sample["reader"], sample["judge"]["kind"], sample["variant"]["sha256_verified"]) == (
-        {"name": "offline", "model": None}, "offline", False)
+        {"name": "offline", "model": None, "params_sent": []}, "offline", False)
     assert (sample["variant"]["repo"], sample["variant"]["custody"]) == (
         None, {"file": None, "sha256": None, "files_sha256": None})
 
@@ -191,12 +178,12 @@ def test_manifest_names_the_data_components_and_the_custody_verdict():
 def test_the_sample_run_records_what_its_components_are(monkeypatch):
     """The offline reader sends no prompts, so no harness.py hash is recorded even when the texts are at hand."""
     monkeypatch.chdir(ROOT)
-    run = run_from_settings(compose(["v2/memory=none"])["v2"], {})
+    run = run_from_settings(compose(["v2/memory=none"])["v2"])
     assert run.provenance == {
         "reader": {"name": "offline", "model": None, "sends_prompts": False, "official": False,
                    "harness_sha256": None, "texts_sha256": None},
         "checker": {"name": "offline", "model": None, "reasoning_effort": None, "max_completion_tokens": None,
-                    "official": False, "qa_eval_metrics_sha256": None, "prompt_set_sha256": None},
+                    "official": False, "qa_eval_metrics_sha256": None, "prompt_set_sha256": None, "kind": "offline"},
         "token_counter": {"name": "o200k-standin", "official": False}}
 
 
@@ -212,9 +199,11 @@ def test_the_llm_options_run_the_sample_against_a_local_server_and_a_rerun_sends
     settings = compose(["v2/reader=openai", "v2/checker=llm", "v2.domains=[web]"])["v2"]
     with FakeOpenAIServer(reply=lambda messages: '{"label": 1} \\boxed{Meadow Post}') as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        first = run_from_settings(settings, {"max_concurrency": 4})
+        from mnemetric.execute import build_executor
+
+        first = run_from_settings(settings, build_executor(None, {"max_concurrency": 4}))
         sent = server.count
-        again = run_from_settings(settings, {"max_concurrency": 4})
+        again = run_from_settings(settings, build_executor(None, {"max_concurrency": 4}))
         assert server.count == sent  # every request served from the cache
     rows = first.rows["web"]
     llm_rows = [r for r in rows if r.eval_function.split("|")[0] in ("llm_abstention_checker", "llm_gotchas_checker")]

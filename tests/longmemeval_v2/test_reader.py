@@ -7,9 +7,9 @@ import base64
 
 import pytest
 
-from mnemetric.llm import LLMClient, ResponseCache
 from mnemetric.longmemeval_v2.reader import OfflineReader, OpenAIReader, ReaderInput
 from mnemetric.longmemeval_v2.upstream_text import reader_texts
+from tests.longmemeval_v2.executing import Bound, executor
 from tests.support.openai_server import Fault, FakeOpenAIServer
 from tests.support.standin_v2 import HARNESS_STAND_IN, INTRO, QUESTION_HEAD, WEB_PROMPT
 
@@ -31,9 +31,7 @@ def server():
 
 
 def reader(server, tmp_path):
-    client = LLMClient(base_url=server.base_url, api_key="sk-test", cache=ResponseCache(tmp_path / "c.sqlite"),
-                       max_attempts=4, backoff_base=0.05)
-    return OpenAIReader(client, TEXTS)
+    return Bound(OpenAIReader(TEXTS, base_url=server.base_url), executor(tmp_path, server.base_url))
 
 
 def inputs(tmp_path):
@@ -104,7 +102,6 @@ def test_offline_reader():
 
 
 def test_official_only_with_the_run_eval_reader_and_pinned_texts(tmp_path):
-    client = LLMClient(base_url="http://127.0.0.1:9/v1", api_key="sk-test", use_cache=False)
     # stand-in texts are never pinned, so no stand-in reader is official, whatever its settings
-    assert not OpenAIReader(client, TEXTS).official
-    assert not OpenAIReader(client, TEXTS, params={"enable_thinking": False}).official
+    assert not OpenAIReader(TEXTS).official
+    assert not OpenAIReader(TEXTS, params={"enable_thinking": False}).official

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from mnemetric.llm import LLMClient, ResponseCache, message_text
+from mnemetric.llm import message_text
 from mnemetric.longmemeval_v2 import upstream_text as ut
 from mnemetric.longmemeval_v2.reader import OpenAIReader, ReaderInput
 from mnemetric.longmemeval_v2.upstream_text import reader_texts
+from tests.longmemeval_v2.executing import executor
 from tests.support.openai_server import FakeOpenAIServer
 from tests.support.standin_v2 import HARNESS_STAND_IN
 from tests.support.upstream_v2 import upstream_v2_function
@@ -53,9 +54,8 @@ def server():
 
 
 def answer(server, tmp_path, *questions):
-    client = LLMClient(base_url=server.base_url, api_key="sk-test", cache=ResponseCache(tmp_path / "c.sqlite"),
-                       backoff_base=0.01, backoff_cap=0.02, non_answer_attempts=2)
-    return OpenAIReader(client, TEXTS).answer_all([ReaderInput("web", [], q, None) for q in questions])
+    ex = executor(tmp_path, server.base_url, backoff_base=0.01, backoff_cap=0.02, non_answer_attempts=2)
+    return OpenAIReader(TEXTS, base_url=server.base_url).answer_all([ReaderInput("web", [], q, None) for q in questions], ex)
 
 
 def test_empty_content_answers_from_reasoning_and_a_rerun_sends_nothing(server, tmp_path):

@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from mnemetric.llm import LLMClient, ResponseCache
 from mnemetric.longmemeval_v2.aggregate import aggregate_file
 from mnemetric.config import build
 from mnemetric.longmemeval_v2.llm_checkers import LLMCheckers, OfflineChecker
@@ -19,6 +18,7 @@ from mnemetric.longmemeval_v2.run import run_v2, tier_of, write_run
 from mnemetric.longmemeval_v2.tokens import O200kCounter
 from mnemetric.longmemeval_v2.upstream_text import checker_texts, reader_texts
 from tests.conftest import ROOT
+from tests.longmemeval_v2.executing import executor
 from tests.support.openai_server import FakeOpenAIServer
 from tests.support.standin_v2 import HARNESS_STAND_IN, QA_STAND_IN
 
@@ -63,7 +63,7 @@ def test_offline_run_on_the_sample(tmp_path, haystack, shared):
     assert acc["n"] == 14 and acc["value"] == acc["correct"] / 14 and acc["ci95_low"] <= acc["value"] <= acc["ci95_high"]
     assert summary["lafs"]["computed"] and summary["lafs"]["tier"] == haystack
     eq = summary["official_equivalence"]
-    assert eq["official"] is False and any("token counter" in r for r in eq["reasons"])
+    assert eq["value"] is False and any("token counter" in r for r in eq["reasons"])
     assert any("reader 'offline'" in r for r in eq["reasons"]) and any("checker 'offline'" in r for r in eq["reasons"])
 
 
@@ -98,16 +98,19 @@ def test_llm_run_on_the_local_server_marks_failures(tmp_path):
         return "null_content" if isinstance(user, list) and "order 1042 go through" in user[-1].get("text", "") else None
 
     with FakeOpenAIServer(reply=reply, non_answer_for=null_for_one) as server:
-        client = LLMClient(base_url=server.base_url, api_key="sk-test", cache=ResponseCache(tmp_path / "c.sqlite"),
-                           max_attempts=4, backoff_base=0.05, non_answer_attempts=1)
         texts = reader_texts(HARNESS_STAND_IN)
+
         def once():
-            return run_v2(SAMPLE, "small", ("web",), factory=lambda: make_memory("bm25", SAMPLE), memory_name="bm25",
-                          reader=OpenAIReader(client, texts), checker=LLMCheckers(client, checker_texts(QA_STAND_IN)),
-                          counter=O200kCounter(), texts=texts)
-        run = once()
+            ex = executor(tmp_path, server.base_url, non_answer_attempts=1)
+            done = run_v2(SAMPLE, "small", ("web",), factory=lambda: make_memory("bm25", SAMPLE), memory_name="bm25",
+                          reader=OpenAIReader(texts, base_url=server.base_url),
+                          checker=LLMCheckers(checker_texts(QA_STAND_IN), base_url=server.base_url),
+                          counter=O200kCounter(), texts=texts, executor=ex)
+            return done, ex.usage
+        (run, usage), sent = once(), None
         sent = server.count
-        rerun = once()
+        assert usage.requests_sent == sent  # ONE ledger: the reader's and the checker's requests together
+        rerun, _ = once()
         # a rerun is served from the cache, except the non-answer, which was never cached: asked again
         assert server.count == sent + 1
         assert [r.score for r in rerun.rows["web"]] == [r.score for r in run.rows["web"]]
@@ -123,6 +126,34 @@ def test_llm_run_on_the_local_server_marks_failures(tmp_path):
     assert run.summary["domains"]["web"]["failed"] == 1
     assert any("1 question(s) failed" in r for r in run.summary["official_equivalence"]["reasons"])
     assert sent == 7 + 3  # 7 reader requests (the null one once) + 3 judge calls (2 abstention, 1 gotchas)
+    # the evidence travels with the verdicts: every row names its reader request; LLM-checked rows their judge request
+    asked = {b["messages"][0]["content"][:20]: b for b in (r.body for r in server.requests)}
+    for row in run.rows["web"]:
+        assert len(row.extra["reader_request_sha256"]) == 64
+        assert row.extra["reader_params_sent"] == {"temperature": 0.6, "top_p": 0.95, "max_tokens": 20000,
+                                                   "extra_body": {"top_k": 20}}
+        judged = row.eval_function.startswith("llm_") and not row.failed
+        assert ("checker_request_sha256" in row.extra) is judged
+        if judged:
+            assert row.extra["checker_params_sent"] == {"reasoning_effort": "medium", "max_completion_tokens": 4096}
+    assert asked  # the server saw the requests the rows name
+
+
+def test_reader_and_checker_share_one_budget(tmp_path):
+    """max_requests 8: the reader's 7 requests fit, the checker's 3 more do not — the run stops, because the reader and
+    the LLM checkers draw on ONE budget (one executor per run)."""
+    from mnemetric.errors import MnemetricError
+
+    reply = lambda messages: '{"label": 1}' if messages[0]["content"].startswith("Stand-in rubric") else "\\boxed{x}"
+    texts = reader_texts(HARNESS_STAND_IN)
+    with FakeOpenAIServer(reply=reply) as server:
+        ex = executor(tmp_path, llm={"budget": {"max_requests": 8}})
+        with pytest.raises(MnemetricError, match="budget|max_requests"):
+            run_v2(SAMPLE, "small", ("web",), factory=lambda: make_memory("bm25", SAMPLE), memory_name="bm25",
+                   reader=OpenAIReader(texts, base_url=server.base_url),
+                   checker=LLMCheckers(checker_texts(QA_STAND_IN), base_url=server.base_url),
+                   counter=O200kCounter(), texts=texts, executor=ex)
+        assert server.count == 8 and ex.usage.requests_sent == 8
 
 
 def test_images_off_leaves_a_missing_question_image_out(tmp_path):
@@ -153,7 +184,7 @@ def test_images_off_leaves_a_missing_question_image_out(tmp_path):
 def test_the_offline_readers_tracked_outputs_do_not_depend_on_the_pinned_texts_being_at_hand():
     """metrics/v2.json is tracked: an offline run must give the same summary whether or not a checkout or the
     cache holds the pinned reader texts (the offline reader sends no prompt; only the prompt log differs)."""
-    from mnemetric.longmemeval_v2.pipeline import tracked_summary
+    from mnemetric.longmemeval_v2.metrics_file import tracked_summary
 
     with_texts = offline(texts=reader_texts(HARNESS_STAND_IN))
     without = offline(texts=None)
@@ -164,9 +195,11 @@ def test_the_offline_readers_tracked_outputs_do_not_depend_on_the_pinned_texts_b
 def test_a_reader_that_sends_the_texts_is_not_official_without_pinned_ones(tmp_path):
     from mnemetric.longmemeval_v2.run import official_reasons
 
-    client = LLMClient(base_url="http://127.0.0.1:9", api_key="sk-test", cache=ResponseCache(tmp_path / "c.sqlite"))
+    from mnemetric.longmemeval_v2.facts import checker_facts, counter_facts, reader_facts
+
     run = offline()
     stand_in = reader_texts(HARNESS_STAND_IN)  # parsed from a stand-in file: not the pinned bytes
-    reasons = official_reasons(run.summary["settings"], run.rows, reader=OpenAIReader(client, stand_in),
-                               checker=OfflineChecker(), counter=O200kCounter(), texts=stand_in, data_verified=True)
+    facts = {"reader": reader_facts(OpenAIReader(stand_in), stand_in), "checker": checker_facts(OfflineChecker()),
+             "token_counter": counter_facts(O200kCounter())}
+    reasons = official_reasons(run.summary["settings"], run.rows, facts, data=None)
     assert "reader texts not read from the pinned upstream harness.py" in reasons

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.stages.conftest import sample_ids, write_questions_of
 
 
 @pytest.fixture()
@@ -21,6 +22,8 @@ def workspace(tmp_path: Path, adapted_sample: Path) -> Path:
     (tmp_path / "data" / "adapted").mkdir(parents=True)
     shutil.copy(adapted_sample, tmp_path / "data" / "adapted" / "sample.jsonl")
     (tmp_path / "data" / "runs").mkdir()
+    (tmp_path / "data" / "suites").mkdir()
+    write_questions_of(tmp_path, sample_ids(tmp_path))
     return tmp_path
 
 

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from mnemetric.errors import ConfigError, InputError
+from mnemetric.errors import ConfigError
 from mnemetric.cli.registry import Handler, command, group, subcommand
 
 group("v2", "LongMemEval-V2: validate, run, aggregate, combine, lafs, compare",
@@ -62,19 +62,6 @@ def _aggregate(p: argparse.ArgumentParser) -> Handler:
     return run
 
 
-def _load_object(path: Path) -> dict:
-    from mnemetric.io import require_file
-
-    text = require_file(path).read_text(encoding="utf-8")
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), "<file>", "<json>", f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
-    if not isinstance(obj, dict):
-        raise InputError(str(path), "<file>", "<json>", f"expected a JSON object, got {type(obj).__name__}")
-    return obj
-
-
 @both("combine", "combine web + enterprise aggregated_metrics.json as upstream's leaderboard script",
          "Combine WEB and ENTERPRISE (two aggregated_metrics.json of one method at one tier) exactly as "
          f"leaderboard/combine_aggregated_metrics.py of {_UPSTREAM}: overall scores weighted by their counts, "
@@ -89,10 +76,10 @@ def _combine(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--combined-at-utc", help="value of combined_at_utc (default: the key is left out)")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval_v2.aggregate import write_upstream_json
+        from mnemetric.longmemeval_v2.aggregate import read_aggregated, write_upstream_json
         from mnemetric.longmemeval_v2.combine import combine_aggregates
 
-        combined = combine_aggregates(_load_object(a.web), _load_object(a.enterprise),
+        combined = combine_aggregates(read_aggregated(a.web), read_aggregated(a.enterprise),
                                       sources=(str(a.web), str(a.enterprise)), combined_at_utc=a.combined_at_utc)
         write_upstream_json(a.out, combined)
         o = combined["overall"]
@@ -168,7 +155,12 @@ def _haystack(root: Path, given: str) -> str | Path:
             "upstream), cut the items to the token budget, ask the reader, score with upstream's checkers, and "
             "write OUT/<domain>/per_question.jsonl and aggregated_metrics.json (upstream layouts), "
             "OUT/combined_aggregated_metrics.json (web + enterprise) and OUT/v2.json (Mnemetric summary: "
-            "intervals, LAFS gain, official_equivalence with reasons), each atomically. "
+            "intervals, LAFS gain, official_equivalence with reasons), each atomically; OUT/usage.json holds the "
+            "cost of the work and the run log the counters. Every model call (reader and LLM checkers) goes "
+            "through ONE executor: one budget (--max-requests, --max-usd) and one usage ledger for the whole run. "
+            "Before use, every data file is checked against the data root's custody record (--custody; by default "
+            "the data/custody/v2-*.json that names DATA_ROOT): a changed file stops the run, named; with no record "
+            "the data counts as not verified, and only verified official data can make the run official. "
             "--reader offline / --checker offline / --token-counter o200k run with no model and no network "
             "(not official). Example: mnemetric v2 run data/sample-v2 --haystack small --memory bm25 "
             "--reader offline --checker offline --out runs/v2-sample")
@@ -191,6 +183,11 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--judge-model", default="gpt-5.2")
     p.add_argument("--judge-base-url", default=None)
     p.add_argument("--concurrency", type=int, default=16)
+    p.add_argument("--max-requests", type=int, default=None,
+                   help="budget: uncached requests of the whole run, reader and checkers together (default 5000)")
+    p.add_argument("--max-usd", type=float, default=None, help="budget: dollars of the whole run (default 50)")
+    p.add_argument("--custody", type=Path, default=None,
+                   help="the data root's custody record (default: the data/custody/v2-*.json that names DATA_ROOT)")
     p.add_argument("--token-counter", default="auto",
                    help=f"token_counter option in <conf>/v2/token_counter/ (shipped: {_shipped('token_counter')}). "
                         "qwen: the official Qwen/Qwen3.5-9B processor (local only); o200k: offline stand-in; "
@@ -203,17 +200,38 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--out", type=Path, required=True, help="output folder")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval_v2.run import run_named, write_run
+        import time
 
-        result = run_named(a.data_root, _haystack(a.data_root, a.haystack), memory=a.memory,
-                           memory_options={"top_k": a.top_k}, domains=a.domain or ("web", "enterprise"),
-                           reader=a.reader, reader_model=a.reader_model, reader_base_url=a.reader_base_url,
-                           enable_thinking=not a.no_thinking, checker=a.checker, judge_model=a.judge_model,
-                           judge_base_url=a.judge_base_url, token_counter=a.token_counter,
-                           processor_path=a.processor_path, max_tokens=a.max_tokens,
-                           check_images=not a.no_images, llm={"max_concurrency": a.concurrency},
-                           conf=a.conf if a.conf.is_dir() else None)
-        for path in write_run(a.out, result):
+        from mnemetric.execute import build_executor
+        from mnemetric.llm.run_log import finish_stage_run
+        from mnemetric.llm.usage import write_usage
+        from mnemetric.longmemeval_v2.data_custody import find_custody, verify_root
+        from mnemetric.longmemeval_v2.pipeline import run_named
+        from mnemetric.longmemeval_v2.run import write_run
+
+        custody = a.custody or find_custody(Path("data/custody"), a.data_root)
+        data = verify_root(custody, a.data_root) if custody is not None else None
+        if data is None:
+            print(f"note: no custody record names {a.data_root} (pass --custody): the data counts as not verified",
+                  file=sys.stderr)
+        budget = {k: v for k, v in (("max_requests", a.max_requests), ("max_usd", a.max_usd)) if v is not None}
+        llm = {"max_concurrency": a.concurrency, **({"budget": budget} if budget else {})}
+        executor, start = build_executor(None, llm), time.monotonic()
+        try:
+            result = run_named(a.data_root, _haystack(a.data_root, a.haystack), memory=a.memory,
+                               memory_options={"top_k": a.top_k}, domains=a.domain or ("web", "enterprise"),
+                               reader=a.reader, reader_model=a.reader_model, reader_base_url=a.reader_base_url,
+                               enable_thinking=not a.no_thinking, checker=a.checker, judge_model=a.judge_model,
+                               judge_base_url=a.judge_base_url, token_counter=a.token_counter,
+                               processor_path=a.processor_path, max_tokens=a.max_tokens,
+                               check_images=not a.no_images, data=data, executor=executor,
+                               conf=a.conf if a.conf.is_dir() else None)
+            finish_stage_run("v2 run", executor.usage, start)
+            written = write_run(a.out, result)
+            write_usage(a.out / "usage.json", executor.usage.work)
+        finally:
+            executor.close()
+        for path in [*written, a.out / "usage.json"]:
             print(path)
         s = result.summary
         for reason in s["official_equivalence"]["reasons"]:
@@ -222,7 +240,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         block = s["combined"] or next(iter(s["domains"].values()))
         acc = block["accuracy"]["overall_full_set"]
         print(f"overall_full_set {acc['value']!r} ({acc['correct']}/{acc['n']}), failed {block['failed']}, "
-              f"official {s['official_equivalence']['official']}", file=sys.stderr)
+              f"official {s['official_equivalence']['value']}", file=sys.stderr)
         return 0
     return run
 

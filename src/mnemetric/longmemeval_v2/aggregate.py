@@ -163,3 +163,17 @@ def write_upstream_json(path: str | os.PathLike[str], obj: Any) -> None:
     """Write :func:`upstream_json` of ``obj`` atomically (a crash leaves the old file or none)."""
     with atomic_open(path) as fh:
         fh.write(upstream_json(obj))
+
+
+def read_aggregated(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """An aggregated_metrics JSON read back (the reader beside :func:`write_upstream_json`): a JSON object whose
+    ``overall.count_all_questions`` is a positive integer, as leaderboard/combine_aggregated_metrics.py requires;
+    a missing file, bad JSON or a bad ``overall`` is an InputError naming the file and field."""
+    from mnemetric.longmemeval_v2.combine import question_count
+    from mnemetric.records import read_json_file
+
+    raw = read_json_file(path, missing_fix="aggregate a per_question.jsonl first (mnemetric v2 aggregate)")
+    if not isinstance(raw, dict):
+        raise InputError(str(path), "<file>", "<json>", f"expected a JSON object, got {type(raw).__name__}")
+    question_count(str(path), raw)
+    return raw

@@ -5,11 +5,11 @@ Built by ``conf/benchmark/longmemeval-v2.yaml`` (``_target_: mnemetric.longmemev
 
 Tasks: the five V2 abilities map to harness.py categories static, dynamic, procedure, gotchas and
 the three ``-abs`` categories (upstream-v2-protocol.md §1; xiaowu0162/LongMemEval-V2
-evaluation/harness.py CATEGORY_MAP @ be15ea6e995462f3391c1a610892df3f67dfa7bd), read from stage v2's
+evaluation/harness.py CATEGORY_MAP @ be15ea6e995462f3391c1a610892df3f67dfa7bd), read from stage v2_metrics's
 metrics/v2.json (``by_category``: upstream's aggregated_metrics breakdowns, web + enterprise). V2's
-official_equivalence is decided by its own pipeline (stage v2), so custody's judge gate and the V1
+official_equivalence is decided by its own pipeline (stages v2_memory … v2_metrics), so custody's judge gate and the V1
 cross-check do not apply (``official`` and ``crosscheck`` are None). Its run manifest,
-metrics/run-v2.json, is written by stage v2 itself (``manifest_sections`` is None); its result card
+metrics/run-v2.json, is written by stage v2_metrics itself (``manifest_sections`` is None); its result card
 (:func:`card_rows`) shows metrics/v2.json's ``combined.accuracy`` blocks (full set, non-abstention,
 abstention: value, Clopper-Pearson ``ci95_low|high``, n) and each category's ``pct_correct`` over
 ``count`` (``by_category.non_abstention_by_category``, then ``by_category.abstention_overall``).

@@ -9,7 +9,9 @@ from the pinned file — :mod:`.upstream_text`, :mod:`.requests`):
   False with no call.
 * request: ``[system rubric, user filled template]`` (:func:`~.requests.checker_messages`), text only;
   model gpt-5.2, reasoning_effort medium, max_completion_tokens 4096 (:func:`~.requests.checker_params`);
-  through :class:`mnemetric.llm.LLMClient` (cache, budget, retries; a rerun sends nothing).
+  a :class:`mnemetric.execute.ModelCall` (:meth:`LLMCheckers.calls`) that the run's executor sends (cache,
+  budget, retries; a rerun sends nothing); :meth:`LLMCheckers.read` reads its outcome. Each verdict keeps
+  the request sha256 and the parameters sent.
 * the reply text (:data:`CHECKER_TEXT_FROM`): the client's ``text_from="content_or_parts"``
   rule (:mod:`mnemetric.llm.replies`; _call_chat_completion's: the content string stripped, or its text
   parts joined, never ``reasoning``). Upstream returns "" for a blank content string (and its label
@@ -28,13 +30,13 @@ premise; gotchas → True iff at least half of the gold answer's content words o
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
-from mnemetric.llm import LLMClient
+from mnemetric.errors import PluginError
+from mnemetric.execute import ANSWER, CallOutcome, Executor, ModelCall
 from mnemetric.longmemeval_v2.checkers import ABSTENTION_CHECKER, LLM_CHECKERS
 from mnemetric.longmemeval_v2.judge_label import UnparseableJudgeReply, parse_judge_label
 from mnemetric.longmemeval_v2.requests import (
@@ -71,6 +73,10 @@ class CheckOutcome:
     verdict: bool | None
     failed: str | None = None
     called: bool = False
+    request_sha256: str | None = None
+    """The judge request's sha256 (the response cache's key); None when no call was made."""
+    params_sent: Mapping[str, Any] | None = field(default=None, compare=False)
+    """The output parameters of the judge request as sent; None when no call was made."""
 
 
 def _rule_failure(case: CheckCase) -> str | None:
@@ -81,16 +87,21 @@ def _rule_failure(case: CheckCase) -> str | None:
     return None
 
 
+JUDGE_ROLE = "judge"
+
+
 @dataclass
 class LLMCheckers:
-    """Both LLM checkers, with the pinned texts, through the one client."""
+    """Both LLM checkers, with the pinned texts: builds the judge calls, the run's executor sends them."""
 
-    client: LLMClient
     texts: CheckerTexts
     model: str = CHECKER_MODEL
+    base_url: str | None = None
+    """The judge server (None: ``$OPENAI_BASE_URL``, else the OpenAI default)."""
     reasoning_effort: str | None = CHECKER_REASONING_EFFORT
     max_completion_tokens: int = CHECKER_MAX_COMPLETION_TOKENS
     name: str = "llm"
+    calls_model: ClassVar[bool] = True
 
     @property
     def official(self) -> bool:
@@ -98,41 +109,50 @@ class LLMCheckers:
         return (self.model == CHECKER_MODEL and self.reasoning_effort == CHECKER_REASONING_EFFORT
                 and self.max_completion_tokens == CHECKER_MAX_COMPLETION_TOKENS and self.texts.is_pinned)
 
-    def check_all(self, cases: Sequence[CheckCase]) -> list[CheckOutcome]:
+    def precheck(self, case: CheckCase) -> CheckOutcome | None:
+        """The verdict without a call (the -abs rule, upstream's precheck), or None: the judge is needed."""
+        problem = _rule_failure(case)
+        if problem:
+            return CheckOutcome(None, problem)
+        if not checker_precheck(case.response_raw, case.gold):
+            return CheckOutcome(False)
+        return None
+
+    def calls(self, cases: Sequence[CheckCase]) -> list[ModelCall | None]:
+        """One judge call per case that needs one (None where :meth:`precheck` decides)."""
         params = checker_params(self.model, self.reasoning_effort, self.max_completion_tokens)
         params.pop("model")
-        outcomes: list[CheckOutcome | None] = [None] * len(cases)
-        pending: list[tuple[int, list[dict[str, str]]]] = []
-        for i, case in enumerate(cases):
-            problem = _rule_failure(case)
-            if problem:
-                outcomes[i] = CheckOutcome(None, problem)
-            elif not checker_precheck(case.response_raw, case.gold):
-                outcomes[i] = CheckOutcome(False)
-            else:
-                pending.append((i, checker_messages(case.name, case.question_text, case.gold, case.response_raw,
-                                                    case.response_parsed, self.texts)))
-        if pending:
-            replies = asyncio.run(self._all([m for _, m in pending], params))
-            for (i, _), reply in zip(pending, replies):
-                outcomes[i] = _verdict(reply)
-        return [o for o in outcomes if o is not None]
+        return [None if self.precheck(case) is not None else
+                ModelCall.chat(role=JUDGE_ROLE, model=self.model, base_url=self.base_url, params=params,
+                               text_from=CHECKER_TEXT_FROM,
+                               messages=checker_messages(case.name, case.question_text, case.gold, case.response_raw,
+                                                         case.response_parsed, self.texts))
+                for case in cases]
 
-    async def _all(self, messages: list[list[dict[str, str]]], params: dict[str, Any]):
-        try:
-            return list(await asyncio.gather(*(self.client.chat(self.model, m, text_from=CHECKER_TEXT_FROM, **params)
-                                               for m in messages)))
-        finally:
-            await self.client.aclose_transport()
+    def read(self, outcome: CallOutcome) -> CheckOutcome:
+        return read_verdict(outcome)
+
+    def check_all(self, cases: Sequence[CheckCase], executor: Executor) -> list[CheckOutcome]:
+        """Every case's verdict; the judge calls sent by the run's ``executor``."""
+        calls = self.calls(cases)
+        sent = [c for c in calls if c is not None]
+        outcomes = iter(executor.run(sent, desc="v2 checker") if sent else [])
+        return [self.precheck(case) if call is None else self.read(next(outcomes)) for case, call in zip(cases, calls)]
 
 
-def _verdict(result: Any) -> CheckOutcome:
-    if not result.ok:
-        return CheckOutcome(None, f"judge gave no answer: {result.failure}", called=True)
+def read_verdict(outcome: CallOutcome) -> CheckOutcome:
+    """The verdict of one judge outcome: ``parse_judge_label(text) == 1``; a non-answer or a reply without a
+    label → failed (upstream aborts)."""
+    evidence = {"called": True, "request_sha256": outcome.key, "params_sent": dict(outcome.params_sent)}
+    if outcome.kind not in (ANSWER, "non_answer", "failure"):
+        raise PluginError("executor", f"judge request {outcome.key[:12]}…", f"no result yet ({outcome.kind})",
+                          fix="rerun when the executor has it")
+    if not outcome.ok:
+        return CheckOutcome(None, f"judge gave no answer: {outcome.reason}", **evidence)
     try:
-        return CheckOutcome(parse_judge_label(result.text) == 1, called=True)
+        return CheckOutcome(parse_judge_label(outcome.text) == 1, **evidence)
     except UnparseableJudgeReply as exc:
-        return CheckOutcome(None, f"judge reply has no 0/1 label: {exc}", called=True)
+        return CheckOutcome(None, f"judge reply has no 0/1 label: {exc}", **evidence)
 
 
 NEGATIONS = frozenset({"not", "no", "never", "none", "cannot", "didn't", "doesn't", "isn't", "wasn't",
@@ -147,8 +167,10 @@ class OfflineChecker:
 
     name: str = "offline"
     official: bool = False
+    calls_model: ClassVar[bool] = False
 
-    def check_all(self, cases: Sequence[CheckCase]) -> list[CheckOutcome]:
+    def check_all(self, cases: Sequence[CheckCase], executor: Executor | None = None) -> list[CheckOutcome]:
+        """Every case's verdict (no call: ``executor`` is not used)."""
         return [self.check(c) for c in cases]
 
     def check(self, case: CheckCase) -> CheckOutcome:
@@ -165,16 +187,16 @@ class OfflineChecker:
         return CheckOutcome(bool(gold) and 2 * len(gold & said) >= len(gold))
 
 
-def llm_checkers(*, connect: Callable[[str | None, str], LLMClient], model: str = CHECKER_MODEL,
-                 base_url: str | None = None, reasoning_effort: str | None = CHECKER_REASONING_EFFORT,
+def llm_checkers(*, model: str = CHECKER_MODEL, base_url: str | None = None,
+                 reasoning_effort: str | None = CHECKER_REASONING_EFFORT,
                  max_completion_tokens: int = CHECKER_MAX_COMPLETION_TOKENS, name: str = "llm") -> LLMCheckers:
-    """conf/v2/checker/llm.yaml (``_partial_``; the run passes ``connect``): both LLM checkers with the pinned
-    prompts (checkout ``$MNEMETRIC_LONGMEMEVAL_V2_DIR``, else the cache, else a download) through one client."""
+    """conf/v2/checker/llm.yaml: both LLM checkers with the pinned prompts (checkout
+    ``$MNEMETRIC_LONGMEMEVAL_V2_DIR``, else the cache, else a download); the run's executor sends their calls."""
     import os
 
     from mnemetric.llm.cache import default_cache_dir
     from mnemetric.longmemeval_v2.upstream_text import load_checker_texts
 
     texts = load_checker_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir())
-    return LLMCheckers(connect(base_url, "judge"), texts, model=model, reasoning_effort=reasoning_effort,
+    return LLMCheckers(texts, model=model, base_url=base_url, reasoning_effort=reasoning_effort,
                        max_completion_tokens=max_completion_tokens, name=name)

@@ -153,7 +153,7 @@ def obtain(root: str | Path, tier: str, *, with_images: bool, official: bool, do
     checksums = parse_checksums(root / CHECKSUMS_FILE) if vouched else {}
     entries += [e for fp in vouched if (e := _obtain_vouched(fp, pins, root, checksums, kw, tier)) is not None]
     record: dict[str, Any] = {
-        "dataset": "longmemeval-v2", "source": "huggingface", "repo": pins.repo, "revision": pins.revision, "license": pins.license,
+        "dataset": "longmemeval-v2", "source": "huggingface", "data_root": root.as_posix(), "repo": pins.repo, "revision": pins.revision, "license": pins.license,
         "tier": tier, "domain": domain, "with_images": with_images, "official": official,
         "all_verified": all(e["verified"] for e in entries), "files": entries,
     }
@@ -183,17 +183,13 @@ def is_verified(record: dict[str, Any]) -> bool:
 
 
 def bundled_custody(root: str | Path, name: str) -> dict[str, Any]:
-    """The custody record of a committed data root (the bundled sample): every file's sha256 and size,
-    sorted by path; ``verified`` false (no dataset pin vouches for files we authored)."""
-    root = Path(root)
-    if not root.is_dir():
+    """The custody record of a committed data root (the bundled sample; :func:`.data_custody.bundled_record`)."""
+    from mnemetric.longmemeval_v2.data_custody import bundled_record
+
+    if not Path(root).is_dir():
         raise ConfigError("v2.data_root", f"{root} is not a folder",
                           fix="restore the bundled sample (git checkout data/sample-v2) or choose another v2 option")
-    files = [{"file": f.relative_to(root).as_posix(), "sha256": sha256_file(f), "size": f.stat().st_size}
-             for f in sorted(root.rglob("*")) if f.is_file()]
-    return {"dataset": "longmemeval-v2", "source": "bundled", "variant": name, "data_root": root.as_posix(),
-            "verified": False, "verification": "bundled sample authored by Mnemetric: no dataset pin applies",
-            "all_verified": False, "files": files}
+    return bundled_record(root, name).to_record()
 
 
 def pins_for(settings: dict[str, Any], pins: DataPins = DATA_PINS) -> DataPins:
@@ -214,16 +210,25 @@ def prepare(settings: dict[str, Any], custody: str | Path, *, pins: DataPins = D
     ``huggingface`` one gets exactly what its run needs downloaded into ``data_root`` (:func:`obtain`: the
     tier's haystack, both domains unless one is chosen, the screenshot archives only with ``images``),
     failing closed before any download when ``official`` and a file cannot be verified. The record is
-    written atomically to ``custody`` and returned. ``endpoint`` None: HF_ENDPOINT, else the Hub."""
+    written atomically to ``custody`` only after the root is obtained (and, for a bundled root, valid) and
+    returned; a record of another data root is never replaced (:func:`.data_custody.refuse_other_root`).
+    ``endpoint`` None: HF_ENDPOINT, else the Hub."""
+    from mnemetric.longmemeval_v2.data_custody import refuse_other_root
+    from mnemetric.longmemeval_v2.validate import require_valid_root
+
     source = settings.get("source")
+    if source not in SOURCES:
+        raise ConfigError("v2.source", f"{source!r} is not one of {', '.join(SOURCES)}")
+    refuse_other_root(custody, settings["data_root"])
     if source == "bundled":
         record = bundled_custody(settings["data_root"], settings["name"])
+        require_valid_root(settings["data_root"], settings.get("haystack", "small"),
+                           check_images=bool(settings.get("images", True)))
         write_json_atomic(custody, record)
         return record
-    if source != "huggingface":
-        raise ConfigError("v2.source", f"{source!r} is not one of {', '.join(SOURCES)}")
     domains = list(dict.fromkeys(settings["domains"]))
     record = obtain(settings["data_root"], settings["haystack"], with_images=bool(settings["images"]),
                     official=bool(settings["official"]), domain=domains[0] if len(domains) == 1 else None,
-                    pins=pins_for(settings, pins), endpoint=endpoint, progress=progress, custody_path=custody)
+                    pins=pins_for(settings, pins), endpoint=endpoint, progress=progress)
+    write_json_atomic(custody, record)
     return record

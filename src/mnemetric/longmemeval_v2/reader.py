@@ -1,4 +1,4 @@
-"""The LongMemEval-V2 reader: an OpenAI-compatible chat model through the one LLM client, or an offline stand-in.
+"""The LongMemEval-V2 reader: an OpenAI-compatible chat model (calls sent by the run's executor), or an offline stand-in.
 
 Rules from github.com/xiaowu0162/LongMemEval-V2 at be15ea6e995462f3391c1a610892df3f67dfa7bd
 (evaluation/harness.py build_messages / build_reader_request / call_reader_model_async /
@@ -8,8 +8,10 @@ score_prediction, run_eval.py defaults; code ours, texts read at run time — :m
 * The request = :func:`~.requests.reader_messages` (system prompt of the domain; user parts: intro,
   memory items, question, question image as a data URL) + :func:`~.requests.reader_params` (temperature
   0.6, top_p 0.95, top_k 20, 20,000 max tokens, thinking rule).
-* It is sent through :class:`mnemetric.llm.LLMClient` (cache, budget, retries). A rerun of the same
-  requests is served from the cache: zero requests.
+* It is a :class:`mnemetric.execute.ModelCall` (:meth:`OpenAIReader.calls`); the run's executor sends it
+  (cache, budget, retries: one budget and one usage ledger per run) and :meth:`OpenAIReader.read` reads
+  the :class:`~mnemetric.execute.CallOutcome`. A rerun of the same requests is served from the cache: zero
+  requests. Each reply keeps the request sha256 and the parameters sent (the evidence per_question rows carry).
 * The answer: ``response_parsed_boxed = extract_boxed_answer(response_raw)``; ``is_unknown`` of that.
 * The response text is upstream's (harness.py extract_text_from_response_message): ``message.content``
   stripped if a non-blank string; else the stripped non-blank ``text`` of its parts joined with ``"\n"``;
@@ -20,7 +22,7 @@ score_prediction, run_eval.py defaults; code ours, texts read at run time — :m
   a refusal, no choices … — after the client's bounded retries) makes the question FAILED with its
   reason, never an answer.
 * A 400 (upstream: BadRequestError) gives an empty answer with zero usage, and the run goes on: the
-  question is scored (0), as upstream.
+  question is scored (0), as upstream (the call tolerates 400: a ``failure`` outcome with status 400).
 
 :class:`OfflineReader` is ours, for the bundled sample with no model: it answers from the retrieved text
 items only (module docstring of the class); its answers say nothing about any model; never official.
@@ -28,13 +30,14 @@ items only (module docstring of the class); its answers say nothing about any mo
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from mnemetric.llm import ChatResult, LLMClient, LLMRequestError
+from mnemetric.errors import PluginError
+from mnemetric.execute import ANSWER, FAILURE, NON_ANSWER, CallOutcome, Executor, ModelCall
+from mnemetric.llm.cache import normalize_base_url
 from mnemetric.longmemeval_v2.checkers import extract_boxed_answer, is_unknown
 from mnemetric.longmemeval_v2.requests import READER_MODEL, READER_TEXT_FROM, reader_messages, reader_params
 from mnemetric.longmemeval_v2.upstream_text import ReaderTexts
@@ -62,6 +65,10 @@ class ReaderReply:
     text_source: str | None = None
     """Which part of the reply ``response_raw`` is: "content", "content_parts" or "reasoning" (None offline,
     after a 400, or for a failure)."""
+    request_sha256: str | None = None
+    """The request's sha256 (the response cache's key); None when nothing was sent (the offline reader)."""
+    params_sent: Mapping[str, Any] | None = field(default=None, compare=False)
+    """The output parameters of the request as sent; None when nothing was sent."""
 
     @property
     def response_parsed_boxed(self) -> str | None:
@@ -75,31 +82,44 @@ def _usage(prompt: int, completion: int) -> dict[str, int]:
 ZERO_USAGE = _usage(0, 0)
 
 
-def _reply(result: ChatResult | None) -> ReaderReply:
-    if result is None:  # a 400: upstream's empty answer with zero usage
-        return ReaderReply("", dict(ZERO_USAGE))
-    if not result.ok:
-        return ReaderReply(None, dict(ZERO_USAGE), failed=f"reader gave no answer: {result.failure}")
-    text = result.text.strip()
+READER_ROLE = "reader"
+TOLERATED = (400,)
+"""HTTP statuses after which upstream goes on with an empty answer (harness.py: BadRequestError)."""
+
+
+def read_reply(outcome: CallOutcome) -> ReaderReply:
+    """A reader reply from the executor's outcome (module docstring): an answer's stripped text and usage; a
+    tolerated 400 → upstream's empty answer with zero usage; a non-answer or an empty text → failed."""
+    evidence = {"request_sha256": outcome.key, "params_sent": dict(outcome.params_sent)}
+    if outcome.kind == FAILURE and outcome.status in TOLERATED:
+        return ReaderReply("", dict(ZERO_USAGE), **evidence)
+    if outcome.kind == NON_ANSWER or outcome.kind == FAILURE:
+        return ReaderReply(None, dict(ZERO_USAGE), failed=f"reader gave no answer: {outcome.reason}", **evidence)
+    if outcome.kind != ANSWER:
+        raise PluginError("executor", f"reader request {outcome.key[:12]}…", f"no result yet ({outcome.kind})",
+                          fix="rerun when the executor has it")
+    text = outcome.text.strip()
     if not text:
-        return ReaderReply(None, dict(ZERO_USAGE), failed="reader text is empty")
-    u = result.usage
-    return ReaderReply(text, _usage(u.prompt_tokens, u.completion_tokens), cached=result.cached,
-                       text_source=result.text_source)
+        return ReaderReply(None, dict(ZERO_USAGE), failed="reader text is empty", **evidence)
+    u = outcome.usage
+    return ReaderReply(text, _usage(u.prompt_tokens, u.completion_tokens), cached=outcome.cached,
+                       text_source=outcome.text_source, **evidence)
 
 
 @dataclass
 class OpenAIReader:
-    """Any OpenAI-compatible chat endpoint, through the one LLM client."""
+    """Any OpenAI-compatible chat endpoint: builds the calls, the run's executor sends them."""
 
-    client: LLMClient
     texts: ReaderTexts
     model: str = READER_MODEL
+    base_url: str | None = None
+    """The server (None: ``$OPENAI_BASE_URL``, else the OpenAI default), normalised as the cache keys it."""
     params: dict[str, Any] | None = None
-    """Keyword arguments of :func:`~.requests.reader_params` (``base_url`` defaults to the client's)."""
+    """Keyword arguments of :func:`~.requests.reader_params` (``base_url`` is this reader's)."""
     name: str = "openai"
     sends_reader_texts: ClassVar[bool] = True
     """Its requests carry the pinned upstream texts, so a run's official status depends on them."""
+    calls_model: ClassVar[bool] = True
 
     @property
     def official(self) -> bool:
@@ -108,30 +128,28 @@ class OpenAIReader:
                 and (self.params or {}) in ({}, {"enable_thinking": True}))
 
     def request(self, item: ReaderInput) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        kw = {"base_url": self.client.base_url, **(self.params or {})}
+        kw = {"base_url": normalize_base_url(self.base_url), **(self.params or {})}
         params = reader_params(self.model, **kw)
         params.pop("model")
         messages = reader_messages(item.domain, item.memory_context, item.question_text, item.question_image,
                                    self.texts)
         return messages, params
 
-    def answer_all(self, items: Sequence[ReaderInput]) -> list[ReaderReply]:
-        requests = [self.request(i) for i in items]
-        return [_reply(r) for r in asyncio.run(self._all(requests))]
+    def calls(self, items: Sequence[ReaderInput]) -> list[ModelCall]:
+        """One chat call per item (tolerating a 400, as upstream)."""
+        out = []
+        for item in items:
+            messages, params = self.request(item)
+            out.append(ModelCall.chat(role=READER_ROLE, model=self.model, messages=messages, params=params,
+                                      base_url=self.base_url, text_from=READER_TEXT_FROM, tolerate=TOLERATED))
+        return out
 
-    async def _one(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> ChatResult | None:
-        try:
-            return await self.client.chat(self.model, messages, text_from=READER_TEXT_FROM, **params)
-        except LLMRequestError as exc:
-            if exc.status == 400:
-                return None
-            raise
+    def read(self, outcome: CallOutcome) -> ReaderReply:
+        return read_reply(outcome)
 
-    async def _all(self, requests: list[tuple[list, dict]]) -> list[ChatResult | None]:
-        try:
-            return list(await asyncio.gather(*(self._one(m, p) for m, p in requests)))
-        finally:
-            await self.client.aclose_transport()
+    def answer_all(self, items: Sequence[ReaderInput], executor: Executor) -> list[ReaderReply]:
+        """Every item's reply, the calls sent by the run's ``executor``."""
+        return [self.read(o) for o in executor.run(self.calls(items), desc="v2 reader")]
 
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -160,7 +178,10 @@ class OfflineReader:
     texts: ReaderTexts | None = None
     """The pinned reader texts when they are at hand (only for the prompt log); this reader never needs them."""
 
-    def answer_all(self, items: Sequence[ReaderInput]) -> list[ReaderReply]:
+    calls_model: ClassVar[bool] = False
+
+    def answer_all(self, items: Sequence[ReaderInput], executor: Executor | None = None) -> list[ReaderReply]:
+        """Every item's answer (no call: ``executor`` is not used)."""
         return [ReaderReply(self.answer(i), dict(ZERO_USAGE)) for i in items]
 
     def answer(self, item: ReaderInput) -> str:
@@ -182,10 +203,6 @@ class OfflineReader:
 
 
 # --------------------------------------------------------------------------- construction (conf/v2/reader/*.yaml)
-
-ClientFactory = Callable[[str | None, str], LLMClient]
-"""(base_url or None, role) → an LLMClient with the run's ``llm:`` settings (the stage and the CLI make it)."""
-
 
 def pinned_reader_texts(*, download: bool) -> ReaderTexts | None:
     """The pinned reader texts: checkout ``$MNEMETRIC_LONGMEMEVAL_V2_DIR``, else the cache, else a download
@@ -209,9 +226,9 @@ def offline_reader(name: str = "offline") -> OfflineReader:
     return OfflineReader(name=name, texts=pinned_reader_texts(download=False))
 
 
-def openai_reader(*, connect: ClientFactory, model: str = READER_MODEL, base_url: str | None = None,
-                  enable_thinking: bool = True, name: str = "openai") -> OpenAIReader:
-    """conf/v2/reader/openai.yaml (``_partial_``; the run passes ``connect``): the chat reader through the one
-    client, with the pinned texts (downloaded once into the cache if no checkout is named)."""
-    return OpenAIReader(connect(base_url, "reader"), pinned_reader_texts(download=True), model=model,
+def openai_reader(*, model: str = READER_MODEL, base_url: str | None = None, enable_thinking: bool = True,
+                  name: str = "openai") -> OpenAIReader:
+    """conf/v2/reader/openai.yaml: the chat reader with the pinned texts (downloaded once into the cache if no
+    checkout is named); the run's executor sends its calls."""
+    return OpenAIReader(pinned_reader_texts(download=True), model=model, base_url=base_url,
                         params={"enable_thinking": enable_thinking}, name=name)

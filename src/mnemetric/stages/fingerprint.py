@@ -37,7 +37,7 @@ def main() -> None:
 
 
 def v2_memory(section: dict, out: Path) -> None:
-    """The LongMemEval-V2 memory option (``v2.memory``, built by ``_target_``) → <out>/v2-memory.json; stage v2
+    """The LongMemEval-V2 memory option (``v2.memory``, built by ``_target_``) → <out>/v2-memory.json; stage v2_memory
     depends on it and records its sha256 in metrics/run-v2.json."""
     fp = fingerprint(component_target(section, None), where="params.yaml v2.memory._target_")
     write_json_atomic(out / "v2-memory.json", {"component": "v2.memory", "name": section.get("name"), **fp.to_record()})

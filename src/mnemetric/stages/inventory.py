@@ -1,7 +1,7 @@
 """Stage inventory: the upstream task inventory as a product of evidence → data/inventory/upstream-task-inventory.json.
 
 Inputs: the seed's descriptive text (data/inventory/base.json), the run manifest of each family
-(``Family.run_manifest``: metrics/run.json, metrics/run-v2.json of stage v2; those that exist, at
+(``Family.run_manifest``: metrics/run.json, metrics/run-v2.json of stage v2_metrics; those that exist, at
 least one), the metrics files the families' tasks are measured in
 (metrics/detail/qa.json, metrics/v2.json), the cross-check evidence (data/custody/crosscheck.json)
 when present, and the ``@pytest.mark.task`` markers of tests/ (read with ast). The families are every

@@ -4,7 +4,8 @@ The bundled sample (``source: bundled``) is committed: only its custody is recor
 sha256). The official tiers (``source: huggingface``) get exactly what the run needs downloaded into
 ``data_root`` (data/v2/<tier>/: resumable, each file checked against its pin; HF_ENDPOINT / HF_TOKEN
 honoured), failing closed before any download when ``official`` and a needed file cannot be verified.
-Either way → data/custody/v2-<name>.json, which stage v2 depends on.
+Either way → data/custody/v2-<name>.json (written only once the root is obtained and valid, never over
+the record of another root), against which the V2 steps check every data file before use.
 """
 
 from __future__ import annotations

@@ -1,0 +1,61 @@
+"""Stage v2_memory: the first V2 step — check the data root against its custody record, then query the memory.
+
+Every data file is hashed again and compared with stage v2_prepare's custody record
+(data/custody/v2-<name>.json, :func:`mnemetric.longmemeval_v2.data_custody.verify_root`): a file that changed
+since stops the run, named; a file that matches its record but not its pin (or the sample's SHA256SUMS) is
+named in the facts and makes the run not official. Then the root is validated and each question's memory
+queried (:func:`mnemetric.longmemeval_v2.steps.memory_step`) → ``<paths.v2_steps>/memory.jsonl`` and
+``memory.json`` (DVC outputs); the measured latencies → ``<paths.v2_runs>/latency.json`` (untracked).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mnemetric.fingerprint import read_fingerprint
+from mnemetric.longmemeval_v2.data_custody import verify_root
+from mnemetric.longmemeval_v2.facts import counter_facts
+from mnemetric.longmemeval_v2.manifest import memory_facts
+from mnemetric.longmemeval_v2.obtain import custody_path
+from mnemetric.longmemeval_v2.pipeline import component, memory_factory
+from mnemetric.longmemeval_v2.run import run_settings
+from mnemetric.longmemeval_v2.step_files import MemoryFacts, StepFiles, latency_file, write_facts
+from mnemetric.longmemeval_v2.step_rows import write_rows
+from mnemetric.longmemeval_v2.steps import memory_file_sha256, memory_step
+from mnemetric.longmemeval_v2.validate import haystack_path, require_valid_root
+from mnemetric.params import stage_params
+from mnemetric.stages import run
+
+PARAMS = ["v2.name", "v2.data_root", "v2.haystack", "v2.domains", "v2.max_tokens", "v2.images", "v2.memory",
+          "v2.token_counter", "paths.custody_dir", "paths.fingerprints", "paths.v2_steps", "paths.v2_runs"]
+V2_MEMORY_FINGERPRINT = "v2-memory"
+"""<paths.fingerprints>/v2-memory.json, written by stage fingerprint."""
+
+
+def main() -> None:
+    p = stage_params(PARAMS)
+    root, images = Path(p["v2.data_root"]), bool(p["v2.images"])
+    data = verify_root(custody_path(p["paths.custody_dir"], p["v2.name"]), root)
+    require_valid_root(root, p["v2.haystack"], check_images=images)
+    factory, name = memory_factory({"memory": p["v2.memory"]})
+    counter = component({"token_counter": p["v2.token_counter"]}, "token_counter")
+    hpath, domains = haystack_path(root, p["v2.haystack"]), tuple(dict.fromkeys(p["v2.domains"]))
+    rows, latencies = memory_step(root, hpath, domains, factory, counter=counter, max_tokens=int(p["v2.max_tokens"]),
+                                  system=name, images_on=images)
+    files = StepFiles.at(p["paths.v2_steps"])
+    write_rows(files.rows("memory"), rows)
+    settings = run_settings(hpath, p["v2.haystack"], domains, memory=name, reader="", checker="",
+                            token_counter=counter.name, max_tokens=int(p["v2.max_tokens"]))
+    for key in ("reader", "checker"):
+        settings.pop(key)
+    fingerprint = read_fingerprint(p["paths.fingerprints"], V2_MEMORY_FINGERPRINT)
+    write_facts(files.facts("memory"), MemoryFacts(settings, images, data, counter_facts(counter),
+                                                   memory_facts(p["v2.memory"], fingerprint)))
+    latencies.write(latency_file(p["paths.v2_runs"]), memory_file_sha256(files.rows("memory")))
+    unverified = f"; NOT verified: {', '.join(data.unverified)}" if data.unverified else ""
+    print(f"v2_memory: {name}: {len(rows)} question(s), {data.files_checked} data file(s) match their custody "
+          f"record{unverified} → {files.rows('memory')}")
+
+
+if __name__ == "__main__":
+    run(main)

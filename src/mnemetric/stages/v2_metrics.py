@@ -1,0 +1,76 @@
+"""Stage v2_metrics: the last V2 step — per_question rows, aggregation, web + enterprise, summary, manifest.
+
+Joins the step files (memory.jsonl, read.jsonl, check.jsonl under ``paths.v2_steps``) into upstream's
+per_question rows (:func:`mnemetric.longmemeval_v2.steps.assemble`), aggregates each domain, combines both and
+decides official_equivalence (:func:`mnemetric.longmemeval_v2.run.finish`) from the facts the steps recorded.
+
+metrics/v2.json (DVC-tracked, :class:`~mnemetric.longmemeval_v2.metrics_file.V2Metrics`): accuracy with
+Clopper–Pearson intervals per domain and combined, counts, memory-context tokens, official_equivalence
+``{value, reasons}``. metrics/run-v2.json (:mod:`mnemetric.longmemeval_v2.manifest`) names the data (the custody
+check), the reader, checker, token counter and memory with the parameters their requests were sent with — all
+from tracked files. Query latency and the LAFS gain are measurements of this machine: with v2_memory's latency
+sidecar at hand, the full run (upstream's per_question.jsonl and aggregated_metrics.json per domain, the
+combination, the summary with latency and LAFS) goes to the untracked ``paths.v2_runs`` and the terminal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mnemetric.longmemeval_v2.data_custody import verify_root
+from mnemetric.longmemeval_v2.family import FAMILY
+from mnemetric.longmemeval_v2.manifest import v2_manifest, write_manifest
+from mnemetric.longmemeval_v2.metrics_file import V2Metrics, write_metrics
+from mnemetric.longmemeval_v2.obtain import custody_path
+from mnemetric.longmemeval_v2.run import finish, write_run
+from mnemetric.longmemeval_v2.step_files import StepFiles, latency_file, read_component_facts, read_memory_facts
+from mnemetric.longmemeval_v2.step_rows import CheckRow, MemoryRow, ReadRow, read_rows
+from mnemetric.longmemeval_v2.steps import Latencies, assemble, memory_file_sha256, params_sent_sets
+from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE
+from mnemetric.params import stage_params
+from mnemetric.stages import run
+
+PARAMS = ["benchmark.name", "v2", "paths.custody_dir", "paths.v2_steps", "paths.v2_runs", "paths.metrics_v2",
+          "paths.run_manifest_v2"]
+"""paths.v2_runs: the untracked run folder (latency and LAFS live there)."""
+
+
+def main() -> None:
+    p = stage_params(PARAMS)
+    files, v2 = StepFiles.at(p["paths.v2_steps"]), p["v2"]
+    memory, read = read_rows(files.rows("memory"), MemoryRow), read_rows(files.rows("read"), ReadRow)
+    check = read_rows(files.rows("check"), CheckRow)
+    mf = read_memory_facts(files.facts("memory"))
+    verify_root(custody_path(p["paths.custody_dir"], v2["name"]), Path(v2["data_root"]), only=(QUESTIONS_FILE,))
+    facts = {"reader": read_component_facts(files.facts("read"), "read").component,
+             "checker": read_component_facts(files.facts("check"), "check").component,
+             "token_counter": mf.token_counter}
+    latencies = Latencies.read(latency_file(p["paths.v2_runs"]), memory_file_sha256(files.rows("memory")))
+    rows = assemble(Path(v2["data_root"]), memory, read, check, latencies)
+    settings = {**mf.settings, "reader": facts["reader"]["name"], "checker": facts["checker"]["name"]}
+    settings = {k: settings[k] for k in ("haystack", "tier", "domains", "memory", "reader", "checker", "token_counter",
+                                         "memory_context_max_tokens")}
+    result = finish(settings, rows, facts, data=mf.data, images=mf.images)
+    both = result.combined or next(iter(result.aggregated.values()))
+    write_metrics(p["paths.metrics_v2"], V2Metrics.of(FAMILY.name, p["benchmark.name"] == FAMILY.name, v2["name"],
+                                                      result.summary, both))
+    manifest = v2_manifest(v2, result.summary, p["paths.run_manifest_v2"], data=mf.data, facts=facts,
+                           fingerprint_sha256=mf.memory.get("fingerprint_sha256"),
+                           reader_params_sent=params_sent_sets(read), judge_params_sent=params_sent_sets(check))
+    write_manifest(p["paths.run_manifest_v2"], manifest)
+    block = result.summary["combined"] or next(iter(result.summary["domains"].values()))
+    acc = block["accuracy"]["overall_full_set"]
+    if latencies is None:
+        measured = (f"latency not measured in this workspace (no {latency_file(p['paths.v2_runs'])} for these memory "
+                    f"rows: `dvc repro -f v2_memory` measures it); the untracked run folder is not written")
+    else:
+        write_run(p["paths.v2_runs"], result)
+        lafs = result.summary.get("lafs") or {}
+        measured = (f"query latency {(result.summary['combined'] or {}).get('memory_query_avg_seconds')} s, LAFS gain "
+                    f"{lafs.get('lafs_gain')} (measured, untracked: {p['paths.v2_runs']})")
+    print(f"v2_metrics: {v2['name']}: overall_full_set {acc['value']!r} ({acc['correct']}/{acc['n']}), {measured} "
+          f"→ {p['paths.metrics_v2']}")
+
+
+if __name__ == "__main__":
+    run(main)
