@@ -44,8 +44,11 @@ install-test: $(call stamp,$(TEST_EXTRAS))
 repro: install          ## run every stage on the current params.yaml (offline, no API key)
 	dvc repro
 
+# One pytest worker per core (pytest-xdist); TEST_WORKERS=0 runs the suite in this one process.
+TEST_WORKERS ?= auto
+
 test: install-test      ## the test suite (drives the real dvc CLI and local HTTP servers; no internet)
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS)
 
 bench: install-test     ## benchmarks (retrieval, judge throughput); numbers land in tests/bench/results.json
 	$(PY) tests/bench/run.py

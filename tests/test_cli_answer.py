@@ -18,11 +18,9 @@ from tests.conftest import ROOT
 from tests.longmemeval.answer_fixtures import write_inputs
 from tests.support.openai_server import FakeOpenAIServer
 
-pytestmark = pytest.mark.usefixtures("sample_run_outputs")  # DVC outputs of the sample run
-
-ADAPTED = ROOT / "data" / "adapted" / "sample.jsonl"
-QUESTIONS = ROOT / "data" / "suites" / "sample-full.questions.jsonl"
-CONTEXTS = ROOT / "data" / "runs" / "contexts.jsonl"
+ADAPTED = Path("data") / "adapted" / "sample.jsonl"  # DVC outputs of the sample run, in sample_run_outputs
+QUESTIONS = Path("data") / "suites" / "sample-full.questions.jsonl"
+CONTEXTS = Path("data") / "runs" / "contexts.jsonl"
 UNKNOWN = "I don't know: the conversation history does not mention this."
 
 
@@ -35,25 +33,25 @@ def cli(*args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProces
     return _run(["-m", "mnemetric.cli", *args], cwd, env)
 
 
-def _workspace(root: Path, reader: str, n: int) -> Path:
+def _workspace(root: Path, run: Path, reader: str, n: int) -> Path:
     """A stage workspace: params.yaml (reader option ``reader``), the sample's adapted file (the command's
-    input) and questions file (the stage's), ``n`` contexts."""
+    input) and questions file (the stage's) and its first ``n`` contexts, from the reproduced sample run ``run``."""
     root.mkdir()
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     params["reader"] = yaml.safe_load((ROOT / "conf" / "reader" / f"{reader}.yaml").read_text(encoding="utf-8"))
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     (root / "data" / "adapted").mkdir(parents=True)
-    shutil.copy(ADAPTED, root / "data" / "adapted" / "sample.jsonl")
+    shutil.copy(run / ADAPTED, root / ADAPTED)
     (root / "data" / "suites").mkdir()
-    shutil.copy(QUESTIONS, root / "data" / "suites" / "sample-full.questions.jsonl")
+    shutil.copy(run / QUESTIONS, root / QUESTIONS)
     (root / "data" / "runs").mkdir()
-    lines = CONTEXTS.read_text(encoding="utf-8").splitlines(keepends=True)[:n]
+    lines = (run / CONTEXTS).read_text(encoding="utf-8").splitlines(keepends=True)[:n]
     (root / "data" / "runs" / "contexts.jsonl").write_text("".join(lines), encoding="utf-8")
     return root
 
 
-def _stage_and_cli(tmp_path: Path, reader: str, n: int, env: dict | None = None, cache=lambda name: {}):
-    ws = _workspace(tmp_path / "ws", reader, n)
+def _stage_and_cli(tmp_path: Path, run: Path, reader: str, n: int, env: dict | None = None, cache=lambda name: {}):
+    ws = _workspace(tmp_path / "ws", run, reader, n)
     stage = _run(["-m", "mnemetric.stages.answer"], ws, {**(env or {}), **cache("stage")})
     assert stage.returncode == 0, stage.stderr
     out = tmp_path / "cli" / "hyp.jsonl"
@@ -68,22 +66,24 @@ def _stage_and_cli(tmp_path: Path, reader: str, n: int, env: dict | None = None,
     return {k: (a.read_bytes(), b.read_bytes()) for k, (a, b) in pairs.items()}
 
 
-def test_stage_and_cli_write_the_same_bytes_with_the_extractive_reader(tmp_path: Path):
-    files = _stage_and_cli(tmp_path, "extractive", n=43)
+def test_stage_and_cli_write_the_same_bytes_with_the_extractive_reader(tmp_path: Path, sample_run_outputs: Path):
+    files = _stage_and_cli(tmp_path, sample_run_outputs, "extractive", n=43)
     for name, (stage, command) in files.items():
         assert stage == command, name
     assert files["hypotheses"][0].count(b"\n") == 43 and files["failures"][0] == b""
 
 
-def test_stage_and_cli_write_the_same_bytes_with_a_chat_reader_and_a_failed_question(tmp_path: Path):
-    bad = json.loads(CONTEXTS.read_text(encoding="utf-8").splitlines()[1])["question_id"]
-    question = next(json.loads(x)["eval"]["question"] for x in ADAPTED.read_text(encoding="utf-8").splitlines()
+def test_stage_and_cli_write_the_same_bytes_with_a_chat_reader_and_a_failed_question(tmp_path: Path,
+                                                                                      sample_run_outputs: Path):
+    run = sample_run_outputs
+    bad = json.loads((run / CONTEXTS).read_text(encoding="utf-8").splitlines()[1])["question_id"]
+    question = next(json.loads(x)["eval"]["question"] for x in (run / ADAPTED).read_text(encoding="utf-8").splitlines()
                     if json.loads(x)["eval"]["question_id"] == bad)
     with FakeOpenAIServer(reply=lambda messages: "The answer is 42.",
                           non_answer_for=lambda b: "refusal" if question in b["messages"][-1]["content"] else None,
                           model_map={"gpt-4o-2024-08-06": "gpt-4o-2024-08-06"}) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
-        files = _stage_and_cli(tmp_path, "openai", n=4, env=env,
+        files = _stage_and_cli(tmp_path, run, "openai", n=4, env=env,
                                cache=lambda name: {"MNEMETRIC_CACHE_DIR": str(tmp_path / f"cache-{name}")})
     for name, (stage, command) in files.items():
         assert stage == command, name

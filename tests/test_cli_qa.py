@@ -15,7 +15,6 @@ from tests.support.standin_evaluate_qa import write_standin
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.usefixtures("sample_run_outputs")  # DVC outputs of the sample run
 
 SAMPLE = ROOT / "data" / "sample" / "longmemeval_sample.json"
 
@@ -278,9 +277,9 @@ def test_cache_evict_needs_exactly_one_selector_and_a_real_key(filled_cache, cap
     assert rows(root) == before
 
 
-def test_score_qa_and_stage_qa_metrics_write_the_same_bytes(tmp_path):
-    """The committed sample run, scored by the stage (in a copy of the workspace) and by the command with
-    the same names and usage sidecars: headline, detail and plot rows are byte-identical."""
+def test_score_qa_and_stage_qa_metrics_write_the_same_bytes(tmp_path, sample_run_outputs):
+    """The reproduced sample run (its DVC outputs), scored by the stage (in a copy of its workspace) and by the
+    command with the same names and usage sidecars: headline, detail and plot rows are byte-identical."""
     import shutil
 
     import yaml
@@ -289,7 +288,7 @@ def test_score_qa_and_stage_qa_metrics_write_the_same_bytes(tmp_path):
     (ws / "data").mkdir(parents=True)
     shutil.copy(ROOT / "params.yaml", ws / "params.yaml")
     for d in ("adapted", "suites", "runs"):
-        shutil.copytree(ROOT / "data" / d, ws / "data" / d)
+        shutil.copytree(sample_run_outputs / "data" / d, ws / "data" / d)
     stage = subprocess.run([sys.executable, "-m", "mnemetric.stages.qa_metrics"], cwd=ws, capture_output=True,
                            text=True, timeout=300)
     assert stage.returncode == 0, stage.stderr

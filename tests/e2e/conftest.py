@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
-
-COPY = ["conf", "dvc.yaml", "params.yaml", ".dvc/config", ".dvc/plots", ".dvcignore", ".gitignore", "data/sample", "src",
-        "data/inventory/base.json", "data/sample-v2", "data/errata"]
+from tests.conftest import copy_project, init_repo, tool_env
 
 
 class DvcRepo:
@@ -37,23 +32,32 @@ class DvcRepo:
 
 @pytest.fixture()
 def dvc_repo(tmp_path) -> DvcRepo:
+    """A fresh clone: the project's files and one commit, nothing reproduced."""
     repo = tmp_path / "repo"
     repo.mkdir()
-    for rel in COPY:
-        src, dst = ROOT / rel, repo / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_symlink():  # conf -> src/mnemetric/conf: keep the link, as a clone has it
-            os.symlink(os.readlink(src), dst)
-        elif src.is_dir():
-            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, dst)
-    bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "DVC_NO_ANALYTICS": "1",
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    r = DvcRepo(repo, env)
-    r.run("git", "init", "-q", "-b", "main")
-    (repo / ".dvc" / ".gitignore").write_text("/config.local\n/tmp\n/cache\n")
-    r.run("git", "add", "-A")
-    r.run("git", "commit", "-qm", "init")
-    return r
+    copy_project(repo)
+    env = tool_env()
+    init_repo(repo, env)
+    return DvcRepo(repo, env)
+
+
+@pytest.fixture()
+def reproduced_repo(tmp_path, reproduced_sample) -> DvcRepo:
+    """A fresh clone after `dvc repro` (outputs in the workspace and in .dvc/cache, dvc.lock written, not
+    committed): this test's own copy of the session's reproduced clone (tests/conftest.py reproduced_sample),
+    so a test that starts from the reproduced sample does not reproduce it again."""
+    repo = tmp_path / "repo"
+
+    def skip_dvc_tmp(folder: str, names: list[str]) -> list[str]:  # locks and state of the original's runs
+        return ["tmp"] if Path(folder) == reproduced_sample / ".dvc" else []
+
+    shutil.copytree(reproduced_sample, repo, symlinks=True, ignore=skip_dvc_tmp)
+    return DvcRepo(repo, tool_env())
+
+
+@pytest.fixture()
+def committed_repro(reproduced_repo) -> DvcRepo:
+    """reproduced_repo with the sample run committed (the baseline an experiment starts from)."""
+    reproduced_repo.run("git", "add", "-A")
+    reproduced_repo.run("git", "commit", "-qm", "sample run")
+    return reproduced_repo

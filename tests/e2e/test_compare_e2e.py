@@ -49,18 +49,17 @@ def _compare(repo, *args: str):
     return repo.run("mnemetric", "compare", *args, check=False)
 
 
-def test_compare_and_runs_on_real_experiments(dvc_repo):
-    dvc_repo.dvc("repro")
-    main = {"qa": dvc_repo.json("metrics/qa.json"), "retrieval": dvc_repo.json("metrics/retrieval.json")}
-    dvc_repo.run("git", "add", "-A")
-    dvc_repo.run("git", "commit", "-qm", "sample run")
-    first_id, first_label = _rejudged_branch(dvc_repo)
-    oracle = _exp(dvc_repo, "oracle", "memory=oracle")
-    _exp(dvc_repo, "legacy", "adapter=legacy-v2")
-    _exp(dvc_repo, "none", "memory=none")
+def test_compare_and_runs_on_real_experiments(reproduced_repo):
+    main = {"qa": reproduced_repo.json("metrics/qa.json"), "retrieval": reproduced_repo.json("metrics/retrieval.json")}
+    reproduced_repo.run("git", "add", "-A")
+    reproduced_repo.run("git", "commit", "-qm", "sample run")
+    first_id, first_label = _rejudged_branch(reproduced_repo)
+    oracle = _exp(reproduced_repo, "oracle", "memory=oracle")
+    _exp(reproduced_repo, "legacy", "adapter=legacy-v2")
+    _exp(reproduced_repo, "none", "memory=none")
 
     # main vs oracle: the retrieval gain with paired intervals, QA with McNemar
-    proc = _compare(dvc_repo, "main", "oracle", "--json")
+    proc = _compare(reproduced_repo, "main", "oracle", "--json")
     assert proc.returncode == 0, proc.stderr
     r = json.loads(proc.stdout)
     assert r["comparable"] is True and r["differences"] == []
@@ -79,52 +78,52 @@ def test_compare_and_runs_on_real_experiments(dvc_repo):
     expected_p = 1.0 if d == 0 else min(1.0, sum(comb(d, i) for i in range(min(b, c) + 1)) / 2 ** (d - 1))
     assert (overall["a_only"], overall["b_only"]) == (b, c)
     assert overall["p_value"] == pytest.approx(expected_p)
-    table = _compare(dvc_repo, "main", "oracle")
+    table = _compare(reproduced_repo, "main", "oracle")
     assert table.returncode == 0
     assert "session recall_all@10" in table.stdout and "McNemar p" in table.stdout and "flipped questions" in table.stdout
-    md = _compare(dvc_repo, "main", "oracle", "--md", "--fail-on-regression", "recall_all@10")
+    md = _compare(reproduced_repo, "main", "oracle", "--md", "--fail-on-regression", "recall_all@10")
     assert md.returncode == 0 and "| overall | 43 |" in md.stdout
 
     # another adapter: refused, naming the field; --force compares and prints the differences first
-    refused = _compare(dvc_repo, "main", "legacy")
+    refused = _compare(reproduced_repo, "main", "legacy")
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "not comparable" in refused.stderr and "adapter schema" in refused.stderr
     assert "longmemeval-session/v3" in refused.stderr and "longmemeval-session/v2" in refused.stderr
-    forced = _compare(dvc_repo, "main", "legacy", "--force")
+    forced = _compare(reproduced_repo, "main", "legacy", "--force")
     assert forced.returncode == 0 and "warning (--force)" in forced.stderr and "adapter schema" in forced.stderr
 
     # another judge (read from the DVC-tracked judged file at each branch): refused; forced, the flip shows
-    judge = _compare(dvc_repo, "main", "rejudged")
+    judge = _compare(reproduced_repo, "main", "rejudged")
     assert judge.returncode == 2 and "judge model" in judge.stderr and "other-judge-v2" in judge.stderr
-    forced = json.loads(_compare(dvc_repo, "main", "rejudged", "--force", "--json").stdout)
+    forced = json.loads(_compare(reproduced_repo, "main", "rejudged", "--force", "--json").stdout)
     assert [(f["question_id"], f["old"], f["new"]) for f in forced["qa"]["flips"]] == \
         [(first_id, first_label, not first_label)]
 
     # the CI gate: memory=none loses recall significantly
-    gate = _compare(dvc_repo, "main", "none", "--fail-on-regression", "recall_all@10")
+    gate = _compare(reproduced_repo, "main", "none", "--fail-on-regression", "recall_all@10")
     assert gate.returncode == 1, gate.stdout + gate.stderr
     assert "regression: recall_all@10 dropped" in gate.stderr
 
     # a revision lacking a metric file: a clear message
-    dvc_repo.run("git", "checkout", "-qb", "nometrics", "main")
-    dvc_repo.run("git", "rm", "-q", "metrics/data.json")
-    dvc_repo.run("git", "commit", "-qm", "no data metrics")
-    dvc_repo.run("git", "checkout", "-q", "main")
-    missing = _compare(dvc_repo, "main", "nometrics")
+    reproduced_repo.run("git", "checkout", "-qb", "nometrics", "main")
+    reproduced_repo.run("git", "rm", "-q", "metrics/data.json")
+    reproduced_repo.run("git", "commit", "-qm", "no data metrics")
+    reproduced_repo.run("git", "checkout", "-q", "main")
+    missing = _compare(reproduced_repo, "main", "nometrics")
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
     assert "nometrics:metrics/data.json" in missing.stderr
-    unknown = _compare(dvc_repo, "main", "no-such-exp")
+    unknown = _compare(reproduced_repo, "main", "no-such-exp")
     assert unknown.returncode == 2 and "no-such-exp" in unknown.stderr and "oracle" in unknown.stderr
 
     # runs: main, oracle, none comparable (one group); legacy alone
-    runs = dvc_repo.run("mnemetric", "runs", "--no-workspace", "--json")
+    runs = reproduced_repo.run("mnemetric", "runs", "--no-workspace", "--json")
     rows = {row["name"]: row for row in json.loads(runs.stdout)}
     assert {"main", "nometrics", "oracle", "legacy", "none"} <= set(rows)
     assert rows["main"]["group"] == rows["oracle"]["group"] == rows["none"]["group"] != rows["legacy"]["group"]
     assert rows["oracle"]["headline"]["overall"] == pytest.approx(oracle["qa"]["overall"])
-    sha = dvc_repo.json("metrics/data.json")["variant"]["sha256"]
+    sha = reproduced_repo.json("metrics/data.json")["variant"]["sha256"]
     assert rows["main"]["keys"]["sha256"] == sha[:12] and rows["legacy"]["keys"]["adapter"].endswith("/v2")
     assert rows["main"]["official"]["value"] is False and rows["main"]["official"]["reasons"]  # the sample's gate
-    text = dvc_repo.run("mnemetric", "runs").stdout
+    text = reproduced_repo.run("mnemetric", "runs").stdout
     assert "comparable: " in text and "alone: legacy" in text
     assert "not official (main): " in text and "no (" in text

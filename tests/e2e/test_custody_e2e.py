@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
-from tests.conftest import ROOT
 from tests.support.openai_server import FakeOpenAIServer
 from tests.support.standin_evaluate_qa import write_standin
 
@@ -18,21 +16,12 @@ V1_TASKS = ["single-session-user", "single-session-assistant", "single-session-p
             "knowledge-update", "multi-session", "abstention"]
 
 
-def with_tests(dvc_repo):
-    """A clone has tests/ (the inventory reads its markers): copy them in and commit."""
-    shutil.copytree(ROOT / "tests", dvc_repo.path / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-    dvc_repo.run("git", "add", "-A")
-    dvc_repo.run("git", "commit", "-qm", "tests")
-    return dvc_repo
-
-
 def mnemetric(dvc_repo, *args, check=True):
     return dvc_repo.run("mnemetric", *args, check=check)
 
 
-def test_sample_run_manifest_inventory_verify_and_card(dvc_repo):
-    repo = with_tests(dvc_repo)
-    repo.dvc("repro")
+def test_sample_run_manifest_inventory_verify_and_card(reproduced_repo):
+    repo = reproduced_repo  # a clone (tests/ included: the inventory reads its markers) after `dvc repro`
     run = repo.json("metrics/run.json")
     assert run["variant"]["name"] == "sample" and run["variant"]["sha256_verified"] is True
     assert run["counts"] == {"questions": 43, "judged": 43, "failed": 0}
@@ -82,7 +71,7 @@ def test_sample_run_manifest_inventory_verify_and_card(dvc_repo):
         "src/evaluation/evaluate_qa.py": "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251"}},
         "checks": [{"script": "evaluate_qa.py", "agree": True}]}
     (repo.path / "data/custody/crosscheck.json").write_text(json.dumps(evidence))
-    repo.dvc("repro", "inventory")
+    assert "Running stage 'inventory'" in repo.dvc("repro").stdout  # data/custody/ is a dep of the inventory
     inv = repo.json("data/inventory/upstream-task-inventory.json")
     assert inv["qa_aggregation_review"]["judge_prompt_parity_verified"] is True
     assert inv["families"][0]["implementation"]["full_protocol_equivalence"] is False  # the gate still says no

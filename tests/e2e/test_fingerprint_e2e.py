@@ -15,32 +15,31 @@ from tests.docs.test_readme import readme_example
 pytestmark = pytest.mark.e2e
 
 
-def test_editing_a_plugged_in_memory_system_reruns_exactly_what_it_decides(dvc_repo, tmp_path):
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
+def test_editing_a_plugged_in_memory_system_reruns_exactly_what_it_decides(reproduced_repo):
+    plugins = reproduced_repo.path / "plugins"  # a dep of stage fingerprint (plugins/README.md)
     module = plugins / "kwmem.py"
     module.write_text(readme_example())
-    (dvc_repo.path / "conf/memory/keyword.yaml").write_text("_target_: kwmem.KeywordMemory\nname: keyword\n")
-    dvc_repo.run("git", "add", "-A")
-    dvc_repo.run("git", "commit", "-qm", "keyword memory")
+    (reproduced_repo.path / "conf/memory/keyword.yaml").write_text("_target_: kwmem.KeywordMemory\nname: keyword\n")
+    reproduced_repo.run("git", "add", "-A")
+    reproduced_repo.run("git", "commit", "-qm", "keyword memory")
     env = {"PYTHONPATH": str(plugins)}
     args = ("exp", "run", "-S", "memory=keyword")
 
-    dvc_repo.dvc(*args, env=env)
-    before = dvc_repo.json("metrics/retrieval.json")["exclude_abs"]["session"]["recall_all@5"]
-    fp_before = dvc_repo.json("data/fingerprints/memory.json")
+    reproduced_repo.dvc(*args, env=env)
+    before = reproduced_repo.json("metrics/retrieval.json")["exclude_abs"]["session"]["recall_all@5"]
+    fp_before = reproduced_repo.json("data/fingerprints/memory.json")
     assert fp_before["target"] == "kwmem.KeywordMemory" and list(fp_before["modules"]) == ["kwmem"]
 
-    again = dvc_repo.dvc(*args, env=env).stdout  # unchanged code: nothing after the fingerprint reruns
-    assert "Running stage 'retrieve'" not in again and "Running stage 'fingerprint'" in again
+    again = reproduced_repo.dvc(*args, env=env).stdout  # unchanged code: nothing reruns, the fingerprint included
+    assert "Running stage" not in again, again
 
     code = module.read_text().replace("key=lambda x: (-x[0], -x[1])", "key=lambda x: (x[0], x[1])")
     assert code != module.read_text()
     module.write_text(code)  # now it ranks worst first
-    out = dvc_repo.dvc(*args, env=env).stdout
+    out = reproduced_repo.dvc(*args, env=env).stdout
     assert "Running stage 'retrieve'" in out and "Running stage 'adapt'" not in out
-    after = dvc_repo.json("metrics/retrieval.json")["exclude_abs"]["session"]["recall_all@5"]
+    after = reproduced_repo.json("metrics/retrieval.json")["exclude_abs"]["session"]["recall_all@5"]
     assert after < before
-    fp_after = dvc_repo.json("data/fingerprints/memory.json")
+    fp_after = reproduced_repo.json("data/fingerprints/memory.json")
     assert fp_after["sha256"] != fp_before["sha256"]
-    assert json.loads((dvc_repo.path / "data/fingerprints/adapter.json").read_text())["sha256"]
+    assert json.loads((reproduced_repo.path / "data/fingerprints/adapter.json").read_text())["sha256"]

@@ -24,10 +24,9 @@ pytestmark = pytest.mark.e2e
 @pytest.mark.task("longmemeval", "temporal-reasoning")
 @pytest.mark.task("longmemeval", "knowledge-update")
 @pytest.mark.task("longmemeval", "multi-session")
-def test_repro_answers_and_judges_offline(dvc_repo):
-    dvc_repo.dvc("repro")
-    headline = dvc_repo.json("metrics/qa.json")  # point numbers only; the rest is in the detail
-    m = dvc_repo.json("metrics/detail/qa.json")
+def test_repro_answers_and_judges_offline(reproduced_repo):
+    headline = reproduced_repo.json("metrics/qa.json")  # point numbers only; the rest is in the detail
+    m = reproduced_repo.json("metrics/detail/qa.json")
     assert headline["judge"] == "lexical" and headline["official_equivalence"]["value"] is False
     assert m["judge"]["name"] == "lexical" and m["official_equivalence"]["value"] is False
     assert m["reader"] == "extractive" and m["n"] == 43 and headline["n"] == 43
@@ -41,8 +40,8 @@ def test_repro_answers_and_judges_offline(dvc_repo):
     assert m["cost"]["total"]["responses"] == 0 and m["cost"]["total"]["usd"] == 0
     assert "requests_sent" not in m["cost"]["total"] and "seconds" not in m["cost"]["total"]
     assert m["failures"]["n"] == 0 and m["coverage"]["n_failed"] == 0
-    assert [e["stage"] for e in run_log(dvc_repo.path)] == ["retrieve", "answer", "judge"]
-    judged = (dvc_repo.path / "data/runs/hypotheses.jsonl.eval-results-lexical").read_text().splitlines()
+    assert [e["stage"] for e in run_log(reproduced_repo.path)] == ["retrieve", "answer", "judge"]
+    judged = (reproduced_repo.path / "data/runs/hypotheses.jsonl.eval-results-lexical").read_text().splitlines()
     first = json.loads(judged[0])
     assert set(first["autoeval_label"]) == {"model", "label"} and first["autoeval_label"]["model"] == "mnemetric-lexical-v1"
 

@@ -31,13 +31,12 @@ def _commit_all(repo: DvcRepo, message: str) -> None:
     repo.run("git", "commit", "-qm", message)
 
 
-def test_a_fresh_clone_reproduces_the_offline_pipeline_byte_for_byte(dvc_repo, tmp_path):
-    dvc_repo.dvc("repro")
-    _commit_all(dvc_repo, "results")
-    clone = _clone(dvc_repo, tmp_path / "clone")
+def test_a_fresh_clone_reproduces_the_offline_pipeline_byte_for_byte(reproduced_repo, tmp_path):
+    _commit_all(reproduced_repo, "results")
+    clone = _clone(reproduced_repo, tmp_path / "clone")
     clone.dvc("repro")
     assert clone.run("git", "status", "--porcelain").stdout == ""
-    assert _tracked(clone) == _tracked(dvc_repo)
+    assert _tracked(clone) == _tracked(reproduced_repo)
 
 
 def reply(messages):

@@ -4,6 +4,7 @@ sample end to end offline (no API key) and writes metrics/v2.json; a rerun write
 from __future__ import annotations
 
 import hashlib
+import shutil
 
 import pytest
 
@@ -18,9 +19,10 @@ pytestmark = pytest.mark.e2e
 @pytest.mark.task("longmemeval-v2", "Workflow knowledge")
 @pytest.mark.task("longmemeval-v2", "Environment gotchas")
 @pytest.mark.task("longmemeval-v2", "Premise awareness")
-def test_exp_run_benchmark_v2_runs_the_bundled_v2_sample_offline(dvc_repo):
-    dvc_repo.dvc("exp", "run", "-S", "benchmark=longmemeval-v2", env={"OPENAI_API_KEY": ""})
-    m = dvc_repo.json("metrics/v2.json")
+def test_exp_run_benchmark_v2_runs_the_bundled_v2_sample_offline(committed_repro):
+    shutil.rmtree(committed_repro.path / ".mnemetric" / "v2-run", ignore_errors=True)  # the baseline's V2 run: this one writes its own
+    committed_repro.dvc("exp", "run", "-S", "benchmark=longmemeval-v2", env={"OPENAI_API_KEY": ""})
+    m = committed_repro.json("metrics/v2.json")
     assert m["benchmark"] == "longmemeval-v2" and m["headline"] is True and m["v2"] == "sample"
     assert m["schema"] == "mnemetric.longmemeval-v2.metrics/1"
     assert set(m["domains"]) == {"web", "enterprise"} and m["combined"]["questions"] == 14
@@ -28,30 +30,31 @@ def test_exp_run_benchmark_v2_runs_the_bundled_v2_sample_offline(dvc_repo):
     overall = m["combined"]["accuracy"]["overall_full_set"]
     assert 0 <= overall["value"] <= 1 and overall["n"] == 14
     assert "memory_query_avg_seconds" not in m["combined"]  # measured, so untracked
-    run_dir = dvc_repo.path / ".mnemetric" / "v2-run"
+    run_dir = committed_repro.path / ".mnemetric" / "v2-run"
     assert (run_dir / "web" / "per_question.jsonl").exists() and (run_dir / "combined_aggregated_metrics.json").exists()
-    custody = dvc_repo.json("data/custody/v2-sample.json")  # stage v2_prepare: the bundled root's custody
+    custody = committed_repro.json("data/custody/v2-sample.json")  # stage v2_prepare: the bundled root's custody
     assert custody["source"] == "bundled" and custody["all_verified"] is False and custody["data_root"] == "data/sample-v2"
     assert {f["file"] for f in custody["files"]} >= {"questions.jsonl", "trajectories.jsonl", "haystacks/lme_v2_small.json"}
-    first = (dvc_repo.path / "metrics/v2.json").read_bytes()
-    dvc_repo.dvc("repro", "--force", "--single-item", "v2_memory", "v2_read", "v2_check", "v2_metrics")
-    assert (dvc_repo.path / "metrics/v2.json").read_bytes() == first
+    first = (committed_repro.path / "metrics/v2.json").read_bytes()
+    committed_repro.dvc("repro", "--force", "--single-item", "v2_memory", "v2_read", "v2_check", "v2_metrics")
+    assert (committed_repro.path / "metrics/v2.json").read_bytes() == first
 
 
-def test_a_component_is_chosen_by_its_sub_group(dvc_repo):
-    dvc_repo.dvc("exp", "run", "-S", "v2/memory=none", "-S", "v2.max_tokens=1000", "v2_metrics", env={"OPENAI_API_KEY": ""})
-    m = dvc_repo.json("metrics/v2.json")
+def test_a_component_is_chosen_by_its_sub_group(committed_repro):
+    committed_repro.dvc("exp", "run", "-S", "v2/memory=none", "-S", "v2.max_tokens=1000", "v2_metrics",
+                        env={"OPENAI_API_KEY": ""})
+    m = committed_repro.json("metrics/v2.json")
     assert m["settings"]["memory"] == "none" and m["settings"]["memory_context_max_tokens"] == 1000
     # no memory items → the offline reader answers UNKNOWN everywhere → 0 correct of 14 (upstream's is_unknown rule)
     assert m["combined"]["accuracy"]["overall_full_set"]["correct"] == 0
-    run = dvc_repo.json("metrics/run-v2.json")
-    fingerprint = dvc_repo.json("data/fingerprints/v2-memory.json")  # stage fingerprint's V2 memory file
+    run = committed_repro.json("metrics/run-v2.json")
+    fingerprint = committed_repro.json("data/fingerprints/v2-memory.json")  # stage fingerprint's V2 memory file
     assert run["memory"] == {"name": "none", "target": "mnemetric.longmemeval_v2.baselines.NoMemory", "settings": {},
                              "config_sha256": hashlib.sha256(b'{"_target_":"mnemetric.longmemeval_v2.baselines.NoMemory",'
                                                              b'"name":"none"}').hexdigest(),
                              "fingerprint_sha256": fingerprint["sha256"]}
     assert fingerprint["target"] == "mnemetric.longmemeval_v2.baselines.NoMemory"
-    custody = (dvc_repo.path / "data/custody/v2-sample.json").read_bytes()
+    custody = (committed_repro.path / "data/custody/v2-sample.json").read_bytes()
     assert run["variant"]["custody"]["file"] == "data/custody/v2-sample.json"
     assert run["variant"]["custody"]["sha256"] == hashlib.sha256(custody).hexdigest()
     assert (run["reader"]["sends_prompts"], run["reader"]["harness_sha256"]) == (False, None)

@@ -28,13 +28,12 @@ def check_offline_plots(html: str) -> None:
     assert '<div id = "per_type_accuracy">' in html and '<div id = "recall_all_at_k">' in html
 
 
-def test_views_on_main_against_an_oracle_experiment(dvc_repo):
-    dvc_repo.dvc("repro")
-    dvc_repo.run("git", "add", "-A")
-    dvc_repo.run("git", "commit", "-qm", "sample run")
-    dvc_repo.dvc("exp", "run", "-S", "memory=oracle", "-n", "oracle")
+def test_views_on_main_against_an_oracle_experiment(reproduced_repo):
+    reproduced_repo.run("git", "add", "-A")
+    reproduced_repo.run("git", "commit", "-qm", "sample run")
+    reproduced_repo.dvc("exp", "run", "-S", "memory=oracle", "-n", "oracle")
 
-    diff = dvc_repo.dvc("metrics", "diff", "main", "oracle").stdout
+    diff = reproduced_repo.dvc("metrics", "diff", "main", "oracle").stdout
     lines = diff.strip().splitlines()
     assert len(lines) <= 40, diff  # fits a screen
     rows = {tuple(line.split()[:2]) for line in lines[1:]}
@@ -43,27 +42,27 @@ def test_views_on_main_against_an_oracle_experiment(dvc_repo):
     assert ("metrics/retrieval.json", "exclude_abs.session.ndcg_any@10") in rows
     assert "ci95" not in diff and ".low" not in diff and "mdd80" not in diff and "metrics/detail" not in diff
 
-    detail = dvc_repo.dvc("metrics", "diff", "main", "oracle", "--targets", "metrics/detail/qa.json").stdout
+    detail = reproduced_repo.dvc("metrics", "diff", "main", "oracle", "--targets", "metrics/detail/qa.json").stdout
     assert "ci95.overall.low" in detail and "metrics/detail/qa.json" in detail
 
-    shown = dvc_repo.dvc("exp", "show", "--md", "--drop", ".*", "--keep",
+    shown = reproduced_repo.dvc("exp", "show", "--md", "--drop", ".*", "--keep",
                          r"Experiment|^overall$|^task_averaged$|^exclude_abs\.session\.recall_all@10$").stdout
     assert "oracle" in shown and max(len(line) for line in shown.splitlines()) < 200, shown
 
-    dvc_repo.dvc("plots", "show", "-o", "shown")
-    dvc_repo.dvc("plots", "diff", "main", "oracle", "-o", "diffed")
+    reproduced_repo.dvc("plots", "show", "-o", "shown")
+    reproduced_repo.dvc("plots", "diff", "main", "oracle", "-o", "diffed")
     for folder in ("shown", "diffed"):
-        check_offline_plots((dvc_repo.path / folder / "index.html").read_text(encoding="utf-8"))
+        check_offline_plots((reproduced_repo.path / folder / "index.html").read_text(encoding="utf-8"))
 
-    page = (dvc_repo.path / "reports/index.html").read_text(encoding="utf-8")
+    page = (reproduced_repo.path / "reports/index.html").read_text(encoding="utf-8")
     assert "<script" not in page and not re.search(r"https?://", page.replace('xmlns="http://www.w3.org/2000/svg"', "")
                                                      .replace("https://api.openai.com/v1", ""))
     assert 'id="official-equivalence"' in page and 'id="per-type"' in page and 'id="retrieval"' in page
 
     # the CLI adds flips against a baseline revision, read with dvc.api at that revision
-    out = dvc_repo.run("mnemetric", "report", "--baseline", "main", "--out", "flips.html", "--resamples", "200")
-    flips = (dvc_repo.path / "flips.html").read_text(encoding="utf-8")
+    out = reproduced_repo.run("mnemetric", "report", "--baseline", "main", "--out", "flips.html", "--resamples", "200")
+    flips = (reproduced_repo.path / "flips.html").read_text(encoding="utf-8")
     assert 'id="flips"' in flips and "exact McNemar p = " in flips and "against main" in out.stdout
-    bad = dvc_repo.run("mnemetric", "report", "--baseline", "no-such-rev", "--out", "bad.html", check=False)
+    bad = reproduced_repo.run("mnemetric", "report", "--baseline", "no-such-rev", "--out", "bad.html", check=False)
     assert bad.returncode == 2 and "no-such-rev" in bad.stderr and "Traceback" not in bad.stderr
-    assert not (dvc_repo.path / "bad.html").exists()
+    assert not (reproduced_repo.path / "bad.html").exists()

@@ -1,6 +1,7 @@
-"""Shared setup of the stage tests: a temporary workspace holding the project's params.yaml and the
-committed adapted sample, a suite file written by hand (with the questions file and question index
-stage suite would write beside it), and a stage run as ``python -m``."""
+"""Shared setup of the stage tests: a temporary workspace holding the project's params.yaml and the adapted
+sample (built from the bundled sample by stage adapt, tests/conftest.py ``adapted_sample``), a suite file
+written by hand (with the questions file and question index stage suite would write beside it), and a stage
+run as ``python -m``."""
 
 from __future__ import annotations
 
@@ -16,15 +17,15 @@ import pytest
 
 from tests.conftest import ROOT
 
-ADAPTED = ROOT / "data" / "adapted" / "sample.jsonl"
+ADAPTED = Path("data") / "adapted" / "sample.jsonl"
 SUITE = Path("data") / "suites" / "sample-full.json"
 QUESTIONS = Path("data") / "suites" / "sample-full.questions.jsonl"
 INDEX = Path("data") / "suites" / "sample.index.jsonl"
 
 
-def sample_ids(n: int | None = None) -> list[str]:
-    """Question ids of the committed adapted sample, in file order (the first ``n``, or all)."""
-    with open(ADAPTED, encoding="utf-8") as fh:
+def sample_ids(ws: Path, n: int | None = None) -> list[str]:
+    """Question ids of the adapted sample in workspace ``ws``, in file order (the first ``n``, or all)."""
+    with open(ws / ADAPTED, encoding="utf-8") as fh:
         ids = [json.loads(line)["eval"]["question_id"] for line in fh if line.strip()]
     return ids if n is None else ids[:n]
 
@@ -48,7 +49,7 @@ def write_questions_of(ws: Path, ids: list[str]) -> Path:
     from mnemetric.longmemeval.questions import Question, write_questions
     from mnemetric.longmemeval.suite import QuestionMeta, write_question_index
 
-    records = list(read_adapted(ADAPTED))
+    records = list(read_adapted(ws / ADAPTED))
     write_question_index(ws / INDEX, (QuestionMeta.of_adapted(r) for r in records))
     write_questions(ws / QUESTIONS, (Question.of_adapted(r) for r in records if r.eval.question_id in set(ids)))
     return ws / QUESTIONS
@@ -61,13 +62,10 @@ def run_stage(ws: Path, stage: str, timeout: int = 120) -> subprocess.CompletedP
 
 
 @pytest.fixture()
-def stage_workspace(tmp_path: Path) -> Path:
-    """``tmp_path`` with params.yaml, data/adapted/sample.jsonl and an empty data/suites/ (skipped,
-    with the reason, when the adapted sample has not been built)."""
-    if not ADAPTED.exists():
-        pytest.skip(f"{ADAPTED} is absent (run `dvc repro adapt` in the project first)")
+def stage_workspace(tmp_path: Path, adapted_sample: Path) -> Path:
+    """``tmp_path`` with params.yaml, data/adapted/sample.jsonl and an empty data/suites/."""
     shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
-    (tmp_path / "data" / "adapted").mkdir(parents=True)
-    shutil.copy(ADAPTED, tmp_path / "data" / "adapted" / "sample.jsonl")
+    (tmp_path / ADAPTED).parent.mkdir(parents=True)
+    shutil.copy(adapted_sample, tmp_path / ADAPTED)
     (tmp_path / "data" / "suites").mkdir()
     return tmp_path

@@ -14,8 +14,6 @@ import yaml
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.usefixtures("sample_run_outputs")  # DVC outputs of the sample run
-
 SAMPLE = ROOT / "data" / "sample" / "longmemeval_sample.json"
 
 
@@ -42,8 +40,8 @@ def test_stage_and_cli_adapt_write_the_same_bytes(tmp_path: Path, adapter: str):
     assert staged.count(b"\n") == 43 and f'"schema": "{params["adapter"]["schema"]}"'.encode() in staged
 
 
-def test_the_committed_adapted_sample_is_what_the_command_writes(tmp_path: Path):
+def test_the_reproduced_adapted_sample_is_what_the_command_writes(tmp_path: Path, sample_run_outputs: Path):
     out = tmp_path / "a.jsonl"
     res = _run(["-m", "mnemetric.cli", "adapt", SAMPLE, "--adapter", "session-v3", "--out", out], tmp_path)
     assert res.returncode == 0, res.stderr
-    assert out.read_bytes() == (ROOT / "data" / "adapted" / "sample.jsonl").read_bytes()
+    assert out.read_bytes() == (sample_run_outputs / "data" / "adapted" / "sample.jsonl").read_bytes()

@@ -15,19 +15,15 @@ import pytest
 from tests.conftest import ROOT
 from tests.stages.conftest import sample_ids, write_questions_of
 
-pytestmark = pytest.mark.usefixtures("sample_run_outputs")  # DVC outputs of the sample run
-
-ADAPTED = ROOT / "data" / "adapted" / "sample.jsonl"
-
 
 @pytest.fixture()
-def workspace(tmp_path: Path) -> Path:
+def workspace(tmp_path: Path, adapted_sample: Path) -> Path:
     shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
     (tmp_path / "data" / "adapted").mkdir(parents=True)
-    shutil.copy(ADAPTED, tmp_path / "data" / "adapted" / "sample.jsonl")
+    shutil.copy(adapted_sample, tmp_path / "data" / "adapted" / "sample.jsonl")
     (tmp_path / "data" / "runs").mkdir()
     (tmp_path / "data" / "suites").mkdir()
-    write_questions_of(tmp_path, sample_ids())
+    write_questions_of(tmp_path, sample_ids(tmp_path))
     return tmp_path
 
 

@@ -33,7 +33,7 @@ def _run(ws: Path) -> subprocess.CompletedProcess:
 
 
 def test_the_suite_block_comes_from_the_suite_file(workspace: Path):
-    ids = sample_ids(2)
+    ids = sample_ids(workspace, 2)
     _suite(workspace, ids)
     done = _run(workspace)
     assert done.returncode == 0, done.stderr
@@ -49,7 +49,7 @@ def test_the_suite_block_comes_from_the_suite_file(workspace: Path):
     ({"question_ids": "q1"}, "'question_ids'"),
 ])
 def test_a_suite_that_disagrees_with_itself_is_one_message(workspace: Path, changes: dict, field: str):
-    path = _suite(workspace, sample_ids(2), **changes)
+    path = _suite(workspace, sample_ids(workspace, 2), **changes)
     done = _run(workspace)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert str(Path("data/suites/sample-full.json")) in done.stderr and field in done.stderr, done.stderr
@@ -57,7 +57,7 @@ def test_a_suite_that_disagrees_with_itself_is_one_message(workspace: Path, chan
 
 
 def test_a_bad_custody_record_is_one_message(workspace: Path):
-    _suite(workspace, sample_ids(2))
+    _suite(workspace, sample_ids(workspace, 2))
     custody = workspace / "data" / "custody" / "sample.json"
     custody.write_text('{"verified": true}', encoding="utf-8")
     done = _run(workspace)

@@ -26,7 +26,7 @@ def _usage(responses: int, prompt: int, completion: int, usd: float, model: str 
 def workspace(stage_workspace: Path) -> Path:
     tmp_path = stage_workspace
     (tmp_path / RUNS).mkdir(parents=True)
-    ids = sample_ids(2)
+    ids = sample_ids(tmp_path, 2)
     write_suite(tmp_path, ids)
     trace = {"judge": "lexical", "official_equivalence": False}
     judged = [{"question_id": q, "hypothesis": "x", "autoeval_label": {"model": "lexical", "label": i == 0},

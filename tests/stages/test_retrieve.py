@@ -25,7 +25,7 @@ def _run(ws: Path) -> subprocess.CompletedProcess:
 
 def test_contexts_of_the_suite_and_the_usage_sidecar_bytes(stage_workspace: Path):
     ws = stage_workspace
-    ids = sample_ids()
+    ids = sample_ids(ws)
     chosen = [ids[-1], ids[0]]  # suite order differs from file order: the adapted file's order is kept
     write_suite(ws, chosen)
     done = _run(ws)
@@ -46,7 +46,7 @@ def test_contexts_of_the_suite_and_the_usage_sidecar_bytes(stage_workspace: Path
 
 def test_a_bad_suite_names_its_file_and_field(stage_workspace: Path):
     ws = stage_workspace
-    write_suite(ws, sample_ids()[:2], ids_sha256="0" * 64)
+    write_suite(ws, sample_ids(ws)[:2], ids_sha256="0" * 64)
     done = _run(ws)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "sample-full.json" in done.stderr and "'ids_sha256'" in done.stderr, done.stderr

@@ -18,7 +18,7 @@ def test_suite_writes_the_eval_view_and_data_metrics_needs_nothing_else(stage_wo
     ws = stage_workspace
     done = run_stage(ws, "suite")
     assert done.returncode == 0, done.stderr
-    records = list(read_adapted(ADAPTED))
+    records = list(read_adapted(ws / ADAPTED))
     assert read_suite(ws / SUITE).question_ids == tuple(r.eval.question_id for r in records)
     assert read_questions(ws / QUESTIONS) == [Question.of_adapted(r) for r in records]
     assert read_question_index(ws / INDEX) == [QuestionMeta.of_adapted(r) for r in records]

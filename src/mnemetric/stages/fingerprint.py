@@ -1,9 +1,11 @@
-"""Stage fingerprint (always runs): the code fingerprint of every chosen component → data/fingerprints/.
+"""Stage fingerprint: the code fingerprint of every chosen component → data/fingerprints/.
 
 DVC reruns a stage when a dependency's bytes change. A component built by ``_target_`` may live in
-another package, outside dvc.yaml's ``deps``; this stage runs every time (``always_changed``), writes
-one small file per component, and the stages that use a component depend on its file — so they
-rerun exactly when that component's code (or its package version) changed, and not otherwise.
+another package, outside the stages' ``deps``; this stage writes one small file per component, and the stages
+that use a component depend on its file — so they rerun exactly when that component's code changed, and not
+otherwise. The stage itself depends on the folders the chosen code is read from, ``src/mnemetric`` and
+``plugins`` (dvc.yaml), so a no-op ``dvc repro`` runs nothing; code elsewhere is read when the stage runs
+(``dvc repro -f fingerprint`` after editing it).
 
 Which components: each family's ``fingerprints`` (params section -> file stem; LongMemEval:
 adapter, memory, reader, judge; LongMemEval-V2: ``v2.memory`` -> v2-memory.json), over the
