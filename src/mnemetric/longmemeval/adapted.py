@@ -24,7 +24,7 @@ from typing import Any
 
 from mnemetric.longmemeval.instance import Instance
 from mnemetric.errors import ConfigError, InputError
-from mnemetric.io import require_file
+from mnemetric.io import DuplicateKey, duplicate_key_error, require_file, unique_object
 from mnemetric.records import Fields, Kind, is_kind, record_name, type_error
 
 SCHEMAS = {"mnemetric.longmemeval-session/v3": True, "mnemetric.longmemeval-session/v2": False}
@@ -230,8 +230,10 @@ def read_adapted(path: str | Path) -> Iterator[AdaptedRecord]:
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             try:
-                raw = json.loads(line)
+                raw = json.loads(line, object_pairs_hook=unique_object)
             except json.JSONDecodeError as exc:
                 raise InputError(str(path), f"line {lineno}", "<record>", f"not an adapted record ({exc})",
                                  fix=_FIX) from None
+            except DuplicateKey as exc:
+                raise duplicate_key_error(str(path), f"line {lineno}", exc, line) from None
             yield AdaptedRecord.from_record(raw, file=str(path), line=lineno)
