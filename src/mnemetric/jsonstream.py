@@ -160,10 +160,14 @@ class _Reader:
 
 
 def iter_json_list(path: str | Path) -> Iterator[Any]:
-    """Yield each item of the top-level JSON list in ``path``; any flaw raises InputError (index N)."""
+    """Yield each item of the top-level JSON list in ``path``; any flaw raises InputError (``index N``,
+    plus the item's question_id when it has one)."""
     for index, (item, flaws) in enumerate(iter_json_items(path)):
         if flaws:
-            raise InputError(str(path), f"index {index}", flaws[0].path or "<item>", flaws[0].message, fix=flaws[0].fix)
+            qid = item.get("question_id") if isinstance(item, dict) else None
+            record = f"index {index} ({qid})" if isinstance(qid, str) and qid and not SURROGATE.search(qid) else \
+                f"index {index}"
+            raise InputError(str(path), record, flaws[0].path or "<item>", flaws[0].message, fix=flaws[0].fix)
         yield item
 
 
