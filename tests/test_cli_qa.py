@@ -93,7 +93,7 @@ def test_score_qa_aggregates_like_upstream_and_records_provenance(files):
     expected = {t: sum(v) / len(v) for t, v in by_type.items()}
     assert len(expected) == 6
     assert m["task_averaged"] == pytest.approx(sum(expected.values()) / 6, abs=1e-15)
-    assert m["official_equivalence"] is False and m["official_equivalence_reasons"]  # prompt set unknown
+    assert m["official_equivalence"]["value"] is False and m["official_equivalence"]["reasons"]  # prompt set unknown
     assert "task-averaged" in out.stdout
 
 
@@ -152,7 +152,7 @@ def test_judge_cli_writes_failed_questions_to_a_sidecar(files):
     scored = cli("score-qa", judged, tmp / "ref.json", "--out", tmp / "qa.json", "--resamples", "0")
     assert scored.returncode == 0, scored.stderr
     m = json.loads((tmp / "detail" / "qa.json").read_text())
-    assert m["coverage"]["n_failed"] == 1 and m["n"] == len(ref) - 1 and m["official_equivalence"] is False
+    assert m["coverage"]["n_failed"] == 1 and m["n"] == len(ref) - 1 and m["official_equivalence"]["value"] is False
     assert ref[3]["question_id"] in scored.stderr
 
 

@@ -94,7 +94,7 @@ def test_contexts_file_is_written_within_the_budget(logs):
 
 def test_score_file_has_the_required_shape(logs, tmp_path):
     scored = score(logs["turn"], tmp_path / "scores.json", "turn", "--ks", "1,5,10,50", "--reference", str(SAMPLE))
-    assert scored["profile"] == PROFILE and scored["official_equivalence"] is True
+    assert scored["profile"] == PROFILE and scored["official_equivalence"] == {"value": True, "reasons": []}
     assert scored["granularity"] == "turn"
     for per in scored["per_question"].values():
         assert set(per) == {"session", "turn"}

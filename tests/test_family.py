@@ -7,7 +7,6 @@ Expected facts are written by hand from the upstream protocols (shared/docs/upst
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import pytest
 import yaml
@@ -15,7 +14,7 @@ import yaml
 from mnemetric.config import compose
 from mnemetric.errors import ConfigError
 from mnemetric.family import (
-    CardRow, CardSpec, Family, OfficialProtocol, TaskMetric, build_family, by_name, check_family, conf_families,
+    CardRow, CardSpec, Family, FamilyBase, TaskMetric, build_family, by_name, check_family, conf_families,
     family_named, headline_family,
 )
 
@@ -52,12 +51,15 @@ def test_the_longmemeval_family_holds_the_upstream_v1_facts():
     assert set(v1.task_metrics) == types | {"abstention"}
     assert v1.task_metrics["multi-session"].ref() == "metrics/detail/qa.json#per_type.multi-session.accuracy"
     assert v1.task_metrics["abstention"].count == "abstention.n"
-    p = v1.official
+    from mnemetric.longmemeval.gate import OFFICIAL as p  # the family's own rules, in its package
     assert (p.judge_model, dict(p.judge_params), p.endpoint) == (
         "gpt-4o-2024-08-06", {"temperature": 0, "max_tokens": 10, "n": 1}, "https://api.openai.com/v1")
-    assert (p.source, p.suite, p.profile, p.judge_kind) == ("huggingface", "full", "longmemeval-session-upstream-v1",
-                                                            "upstream")
+    assert (p.source, p.suite, p.profile) == ("huggingface", "full", "longmemeval-session-upstream-v1")
     assert p.official_variants == {"s", "m", "oracle"}
+    assert v1.required_sections == ("variant", "suite", "scoring", "judge", "counts")
+    assert v1.conf_groups == ("variant", "adapter", "scoring", "suite", "memory", "reader", "judge")
+    assert dict(v1.fingerprints) == {"adapter": "adapter", "memory": "memory", "reader": "reader", "judge": "judge"}
+    assert set(v1.params_sections) == {*v1.conf_groups, "retrieval", "errata"}
     spec = v1.crosscheck
     assert spec.repo == "xiaowu0162/LongMemEval" and spec.revision.startswith("9e0b455f")
     assert spec.judge_script == "src/evaluation/evaluate_qa.py"
@@ -69,7 +71,10 @@ def test_the_v2_family_measures_its_five_abilities_and_has_no_v1_gate():
     assert set(v2.task_metrics) == {"Static state recall", "Dynamic state tracking", "Workflow knowledge",
                                     "Environment gotchas", "Premise awareness"}
     assert v2.task_metrics["Workflow knowledge"].value == "by_category.non_abstention_by_category.procedure.pct_correct"
-    assert v2.official is None and v2.crosscheck is None
+    assert v2.crosscheck is None and v2.inventory_review is None and v2.required_sections == ()
+    assert v2.conf_groups == ("v2",) and dict(v2.fingerprints) == {"v2.memory": "v2-memory"}
+    # its verdict is the one stage v2_metrics recorded in its run manifest
+    assert v2.official_reasons({"official_equivalence": {"value": False, "reasons": ["r"]}}) == ["r"]
     # stage v2_metrics writes metrics/run-v2.json itself: custody builds no sections for it
     assert v2.run_manifest == "metrics/run-v2.json" and v2.manifest_sections is None and v2.output_files is None
     assert dict(v2.card.inputs) == {"v2": ("metrics/v2.json",)}
@@ -80,11 +85,13 @@ def test_the_v2_card_rows_are_the_combined_accuracy_then_each_category():
     doc = {"combined": {"accuracy": {
         "overall_full_set": {"value": 0.5, "ci95_low": 0.25, "ci95_high": 0.75, "n": 8},
         "abstention_only": {"value": 0.0, "ci95_low": 0.0, "ci95_high": 0.9, "n": 2}}},
+        "domains": {"web": {"accuracy": {"overall_full_set": {"value": 0.25, "ci95_low": 0.0, "ci95_high": 0.8, "n": 4}}}},
         "by_category": {"non_abstention_by_category": {"static": {"count": 3, "pct_correct": 1 / 3}},
                         "abstention_overall": {"count": 2, "pct_correct": 0.0}}}
     # non_abstention_only is absent: no row for it
     assert v2.card.rows({"v2": doc}) == [CardRow("overall accuracy (full set)", 0.5, 0.25, 0.75, 8),
                                          CardRow("abstention accuracy", 0.0, 0.0, 0.9, 2),
+                                         CardRow("overall accuracy (web)", 0.25, 0.0, 0.8, 4),
                                          CardRow("static", 1 / 3, n=3), CardRow("abstention_overall", 0.0, n=2)]
     assert v2.card.rows({"v2": None}) == []
 
@@ -94,6 +101,18 @@ def test_the_longmemeval_family_builds_metrics_run_json():
     assert v1.run_manifest == "metrics/run.json" and callable(v1.manifest_sections)
     assert dict(v1.card.inputs) == {"qa": ("metrics/detail/qa.json", "metrics/qa.json"),
                                     "retrieval": ("metrics/detail/retrieval.json", "metrics/retrieval.json")}
+
+
+def test_conf_config_yaml_lists_the_families_conf_groups_and_the_schema_their_sections():
+    """The families register their conf groups and params sections; nothing generic names them."""
+    from mnemetric.schema import conf_order, family_sections
+
+    fams = conf_families()
+    defaults = [next(iter(d)) for d in yaml.safe_load((CONF / "config.yaml").read_text())["defaults"] if isinstance(d, dict)]
+    assert sorted(defaults) == sorted(["benchmark", *(g for f in fams for g in f.conf_groups)])
+    sections = family_sections(fams)
+    assert set(sections) == {"benchmark", "llm", *(k for f in fams for k in f.params_sections)}
+    assert [k for k in conf_order() if k in sections or k == "paths"] == list(compose(conf_dir=CONF))
 
 
 def test_a_family_is_found_by_name_and_an_unknown_name_lists_the_known_ones():
@@ -112,27 +131,15 @@ def test_the_headline_family_is_params_benchmark_else_the_conf_default():
 # ------------------------------------------------------------------ a newcomer's family, by conf alone
 
 
-QUIZ_PROTOCOL = OfficialProtocol(
-    source="quizhub", suite="all", profile="quiz-v1", judge_model="judge-7", judge_params=MappingProxyType({"t": 0}),
-    endpoint="http://quiz.example.test/v1", prompt_set_sha256="q" * 64, official_variants=frozenset({"exam"}),
-    judge_kind="quiz-judge")
-
-
 @dataclass(frozen=True)
-class QuizFamily:
-    """A second family that is not LongMemEval (built by _target_ from a conf option)."""
+class QuizFamily(FamilyBase):
+    """A second family that is not LongMemEval (built by _target_ from a conf option); the rest: FamilyBase's."""
 
     name: str = "quiz"
     metrics: str = "metrics/quiz.json"
     display_name: str = "Quiz"
     task_metrics: dict = field(default_factory=lambda: {"recall": TaskMetric("metrics/quiz.json", "recall.acc",
                                                                              "recall.n")})
-    official: OfficialProtocol | None = QUIZ_PROTOCOL
-    crosscheck: None = None
-    run_manifest: str | None = None
-    manifest_sections: None = None
-    card: CardSpec | None = None
-    output_files: None = None
 
 
 def test_a_newcomer_adds_one_conf_option_and_is_a_family(tmp_path):
@@ -142,6 +149,8 @@ def test_a_newcomer_adds_one_conf_option_and_is_a_family(tmp_path):
     (fam,) = conf_families(tmp_path)
     assert isinstance(fam, QuizFamily) and isinstance(fam, Family)
     assert fam.task_metrics["recall"].ref() == "metrics/quiz.json#recall.acc"
+    # without a gate of its own a family is never official, and says so
+    assert fam.official_reasons({}) == ["Quiz has no official protocol to check a run against"]
 
 
 def test_an_unimportable_target_is_a_config_error_naming_the_option(tmp_path):
@@ -157,12 +166,16 @@ def test_an_object_that_is_not_a_family_is_refused():
         name: str = "half"
         metrics: str = "m.json"
 
-    with pytest.raises(ConfigError, match="no display_name, task_metrics, official, crosscheck"):
+    with pytest.raises(ConfigError, match="no display_name, task_metrics, official_reasons, required_sections"):
         check_family(Half(), "benchmark")
     with pytest.raises(ConfigError, match="are not TaskMetric"):
         check_family(QuizFamily(task_metrics={"recall": ("metrics/quiz.json", "recall.acc")}), "benchmark")
-    with pytest.raises(ConfigError, match="benchmark.official"):
-        check_family(QuizFamily(official="yes"), "benchmark")
+    with pytest.raises(ConfigError, match="benchmark.inventory_review"):
+        check_family(QuizFamily(inventory_review="yes"), "benchmark")
+    with pytest.raises(ConfigError, match="benchmark.conf_groups"):
+        check_family(QuizFamily(conf_groups="quiz"), "benchmark")
+    with pytest.raises(ConfigError, match="benchmark.fingerprints"):
+        check_family(QuizFamily(fingerprints=["quiz.memory"]), "benchmark")
     with pytest.raises(ConfigError, match="benchmark.card"):
         check_family(QuizFamily(card={"inputs": {}}), "benchmark")
     with pytest.raises(ConfigError, match="benchmark.manifest_sections"):

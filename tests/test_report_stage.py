@@ -75,7 +75,8 @@ def test_an_older_layout_is_named(tmp_path):
     assert proc.returncode != 0 and "Traceback" not in proc.stderr and "per_type" in proc.stderr
 
 
-def test_the_card_is_the_headline_family_s_named_by_params_benchmark(tmp_path):
+def test_the_page_is_the_headline_family_s_named_by_params_benchmark(tmp_path):
+    """With benchmark longmemeval-v2 the page shows V2's own numbers and provenance, not V1's."""
     import yaml
 
     setup(tmp_path, {"official_equivalence": {"value": False, "reasons": ["v1 reason"]}, "memory": {"name": "bm25"},
@@ -84,16 +85,32 @@ def test_the_card_is_the_headline_family_s_named_by_params_benchmark(tmp_path):
     params["benchmark"] = {"_target_": "mnemetric.longmemeval_v2.family.LongMemEvalV2Family",
                            "name": "longmemeval-v2", "metrics": "metrics/v2.json"}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
-    assert stage(tmp_path).returncode == 0
-    page = (tmp_path / "reports/index.html").read_text(encoding="utf-8")
-    assert 'id="result-card"' not in page  # the headline family's manifest, metrics/run-v2.json, is absent
+    proc = stage(tmp_path)  # V2's files are absent: a message naming them, no page
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr and "metrics/v2.json" in proc.stderr
+    assert not (tmp_path / "reports/index.html").exists()
     (tmp_path / "metrics/run-v2.json").write_text(json.dumps({
-        "benchmark": "LongMemEval-V2", "memory": {"name": "full-context"}, "variant": {"name": "sample"},
-        "suite": {"name": "full"}, "official_equivalence": {"value": False, "reasons": ["offline checker"]}}))
-    (tmp_path / "metrics/v2.json").write_text(json.dumps({"combined": {"accuracy": {
-        "overall_full_set": {"value": 0.375, "ci95_low": 0.125, "ci95_high": 0.75, "n": 8}}}}))
+        "benchmark": "LongMemEval-V2", "memory": {"name": "full-context", "fingerprint_sha256": "f" * 64},
+        "variant": {"name": "sample", "data_root": "data/sample-v2", "haystack": "small", "source": "bundled",
+                    "sha256_verified": False, "custody": {"file": "data/custody/v2-sample.json", "sha256": "c" * 64}},
+        "suite": {"name": "full"}, "reader": {"name": "offline", "model": None, "official": False},
+        "judge": {"name": "offline", "model": None, "prompt_set_sha256": None, "official": False},
+        "token_counter": {"name": "o200k-standin", "official": False},
+        "counts": {"questions": 8, "judged": 8, "failed": 0},
+        "official_equivalence": {"value": False, "reasons": ["offline checker"]}}))
+    block = {"value": 0.375, "correct": 3, "n": 8, "ci95_low": 0.125, "ci95_high": 0.75, "method": "clopper-pearson"}
+    (tmp_path / "metrics/v2.json").write_text(json.dumps({
+        "v2": "sample", "settings": {"memory": "full-context", "tier": "small"},
+        "combined": {"accuracy": {"overall_full_set": block}},
+        "domains": {"web": {"accuracy": {"overall_full_set": {**block, "value": 0.5, "n": 4}}}},
+        "by_category": {"non_abstention_by_category": {"static": {"count": 3, "pct_correct": 2 / 3}},
+                        "abstention_overall": {"count": 2, "pct_correct": 0.0}}}))
     proc = stage(tmp_path)
     assert proc.returncode == 0, proc.stderr
     page = (tmp_path / "reports/index.html").read_text(encoding="utf-8")
-    assert "LongMemEval-V2 result: memory `full-context` on `sample` (suite `full`)" in page
-    assert "0.3750" in page and "offline checker" in page
+    assert "LongMemEval-V2, memory full-context on sample (small)" in page and offline(page)
+    assert "offline checker" in page and "v1 reason" not in page and "judge model differs" not in page
+    assert "accuracy (full set) (combined)" in page and "accuracy (full set) (web)" in page  # by domain
+    assert "Accuracy per category" in page and "static" in page and "abstention (all)" in page  # by category
+    assert "data/custody/v2-sample.json" in page and "o200k-standin" in page  # V2's data custody, token counter
+    assert "0.210" not in page  # V1's overall interval (metrics/detail/qa.json) is not V2's page
+    assert "LongMemEval-V2 result: memory `full-context` on `sample` (suite `full`)" in page  # V2's card

@@ -46,10 +46,10 @@ def compose_text(overrides: Iterable[str] = (), conf_dir: str | Path | None = No
     from mnemetric.errors import ConfigError
     from mnemetric.schema import register_schema
 
-    register_schema()  # the Hydra plugin does this too; composing must not depend on plugin discovery
     conf = Path(conf_dir).resolve() if conf_dir else package_conf_dir()
     if not (conf / "config.yaml").is_file():
         raise ConfigError(f"{conf}: no config.yaml here", fix="pass the conf folder of a Mnemetric project")
+    register_schema(conf)  # the Hydra plugin does this too; composing must not depend on plugin discovery
     args = list(overrides)
     extra = [Path(d).resolve() for d in extra_dirs if Path(d).resolve() != conf]
     if extra:
@@ -71,8 +71,16 @@ def compose(overrides: Iterable[str] = (), conf_dir: str | Path | None = None,
     from mnemetric.schema import check_params
 
     params = yaml.safe_load(compose_text(overrides, conf_dir, extra_dirs)) or {}
-    check_params(params)
+    check_params(params, known=_sections(conf_dir))
     return params
+
+
+def _sections(conf_dir: str | Path | None):
+    """The params sections of ``conf_dir``'s families (None: the packaged conf's)."""
+    from mnemetric.family import conf_families
+    from mnemetric.schema import family_sections
+
+    return family_sections() if conf_dir is None else family_sections(conf_families(conf_dir))
 
 
 def compose_to(output_file: str | Path, conf_dir: str | Path | None = "conf",
@@ -85,7 +93,7 @@ def compose_to(output_file: str | Path, conf_dir: str | Path | None = "conf",
     from mnemetric.schema import check_params
 
     text = compose_text(overrides or [], conf_dir)
-    check_params(yaml.safe_load(text) or {})
+    check_params(yaml.safe_load(text) or {}, known=_sections(conf_dir))
     with atomic_open(output_file) as fh:
         fh.write(text)
 

@@ -1,9 +1,10 @@
-"""A benchmark family as one object: what the generic layers (custody) need to know of a family.
+"""A benchmark family as one object: what the generic layers (custody, schema, the doors) ask of a family.
 
 Each family package exposes one (``mnemetric.longmemeval.family.FAMILY``,
 ``mnemetric.longmemeval_v2.family.FAMILY``), built from the ``benchmark`` conf group by ``_target_``
-(``conf/benchmark/<option>.yaml``). custody/ takes every family fact from it, so custody imports no
-family: a newcomer plugs a family in with one package and one conf option.
+(``conf/benchmark/<option>.yaml``). The generic layers take every family fact from it and import no
+family: a newcomer plugs a family in with one package, its conf options and its dvc.yaml stages.
+The family owns its rules; custody owns the frame.
 
 What a family says (the :class:`Family` protocol):
 
@@ -12,24 +13,39 @@ What a family says (the :class:`Family` protocol):
   (``LongMemEval``); ``metrics``: its headline metrics file.
 * ``task_metrics``: task -> the :class:`TaskMetric` (file, value key, count key) that measures it
   (the task inventory's ``measured`` rule).
-* ``official``: the :class:`OfficialProtocol` a run must match to be called the family's official
-  protocol (the publishability gate, :mod:`mnemetric.custody.gate`), or None when the family has no
-  such gate in custody.
-* ``crosscheck``: the :class:`CrosscheckSpec` (pinned upstream scoring scripts + the family's own
-  functions to compare with), or None when the family has no cross-check.
+* ``official_reasons(manifest)``: the family's publishability gate — one reason per failed
+  condition of its official protocol (empty: official); custody frames it as
+  :class:`mnemetric.official.OfficialEquivalence` (:mod:`mnemetric.custody.gate`).
+  ``required_sections``: the manifest sections that gate reads (custody refuses a manifest
+  without them).
+* ``crosscheck``: the family's :class:`CrosscheckScripts` (pinned upstream scripts, how to run
+  them and parse what they print), or None when the family has no cross-check.
+* ``inventory_review(inventory, manifests, crosscheck)``: writes the family's review blocks of
+  the task inventory from its own run manifests (and the cross-check evidence), or None.
 * ``run_manifest``: the repo path of the family's run manifest (``metrics/run.json``), or None.
 * ``manifest_sections``: params -> the family's sections of that manifest (read from the run's
   files; :func:`mnemetric.custody.manifest.build_manifest` frames them with ``schema``,
   ``benchmark`` and the gate's ``official_equivalence``), or None when another stage writes it.
-* ``card``: the :class:`CardSpec` of its result card (which metrics files, which rows), or None.
+* ``card``: the :class:`CardSpec` of its result card (which metrics files, which rows, which
+  custody lines), or None.
 * ``output_files``: params -> the run's files whose sha256 custody keeps
   (:mod:`mnemetric.custody.sha256_manifest`), or None.
+* ``params_sections``: top-level params section -> its :class:`mnemetric.schema.Section` (typed
+  dataclass, or an open component section); :mod:`mnemetric.schema` checks (and registers with
+  Hydra) the union over the ``benchmark`` conf group. ``conf_groups``: the conf groups the family
+  chooses options from (conf/config.yaml's defaults list them).
+* ``fingerprints``: dotted params section of a component -> the file stem the fingerprint stage
+  writes its code fingerprint to (``memory`` -> data/fingerprints/memory.json).
+* ``report_params`` and ``report(params, card)``: the flat params its report reads and the
+  :class:`mnemetric.report.model.Report` it fills (stage report and `mnemetric report`), or None.
+* ``summary(params, read)``: its row of `mnemetric runs` (:class:`RunSummary`) from a revision's
+  params and files (``read(path)``: the JSON document at that revision, or None).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -49,58 +65,6 @@ class TaskMetric:
 
 
 @dataclass(frozen=True)
-class OfficialProtocol:
-    """The conditions of a family's publishability gate (values from the family's upstream facts)."""
-
-    source: str
-    """The variant ``source`` of an official pinned dataset file."""
-    suite: str
-    profile: str
-    judge_model: str
-    judge_params: Mapping[str, Any]
-    endpoint: str
-    prompt_set_sha256: str | None
-    """The pinned judge prompt set (None: not recorded, so no prompt set can match)."""
-    official_variants: frozenset[str]
-    """Variant names that are official files (the inventory's full held-out rule)."""
-    judge_kind: str
-    """``judge.kind`` of the upstream LLM judge (the inventory's judge-executed rule)."""
-
-
-@dataclass(frozen=True)
-class CrosscheckSpec:
-    """Upstream's own scoring scripts (pinned) and the family functions their output is compared with.
-
-    ``score_retrieval(log, granularity)`` -> ``{"granularity", "aggregate": {"exclude_abs": {level:
-    {metric: value}}}}``; ``judged_labels(path)`` -> [(question_id, label, model)];
-    ``reference_types(path)`` -> {question_id: question_type}; ``qa_estimates(pairs, types, file)``
-    -> ``{"per_type": {type: {"accuracy", "n"}}, "task_averaged", "overall", "abstention": {"accuracy", "n"}}``.
-    The script outputs are parsed in the layouts of LongMemEval's print_retrieval_metrics.py and
-    print_qa_metrics.py (:mod:`mnemetric.custody.crosscheck`); a family whose scripts print otherwise
-    needs its own parser there.
-    """
-
-    repo: str
-    revision: str
-    retrieval_script: str
-    qa_script: str
-    judge_script: str
-    pinned_sha256: Mapping[str, str]
-    """Upstream path -> sha256 of every file verified before a script runs."""
-    lock: Path
-    printed: Mapping[str, tuple[str, ...]]
-    """Metric names the retrieval script prints per level."""
-    question_types: tuple[str, ...]
-    judge_model: str
-    judge_alias: str
-    """The model alias the judge script takes as its first argument; it writes ``HYP.eval-results-<alias>``."""
-    score_retrieval: Callable[[Path, str], Mapping[str, Any]]
-    judged_labels: Callable[[Path], list[tuple[str, bool, str | None]]]
-    reference_types: Callable[[Path], Mapping[str, str]]
-    qa_estimates: Callable[[Sequence[tuple[str, bool]], Mapping[str, str], str], Mapping[str, Any]]
-
-
-@dataclass(frozen=True)
 class CardRow:
     """One row of a result card's table: a number, its 95% interval and its count (None: not known)."""
 
@@ -117,12 +81,50 @@ class CardSpec:
 
     ``inputs``: role -> candidate repo paths of a metrics file (the first that exists is read);
     ``rows(docs)``: role -> the read document (None when no candidate exists) -> the table rows
-    (an empty list: no numbers to show, and the card says ``empty`` instead of a table).
+    (an empty list: no numbers to show, and the card says ``empty`` instead of a table);
+    ``custody(run, outputs, params)``: the run manifest, the sha256 custody manifest (or None) and
+    the composed params (or None) -> the card's custody bullets (Markdown lines, the family's own
+    facts: its data, components and counts). The frame adds official_equivalence with its reasons.
     """
 
     inputs: Mapping[str, tuple[str, ...]]
     rows: Callable[[Mapping[str, Mapping[str, Any] | None]], Sequence[CardRow]]
     empty: str = "(no metrics)"
+    custody: Callable[[Mapping[str, Any], Mapping[str, Any] | None, Mapping[str, Any] | None], Sequence[str]] | None = None
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A family's row of `mnemetric runs`: headline numbers (label -> value), comparability keys, the gate."""
+
+    headline: Mapping[str, float | None]
+    keys: Mapping[str, Any]
+    official: Any = None
+    """The run manifest's :class:`mnemetric.official.OfficialEquivalence`, or None (no manifest)."""
+    memory: str | None = None
+
+
+class CrosscheckScripts(Protocol):
+    """A family's upstream scoring scripts, pinned, and how to compare their output with ours.
+
+    custody (:func:`mnemetric.custody.crosscheck.crosscheck`) verifies the checkout against
+    ``pinned_sha256``, builds the interpreter from ``lock`` and hands both to :meth:`run`; the
+    family runs its scripts, parses their print layout and returns the checks."""
+
+    repo: str
+    revision: str
+    pinned_sha256: Mapping[str, str]
+    lock: Path
+    judge_script: str
+    """The upstream path of the judge script (the inventory's judge-prompt-parity evidence)."""
+
+    def input_files(self, inputs: Mapping[str, Any]) -> list[Path]:
+        """The input files of this cross-check (checked: what goes together, something to check)."""
+        ...
+
+    def run(self, python: str | Path, root: Path, inputs: Mapping[str, Any]) -> tuple[list[Any], list[dict], str | None]:
+        """(checks, not_run, judge_endpoint): the :class:`mnemetric.custody.crosscheck.Check` list."""
+        ...
 
 
 @runtime_checkable
@@ -133,16 +135,63 @@ class Family(Protocol):
     display_name: str
     metrics: str
     task_metrics: Mapping[str, TaskMetric]
-    official: OfficialProtocol | None
-    crosscheck: CrosscheckSpec | None
+    required_sections: Sequence[str]
+    crosscheck: CrosscheckScripts | None
+    inventory_review: Callable[[dict, Sequence[Mapping[str, Any]], Mapping[str, Any] | None], None] | None
     run_manifest: str | None
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None
     card: CardSpec | None
     output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None
+    params_sections: Mapping[str, Any]
+    conf_groups: Sequence[str]
+    fingerprints: Mapping[str, str]
+    report_params: Sequence[str]
+    report: Callable[[Mapping[str, Any], str], Any] | None
+
+    def official_reasons(self, manifest: Mapping[str, Any]) -> list[str]: ...
+
+    def summary(self, params: Mapping[str, Any], read: Callable[[str], Any]) -> RunSummary: ...
 
 
-FIELDS = ("name", "display_name", "metrics", "task_metrics", "official", "crosscheck", "run_manifest",
-          "manifest_sections", "card", "output_files")
+@dataclass(frozen=True)
+class FamilyBase:
+    """A family's defaults for everything it may leave out: no gate conditions of its own (so never
+    official), no cross-check, no inventory review, no run manifest, card or report, no params sections,
+    conf groups or fingerprinted components. Subclass it (a frozen dataclass) and set what the family has."""
+
+    name: str = ""
+    display_name: str = ""
+    metrics: str = ""
+    task_metrics: Mapping[str, TaskMetric] = field(default_factory=dict)
+    required_sections: Sequence[str] = ()
+    crosscheck: CrosscheckScripts | None = None
+    inventory_review: Callable[..., None] | None = None
+    run_manifest: str | None = None
+    manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    card: CardSpec | None = None
+    output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
+    params_sections: Mapping[str, Any] = field(default_factory=dict)
+    conf_groups: Sequence[str] = ()
+    fingerprints: Mapping[str, str] = field(default_factory=dict)
+    report_params: Sequence[str] = ()
+    report: Callable[..., Any] | None = None
+
+    def official_reasons(self, manifest: Mapping[str, Any]) -> list[str]:
+        return [f"{self.display_name} has no official protocol to check a run against"]
+
+    def summary(self, params: Mapping[str, Any], read: Callable[[str], Any]) -> RunSummary:
+        """No headline numbers or keys; the run manifest's verdict when there is one."""
+        from mnemetric.official import KEY, OfficialEquivalence
+
+        run = read(self.run_manifest) if self.run_manifest else None
+        raw = run.get(KEY) if isinstance(run, Mapping) else None
+        return RunSummary({}, {"benchmark": self.name},
+                          None if raw is None else OfficialEquivalence.from_record(raw, file=str(self.run_manifest)))
+
+
+FIELDS = ("name", "display_name", "metrics", "task_metrics", "official_reasons", "required_sections", "crosscheck",
+          "inventory_review", "run_manifest", "manifest_sections", "card", "output_files", "params_sections",
+          "conf_groups", "fingerprints", "report_params", "report", "summary")
 
 
 def check_family(obj: Any, where: str) -> Family:
@@ -156,14 +205,23 @@ def check_family(obj: Any, where: str) -> Family:
     bad = [t for t, m in dict(obj.task_metrics).items() if not isinstance(m, TaskMetric)]
     if bad:
         raise ConfigError(where, f"task_metrics of {obj.name!r}: {bad} are not TaskMetric")
-    for key, kind in (("official", OfficialProtocol), ("crosscheck", CrosscheckSpec), ("card", CardSpec)):
-        if getattr(obj, key) is not None and not isinstance(getattr(obj, key), kind):
-            raise ConfigError(f"{where}.{key}", f"expected a {kind.__name__} or None")
-    for key in ("manifest_sections", "output_files"):
+    if obj.card is not None and not isinstance(obj.card, CardSpec):
+        raise ConfigError(f"{where}.card", "expected a CardSpec or None")
+    for key in ("official_reasons", "summary"):
+        if not callable(getattr(obj, key)):
+            raise ConfigError(f"{where}.{key}", "expected a method")
+    for key in ("manifest_sections", "output_files", "inventory_review", "report"):
         if getattr(obj, key) is not None and not callable(getattr(obj, key)):
-            raise ConfigError(f"{where}.{key}", "expected a callable (params -> ...) or None")
+            raise ConfigError(f"{where}.{key}", "expected a callable or None")
     if obj.run_manifest is not None and not isinstance(obj.run_manifest, str):
         raise ConfigError(f"{where}.run_manifest", "expected a repo path or None")
+    for key in ("required_sections", "conf_groups", "report_params"):
+        value = getattr(obj, key)
+        if isinstance(value, str) or not all(isinstance(x, str) for x in value):
+            raise ConfigError(f"{where}.{key}", "expected a sequence of names")
+    for key in ("params_sections", "fingerprints"):
+        if not isinstance(getattr(obj, key), Mapping):
+            raise ConfigError(f"{where}.{key}", "expected a mapping")
     return obj
 
 
@@ -184,7 +242,7 @@ def conf_families(conf_dir: str | Path | None = None) -> tuple[Family, ...]:
 
     root = Path(conf_dir) if conf_dir is not None else package_conf_dir()
     out = []
-    for path in sorted((root / "benchmark").glob("*.yaml")):
+    for path in sorted((root / "benchmark").glob("*.yaml"), key=lambda p: p.stem):
         section = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         out.append(build_family(section, f"benchmark ({path.name})"))
     return tuple(out)

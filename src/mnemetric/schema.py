@@ -10,17 +10,22 @@ Two checks, one description (the dataclasses below):
   sha256, known choices) and raises ``ConfigError(key, problem, fix)``; so does ``mnemetric
   compose`` before it writes params.yaml.
 
-Component sections (adapter, memory, reader, judge, benchmark, and v2's memory, reader, checker,
-token_counter) are open: their keys belong to the component, whose constructor checks them; only
-``name`` (and ``_target_`` when present) are checked here.
+Which sections exist is not written here: each family declares its own (``Family.params_sections``,
+a :class:`Section` per top-level section: a typed dataclass, or an open component section whose
+keys belong to the component's constructor; only ``name`` and ``_target_`` are checked for those),
+and :func:`family_sections` takes the union over the ``benchmark`` conf group with the base sections
+(``benchmark``, ``llm``). LongMemEval's are in :mod:`mnemetric.longmemeval.params_schema`,
+LongMemEval-V2's in :mod:`mnemetric.longmemeval_v2.params_schema`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from mnemetric.errors import ConfigError
@@ -35,13 +40,6 @@ def _spec(*, min: float | None = None, gt: float | None = None, choices: tuple |
 
 
 SHA256 = _spec(pattern=r"^[0-9a-f]{64}$", fix="a 64-character lowercase hex string, quoted in YAML")
-
-
-@dataclass
-class Retrieval:
-    granularity: str = field(default=MISSING, metadata=_spec(choices=("session", "turn")))
-    context_k: int = field(default=MISSING, metadata=_spec(min=0))  # type: ignore[assignment]
-    context_tokens: int = field(default=MISSING, metadata=_spec(min=0))  # type: ignore[assignment]
 
 
 @dataclass
@@ -66,77 +64,45 @@ class LLM:
     prices: dict[str, Price] = field(default_factory=dict)
 
 
-@dataclass
-class Bootstrap:
-    resamples: int = field(default=MISSING, metadata=_spec(min=0))  # type: ignore[assignment]
-    seed: int = field(default=MISSING, metadata=_spec(min=0))  # type: ignore[assignment]
+@dataclass(frozen=True)
+class Section:
+    """One top-level params section, as a family (or the base) declares it.
+
+    ``shape``: the dataclass of a typed section (keys and ranges checked), or None for an open
+    component section (its constructor checks its keys; only ``name`` and ``_target_`` here).
+    ``components``: open sub-sections of a typed section (``v2.memory``), checked as components;
+    ``fix``: the hint for a sub-section given as a name (``{group}`` is filled in)."""
+
+    shape: type | None = None
+    components: tuple[str, ...] = ()
+    fix: str = "every conf option names itself"
 
 
-@dataclass
-class Scoring:
-    name: str = MISSING
-    ks: list[int] = field(default_factory=list, metadata=_spec(min=1))
-    bootstrap: Bootstrap = field(default_factory=Bootstrap)
+COMPONENT = Section()
+BASE: dict[str, Section] = {"benchmark": COMPONENT, "llm": Section(LLM)}
+"""The sections every run has, whatever its families: the headline family and the one LLM client."""
 
 
-@dataclass
-class Suite:
-    name: str = MISSING
-    kind: str = field(default=MISSING, metadata=_spec(choices=("full", "stratified")))
-    per_type: int = field(default=0, metadata=_spec(min=0))
-    abstention: int = field(default=0, metadata=_spec(min=0))
-    seed: int = field(default=0, metadata=_spec(min=0))
+def family_sections(families: typing.Iterable[Any] | None = None) -> dict[str, Section]:
+    """section name -> :class:`Section` over :data:`BASE` and ``families``' ``params_sections`` (default:
+    every option of the packaged ``benchmark`` conf group); two owners of one section are a ConfigError."""
+    if families is None:
+        return dict(_packaged_sections())
+    out = dict(BASE)
+    owner = dict.fromkeys(BASE, "mnemetric")
+    for fam in families:
+        for name, section in dict(fam.params_sections).items():
+            if name in out:
+                raise ConfigError(name, f"params section claimed by both {owner[name]} and {fam.name}")
+            out[name], owner[name] = section, fam.name
+    return out
 
 
-@dataclass
-class Errata:
-    enabled: bool = False
-    file: str = MISSING
+@functools.lru_cache(maxsize=1)
+def _packaged_sections() -> tuple[tuple[str, Section], ...]:
+    from mnemetric.family import conf_families
 
-
-@dataclass
-class Variant:
-    name: str = MISSING
-    source: str = field(default=MISSING, metadata=_spec(choices=("bundled", "huggingface")))
-    path: Optional[str] = None
-    file: str = MISSING
-    repo: Optional[str] = None
-    revision: Optional[str] = field(default=None, metadata=_spec(pattern=r"^[0-9a-f]{40}$",
-                                                                 fix="the full 40-character commit hash"))
-    size: Optional[int] = field(default=None, metadata=_spec(min=0))
-    sha256: str = field(default=MISSING, metadata=SHA256)
-    license: str = MISSING
-    pin_source: str = MISSING
-
-
-@dataclass
-class V2:
-    """The ``v2`` option (conf/v2/*.yaml): a LongMemEval-V2 run. Its four component sub-sections are open
-    (checked as components: ``name``, ``_target_``); the rest is typed here."""
-
-    name: str = MISSING
-    source: str = field(default=MISSING, metadata=_spec(choices=("bundled", "huggingface")))
-    data_root: str = MISSING
-    haystack: str = MISSING
-    domains: list[str] = field(default_factory=list, metadata=_spec(choices=("web", "enterprise")))
-    max_tokens: int = field(default=MISSING, metadata=_spec(min=1))  # type: ignore[assignment]
-    images: bool = True
-    official: bool = False
-    repo: Optional[str] = None
-    revision: Optional[str] = field(default=None, metadata=_spec(pattern=r"^[0-9a-f]{40}$",
-                                                                 fix="the full 40-character commit hash"))
-    checksums_sha256: Optional[str] = field(default=None, metadata=SHA256)
-    memory: Any = None
-    reader: Any = None
-    checker: Any = None
-    token_counter: Any = None
-
-
-V2_COMPONENTS = ("memory", "reader", "checker", "token_counter")
-SECTIONS: dict[str, type] = {"retrieval": Retrieval, "llm": LLM, "scoring": Scoring, "suite": Suite,
-                             "variant": Variant, "errata": Errata, "v2": V2}
-COMPONENTS = ("adapter", "memory", "reader", "judge", "benchmark")
-"""Open sections: the component's own constructor checks its keys."""
+    return tuple(family_sections(conf_families()).items())
 
 
 def _type_name(tp: Any) -> str:
@@ -213,53 +179,81 @@ def _check_component(name: str, value: Any, fix: str = "every conf option names 
         raise ConfigError(f"{name}._target_", f"expected a dotted path, got {value['_target_']!r}")
 
 
-def check_section(name: str, value: Any) -> None:
-    """Check one top-level section of params.yaml (``params.yaml <name>...`` in errors)."""
-    if name == "v2":
-        check_dataclass(name, {k: v for k, v in value.items() if k not in V2_COMPONENTS}
-                        if isinstance(value, dict) else value, V2)
-        for group in V2_COMPONENTS:
-            _check_component(f"v2.{group}", value.get(group),
-                             fix=f"choose an option with -S v2/{group}=<option> (conf/v2/{group}/)")
-    elif name in SECTIONS:
-        check_dataclass(name, value, SECTIONS[name])
-    elif name in COMPONENTS:
+def check_section(name: str, value: Any, known: typing.Mapping[str, Section] | None = None) -> None:
+    """Check one top-level section of params.yaml (``params.yaml <name>...`` in errors) as its owner
+    declares it (``known``: :func:`family_sections`, by default); a section nobody declares is not checked."""
+    section = (family_sections() if known is None else known).get(name)
+    if section is None:
+        return
+    if section.shape is None:
         _check_component(name, value)
+        return
+    subs = section.components
+    check_dataclass(name, {k: v for k, v in value.items() if k not in subs} if isinstance(value, dict) and subs
+                    else value, section.shape)
+    for group in subs:
+        _check_component(f"{name}.{group}", value.get(group), fix=section.fix.format(group=group))
 
 
-def check_params(params: dict[str, Any], sections: typing.Iterable[str] | None = None) -> None:
+def check_params(params: dict[str, Any], sections: typing.Iterable[str] | None = None,
+                 known: typing.Mapping[str, Section] | None = None) -> None:
     """Check the named sections of a params dict (all known ones by default)."""
-    for name in sections if sections is not None else [*SECTIONS, *COMPONENTS]:
+    known = family_sections() if known is None else known
+    for name in sections if sections is not None else list(known):
         if name in params:
-            check_section(name, params[name])
+            check_section(name, params[name], known)
 
 
-@dataclass
-class RunSchema:
-    """The shape of a composed run config, registered in Hydra's ConfigStore as ``mnemetric_schema``
+def conf_order(conf_dir: str | Path | None = None) -> list[str]:
+    """The top-level key order of a composition of ``conf_dir`` (default: the packaged conf): the conf
+    groups of conf/config.yaml's defaults list, in that order, then the sections it holds itself."""
+    import yaml
+
+    from mnemetric.config import package_conf_dir
+
+    path = Path(conf_dir or package_conf_dir()) / "config.yaml"
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    groups = [next(iter(d)).split("@")[0].removeprefix("override ").strip("/") for d in raw.get("defaults") or []
+              if isinstance(d, dict)]
+    return [*groups, *[k for k in raw if k != "defaults"]]
+
+
+def run_schema(sections: typing.Mapping[str, Section] | None = None, order: typing.Sequence[str] = ()) -> type:
+    """The shape of a composed run config: one field per section (a typed section's dataclass; an open
+    section ``Any``), then ``paths``. Registered in Hydra's ConfigStore as ``mnemetric_schema``
     (conf/config.yaml lists it first): Hydra then refuses a mistyped value at composition, naming its
-    key. Component sections and paths are open here; :func:`check_params` adds the range checks."""
-
-    variant: Variant = field(default_factory=Variant)
-    adapter: Any = None
-    scoring: Scoring = field(default_factory=Scoring)
-    suite: Suite = field(default_factory=Suite)
-    memory: Any = None
-    reader: Any = None
-    judge: Any = None
-    benchmark: Any = None
-    v2: V2 = field(default_factory=V2)
-    retrieval: Retrieval = field(default_factory=Retrieval)
-    errata: Errata = field(default_factory=Errata)
-    llm: LLM = field(default_factory=LLM)
-    paths: dict[str, str] = field(default_factory=dict)
+    key; :func:`check_params` adds the range checks. The fields follow ``order`` (:func:`conf_order`;
+    sections it does not name come after, in their own order), which is params.yaml's key order."""
+    sections = family_sections() if sections is None else sections
+    rank = {name: i for i, name in enumerate(order)}
+    fields: list[Any] = []
+    for name, section in sorted(sections.items(), key=lambda kv: rank.get(kv[0], len(rank))):
+        if section.shape is None:
+            fields.append((name, Any, field(default=None)))
+        else:
+            fields.append((name, section.shape, field(default_factory=section.shape)))
+    fields.append(("paths", dict[str, str], field(default_factory=dict)))
+    fields.sort(key=lambda f: rank.get(f[0], len(rank)))
+    return dataclasses.make_dataclass("RunSchema", fields)
 
 
 SCHEMA_NAME = "mnemetric_schema"
 
 
-def register_schema() -> None:
-    """Store :class:`RunSchema` in Hydra's ConfigStore (idempotent)."""
+_registered = False
+
+
+def register_schema(conf_dir: str | Path | None = None, *, if_absent: bool = False) -> None:
+    """Store the :func:`run_schema` of ``conf_dir``'s families (default: the packaged conf) in Hydra's
+    ConfigStore, in :func:`conf_order` (the latest call wins; ``if_absent``: only when none is stored yet,
+    so the Hydra plugin, imported during a composition, keeps the schema of the conf being composed)."""
+    global _registered
     from hydra.core.config_store import ConfigStore
 
-    ConfigStore.instance().store(name=SCHEMA_NAME, node=RunSchema)
+    from mnemetric.family import conf_families
+
+    if if_absent and _registered:
+        return
+    _registered = True
+    sections = family_sections() if conf_dir is None else family_sections(conf_families(conf_dir))
+    ConfigStore.instance().store(name=SCHEMA_NAME, node=run_schema(sections, conf_order(conf_dir)))

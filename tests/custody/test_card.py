@@ -64,7 +64,7 @@ def test_the_table_formats_value_interval_and_n():
 
 def test_the_card_carries_every_custody_fact():
     card = render_card(FAMILY, RUN, {"qa": DETAIL, "retrieval": RETRIEVAL}, OUTPUTS,
-                       "data/runs/h.jsonl.eval-results-gpt-4o")
+                       {"paths": {"judged": "data/runs/h.jsonl.eval-results-gpt-4o"}})
     for expected in ("| overall accuracy | 0.5000 | [0.1250, 0.8750] | 8 |",
                      "| abstention accuracy | 0.7500 | — | 4 |",
                      "| session recall_all@5 | 0.5000 | — | 6 |",
@@ -77,25 +77,27 @@ def test_the_card_carries_every_custody_fact():
 
 
 def test_a_judged_file_missing_from_custody_says_so():
-    card = render_card(FAMILY, RUN, {"qa": HEADLINE, "retrieval": None}, None, "data/runs/x")
+    card = render_card(FAMILY, RUN, {"qa": HEADLINE, "retrieval": None}, None, {"paths": {"judged": "data/runs/x"}})
     assert "sha256 not in the custody manifest" in card
 
 
 def test_the_title_names_the_manifest_s_benchmark_else_the_family_s_display_name():
     run = {k: v for k, v in RUN.items() if k != "benchmark"}
-    assert render_card(Tiny(), run, {"m": {"a": 0.5}}, None, "j").startswith(
+    assert render_card(Tiny(), run, {"m": {"a": 0.5}}, None).startswith(
         "#### Tiny result: memory `bm25` on `s` (suite `full`)\n\n| metric |")
-    assert render_card(Tiny(), RUN, {"m": None}, None, "j").startswith("#### LongMemEval result:")
+    assert render_card(Tiny(), RUN, {"m": None}, None).startswith("#### LongMemEval result:")
 
 
 def test_no_rows_print_the_family_s_empty_text():
-    lines = render_card(Tiny(), RUN, {"m": None}, None, "j").splitlines()
-    assert lines[2] == "(nothing measured)" and lines[4].startswith("- dataset: `s`")
+    lines = render_card(Tiny(), RUN, {"m": None}, None).splitlines()
+    # a family without custody bullets of its own gets the frame's: dataset, suite, memory, counts
+    assert lines[2] == "(nothing measured)" and lines[4:8] == [
+        "- dataset: `s` (verified)", "- suite: `full`", "- memory system: `bm25`", "- 500 of 500 judged, 0 failed"]
 
 
 def test_a_family_without_a_card_is_a_config_error():
     with pytest.raises(ConfigError, match="Tiny has no result card"):
-        render_card(Tiny(card=None), RUN, {}, None, "j")
+        render_card(Tiny(card=None), RUN, {}, None)
 
 
 def test_the_first_existing_candidate_of_each_role_is_read(tmp_path):
@@ -138,17 +140,32 @@ def test_the_command_leads_with_params_yaml_s_benchmark(tmp_path, monkeypatch, c
     (tmp_path / "metrics").mkdir()
     (tmp_path / "params.yaml").write_text("benchmark:\n  _target_: mnemetric.longmemeval_v2.family.LongMemEvalV2Family\n"
                                           "  name: longmemeval-v2\n  metrics: metrics/v2.json\n"
-                                          "paths:\n  judged: data/v2/per_question.jsonl\n")
+                                          "paths:\n  judged: data/runs/hypotheses.jsonl.eval-results-lexical\n")
     (tmp_path / "metrics" / "run-v2.json").write_text(json.dumps({
-        "benchmark": "LongMemEval-V2", "variant": {"name": "sample"}, "suite": {"name": "full"},
-        "memory": {"name": "none"}, "official_equivalence": {"value": False, "reasons": ["offline reader"]}}))
+        "benchmark": "LongMemEval-V2", "variant": {"name": "sample", "data_root": "data/sample-v2", "haystack": "small",
+                                                   "source": "bundled", "sha256_verified": False,
+                                                   "custody": {"file": "data/custody/v2-sample.json", "sha256": "c" * 64}},
+        "suite": {"name": "full"}, "memory": {"name": "none", "fingerprint_sha256": "f" * 64},
+        "reader": {"name": "offline", "model": None, "official": False},
+        "judge": {"name": "offline", "model": None, "prompt_set_sha256": None, "official": False},
+        "token_counter": {"name": "o200k-standin", "official": False},
+        "counts": {"questions": 4, "judged": 4, "failed": 0},
+        "official_equivalence": {"value": False, "reasons": ["offline reader"]}}))
     (tmp_path / "metrics" / "v2.json").write_text(json.dumps({"combined": {"accuracy": {
         "overall_full_set": {"value": 0.25, "ci95_low": 0.1, "ci95_high": 0.5, "n": 4}}}}))
     assert cli(["card"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("#### LongMemEval-V2 result: memory `none` on `sample` (suite `full`)")
     assert "| overall accuracy (full set) | 0.2500 | [0.1000, 0.5000] | 4 |" in out
-    assert "- judged file: `data/v2/per_question.jsonl`" in out and "  - offline reader" in out
+    # V2's own provenance, not V1's: its data custody, reader, checker, token counter; no judged file, no
+    # "Mnemetric None", no "None questions"
+    assert (f"- data: `sample` (bundled), root `data/sample-v2`, haystack `small`; custody record "
+            f"`data/custody/v2-sample.json` sha256 `{'c' * 64}` (NOT verified against the dataset pins)") in out
+    assert "- reader: `offline`, model — (not official)" in out
+    assert "- checker: `offline`, model —, prompt-set sha256 — (not official)" in out
+    assert "- token counter: `o200k-standin` (not official)" in out and "- 4 of 4 questions checked, 0 failed" in out
+    assert "  - offline reader" in out
+    assert "judged file" not in out and "None" not in out
     assert cli(["card", "--benchmark", "longmemeval"]) == 2  # V1's manifest metrics/run.json is absent
     assert "metrics/run.json" in capsys.readouterr().err
 

@@ -22,16 +22,16 @@ from mnemetric.custody.manifest import (
     spread,
 )
 from mnemetric.errors import PluginError
+from mnemetric.family import FamilyBase
 from mnemetric.llm.cache import ResponseCache
 
 
 @dataclass(frozen=True)
-class Bare:
-    """Just what the frame reads of a family: name, display name, no official protocol."""
+class Bare(FamilyBase):
+    """Just what the frame reads of a family: name, display name, no gate of its own (FamilyBase's)."""
 
     name: str = "bare"
     display_name: str = "Bare"
-    official: None = None
 
 
 def test_the_frame_is_schema_benchmark_the_sections_in_order_then_the_gate():
@@ -51,7 +51,10 @@ def test_a_family_may_not_write_the_frame_s_keys(key):
 def test_a_gated_family_must_return_what_the_gate_reads():
     @dataclass(frozen=True)
     class Gated(Bare):
-        official: object = object()  # only its presence matters: the frame refuses before the gate runs
+        required_sections: tuple = ("variant", "suite", "scoring", "judge", "counts")
+
+        def official_reasons(self, manifest):
+            raise AssertionError("the frame refuses before the gate runs")
 
     with pytest.raises(PluginError, match=r"no \['suite', 'scoring', 'judge', 'counts'\] section"):
         build_manifest(Gated(), {"variant": {}})

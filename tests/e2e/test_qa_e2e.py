@@ -28,8 +28,8 @@ def test_repro_answers_and_judges_offline(dvc_repo):
     dvc_repo.dvc("repro")
     headline = dvc_repo.json("metrics/qa.json")  # point numbers only; the rest is in the detail
     m = dvc_repo.json("metrics/detail/qa.json")
-    assert headline["judge"] == "lexical" and headline["official_equivalence"] is False
-    assert m["judge"]["name"] == "lexical" and m["official_equivalence"] is False
+    assert headline["judge"] == "lexical" and headline["official_equivalence"]["value"] is False
+    assert m["judge"]["name"] == "lexical" and m["official_equivalence"]["value"] is False
     assert m["reader"] == "extractive" and m["n"] == 43 and headline["n"] == 43
     types = {"single-session-user", "single-session-assistant", "single-session-preference",
              "temporal-reasoning", "knowledge-update", "multi-session"}
@@ -77,7 +77,7 @@ def test_llm_path_runs_for_real_and_a_second_run_sends_nothing(dvc_repo, tmp_pat
         assert m["judge"]["models"] == ["gpt-4o-2024-08-06"]
         assert m["cost"]["total"]["responses"] == 2 * n and m["cost"]["total"]["usd"] > 0
         assert m["cost"]["total"]["per_model"]["gpt-4o-2024-08-06"]["responses"] == 2 * n
-        assert m["official_equivalence"] is False  # the stand-in is not the pinned upstream file
+        assert m["official_equivalence"]["value"] is False  # the stand-in is not the pinned upstream file
         judged = [json.loads(x) for x in (dvc_repo.path / "data/runs/hypotheses.jsonl.eval-results-gpt-4o").read_text().splitlines()]
         assert all(j["mnemetric_judge"]["prompt_set_sha256"] == judged[0]["mnemetric_judge"]["prompt_set_sha256"] for j in judged)
         cold = run_log(dvc_repo.path)

@@ -13,7 +13,8 @@ def test_repro_writes_retrieval_metrics_and_plot(dvc_repo):
     dvc_repo.dvc("repro")
     headline = dvc_repo.json("metrics/retrieval.json")  # point numbers only; the rest is in the detail
     m = dvc_repo.json("metrics/detail/retrieval.json")
-    assert (m["profile"], m["memory"], m["official_equivalence"]) == ("longmemeval-session-upstream-v1", "bm25", True)
+    assert (m["profile"], m["memory"], m["official_equivalence"]) == ("longmemeval-session-upstream-v1", "bm25",
+                                                                     {"value": True, "reasons": []})
     assert headline["exclude_abs"]["session"] == {k: m["exclude_abs"]["session"][k] for k in
                                                   ("recall_all@5", "recall_all@10", "ndcg_any@5", "ndcg_any@10")}
     rule = m["exclude_abs"]
@@ -45,4 +46,4 @@ def test_dense_memory_runs_offline(dvc_repo):
 def test_scoring_profile_switch_is_labelled(dvc_repo):
     dvc_repo.dvc("exp", "run", "-S", "scoring=mnemetric-historical")
     m = dvc_repo.json("metrics/retrieval.json")
-    assert m["official_equivalence"] is False and "recall@5" in m["exclude_abs"]["session"]
+    assert m["official_equivalence"]["value"] is False and "recall@5" in m["exclude_abs"]["session"]

@@ -143,26 +143,30 @@ def test_full_held_out_run_completed(changes, done):
     assert reviews(derive([manifest(**FULL | changes)]))["full_held_out_run_completed"] is done
 
 
-@pytest.mark.parametrize("kind, judged, executed", [("upstream", 5, True), ("upstream", 0, False),
-                                                    ("lexical", 43, False)])
-def test_judge_executed(kind, judged, executed):
-    r = reviews(derive([manifest(**{"judge.kind": kind, "counts.judged": judged})]))
+SENT = {"requests": 5, "values": [{"temperature": 0, "max_tokens": 10, "n": 1}]}
+
+
+@pytest.mark.parametrize("sent, judged, executed", [(SENT, 5, True), (SENT, 0, False), (None, 43, False),
+                                                    ({"requests": 0, "values": []}, 43, False)])
+def test_judge_executed(sent, judged, executed):
+    """The judge executed when it sent model requests (the lexical judge sends none: params_sent null)."""
+    r = reviews(derive([manifest(**{"judge.params_sent": sent, "counts.judged": judged})]))
     assert (r["judge_executed"], r["actual_judge_requests_executed"]) == (executed, executed)
 
 
 def test_judge_executed_on_a_v2_run_is_not_the_v1_judge():
-    v2 = manifest(benchmark="LongMemEval-V2", **{"judge.kind": "upstream"})
+    v2 = manifest(benchmark="LongMemEval-V2", **{"judge.params_sent": SENT})
     assert reviews(derive([v2]))["judge_executed"] is False
 
 
 @pytest.mark.parametrize("value", [True, False])
 def test_official_equivalence_is_the_gate_of_the_manifest(value):
-    r = reviews(derive([manifest(**{"official_equivalence.value": value})]))
+    r = reviews(derive([manifest(**{"official_equivalence": {"value": value, "reasons": [] if value else ["r"]}})]))
     assert (r["official_equivalence"], r["full_protocol_equivalence"]) == (value, value)
 
 
 def test_one_official_run_among_others_is_enough():
-    runs = [manifest(), manifest(path="b.json", **{"official_equivalence.value": True})]
+    runs = [manifest(), manifest(path="b.json", official_equivalence={"value": True, "reasons": []})]
     assert reviews(derive(runs))["official_equivalence"] is True
 
 
@@ -202,8 +206,9 @@ def test_the_seed_is_not_changed():
     ({"counts.failed": -1}, "counts.failed"),
     ({"counts.failed": False}, "counts.failed"),
     ({"variant.sha256_verified": "yes"}, "variant.sha256_verified"),
-    ({"judge.kind": DELETE}, "judge.kind"),
-    ({"official_equivalence": True}, "official_equivalence.reasons"),
+    ({"judge.params_sent": "sent"}, "judge.params_sent"),
+    ({"official_equivalence": True}, "official_equivalence"),
+    ({"official_equivalence.value": True}, "official_equivalence"),  # official, yet with a reason against it
     ({"official_equivalence.reasons": [1]}, "official_equivalence.reasons"),
     ({"benchmark": "LongMemEval-V3"}, "benchmark"),
 ])
@@ -242,7 +247,11 @@ def test_cli_derive_end_to_end(tmp_path, monkeypatch, capsys):
     assert t["multi-session"]["evidence_refs"] == ["metrics/detail/qa.json#per_type.multi-session.accuracy", "metrics/run.json"]
     assert t["abstention"]["coverage_status"] == "mapped"
     assert t["abstention"]["test_refs"] == ["tests/scoring/test_qa.py::test_abs"]
-    assert "12 tasks (6 measured, 1 mapped, 5 unmapped); complete: false" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "12 tasks (6 measured, 1 mapped, 5 unmapped); complete: false" in out
+    # one line per family, the headline family (no params.yaml here: conf's default, LongMemEval) first
+    lines = out.splitlines()
+    assert lines[1].startswith("  LongMemEval (headline): ") and lines[2].startswith("  LongMemEval-V2: ")
 
 
 def test_cli_derive_defaults_to_every_family_s_run_manifest_and_metrics(tmp_path, monkeypatch, capsys):
@@ -251,7 +260,7 @@ def test_cli_derive_defaults_to_every_family_s_run_manifest_and_metrics(tmp_path
     (tmp_path / "seed.json").write_text(json.dumps(helpers.seed()), encoding="utf-8")
     (tmp_path / "tests").mkdir()
     assert main(["inventory", "derive", "--seed", "seed.json", "--out", "a.json"]) == 0
-    assert "no run manifest found (metrics/run-v2.json, metrics/run.json)" in capsys.readouterr().err
+    assert "no run manifest found (metrics/run.json, metrics/run-v2.json)" in capsys.readouterr().err
     # only the V2 family's manifest and metrics: its five tasks are measured, V1's are not
     v2 = manifest(path=DELETE, benchmark="LongMemEval-V2", **{"variant.name": "small"})
     (tmp_path / "metrics" / "run-v2.json").write_text(json.dumps(v2), encoding="utf-8")

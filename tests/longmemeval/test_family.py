@@ -17,7 +17,8 @@ import pytest
 from mnemetric.custody.manifest import NOT_INSTALLED, build_manifest
 from mnemetric.errors import InputError
 from mnemetric.family import CardRow
-from mnemetric.longmemeval.family import FAMILY, card_rows, gather_inputs, qa_rows, retrieval_rows, run_sections
+from mnemetric.longmemeval.doors import card_rows, qa_rows, retrieval_rows
+from mnemetric.longmemeval.family import FAMILY, gather_inputs, run_sections
 from mnemetric.llm.cache import ResponseCache
 
 UPSTREAM = {"temperature": 0, "max_tokens": 10, "n": 1}
@@ -31,7 +32,8 @@ def params(tmp: Path) -> dict:
         "suite": {"name": "full", "kind": "full"},
         "adapter": {"name": "session-v3", "schema": "mnemetric.longmemeval-session/v3"},
         "memory": {"name": "bm25", "k1": 1.5, "b": 0.75},
-        "reader": {"name": "openai", "kind": "openai", "model": "gpt-4o-2024-08-06", "temperature": 0},
+        "reader": {"_target_": "mnemetric.longmemeval.components.ChatReader", "name": "openai", "kind": "openai",
+                   "model": "gpt-4o-2024-08-06", "temperature": 0},
         "judge": {"name": "upstream-gpt-4o", "kind": "upstream", "model": "gpt-4o-2024-08-06", "temperature": 0.7,
                   "max_tokens": 99, "n": 3},  # conf deliberately differs: the manifest reads what was sent
         "retrieval": {"granularity": "session", "context_k": 10, "context_tokens": 6000},
@@ -229,7 +231,9 @@ def test_an_unreadable_cache_is_an_input_error(run):
 def test_a_reader_model_s_prompt_set_is_the_fingerprint_of_the_reader_prompt_module(run):
     tmp, p, cache_file = run
     assert manifest(run)["reader"]["prompt_set_sha256"] == "t" * 64  # fp/reader.json modules[...reader.prompt]
-    p["reader"].update(kind="extractive", name="extractive")
+    # the component says which module names its prompts (none for the extractive reader); kind is not asked
+    p["reader"] = {"_target_": "mnemetric.longmemeval.components.OfflineExtractiveReader", "name": "extractive",
+                   "kind": "openai"}
     assert built(p, cache_file)["reader"]["prompt_set_sha256"] is None  # no model, no prompt
 
 

@@ -29,7 +29,7 @@ CP = "Clopper-Pearson exact interval for k of n"
 QA = {
     "reader": "extractive", "memory": "bm25", "variant": "sample", "suite": "full",
     "judge": {"name": "lexical", "models": ["mnemetric-lexical-v1"], "prompt_set_sha256": None},
-    "official_equivalence": False, "official_equivalence_reasons": ["judge model differs"],
+    "official_equivalence": {"value": False, "reasons": ["judge model differs"]},
     "per_type": {t: {"accuracy": 0.5, "n": 2, "ci95": {"low": 0.0126, "high": 0.9874, "method": CP}}
                  for t in QUESTION_TYPES},
     "overall": 0.5, "task_averaged": 0.5, "abstention": {"accuracy": 1.0, "n": 1}, "n": 12,
@@ -48,7 +48,8 @@ RULE_BLOCK = {"rule": "print_retrieval_metrics.py", "n": 10,
               "ci95": {"session": {"recall_all@5": {"low": 0.3, "high": 0.9, "method": "boot"}}},
               "excluded": 0, "per_type": {}}
 RETRIEVAL = {
-    "profile": "longmemeval-session-upstream-v1", "official_equivalence": True, "memory": "bm25", "variant": "sample",
+    "profile": "longmemeval-session-upstream-v1", "official_equivalence": {"value": True, "reasons": []}, "memory": "bm25",
+    "variant": "sample",
     "suite": "full", "memory_fingerprint": "ab" * 32, "granularity": "session",
     "bootstrap": {"resamples": 10, "seed": 0, "level": 0.95, "note": "retrieval note"},
     "exclude_abs": RULE_BLOCK, "exclude_abs_and_no_user_target": {**RULE_BLOCK, "n": 8, "excluded": 2},
@@ -78,7 +79,7 @@ def test_equivalence_prefers_the_run_manifest():
     run = {"official_equivalence": {"value": False, "reasons": ["dataset is the sample"]}}
     assert equivalence(QA, run).reasons == ("dataset is the sample",)
     assert equivalence(QA, None).reasons == ("judge model differs",) and not equivalence(QA, None).official
-    assert equivalence({**QA, "official_equivalence": True, "official_equivalence_reasons": []}, None).official
+    assert equivalence({**QA, "official_equivalence": {"value": True, "reasons": []}}, None).official
 
 
 def test_curve_and_cost_rows():

@@ -136,7 +136,27 @@ def _derive(a: argparse.Namespace) -> int:
     counts = {s: sum(t["coverage_status"] == s for t in tasks) for s in ("measured", "mapped", "unmapped")}
     print(f"wrote {a.out}: {len(tasks)} tasks ({', '.join(f'{n} {s}' for s, n in counts.items())}); "
           f"complete: {str(inventory['complete']).lower()}")
+    for line in family_lines(inventory):
+        print(line)
     return 0
+
+
+def family_lines(inventory: dict[str, Any]) -> list[str]:
+    """One line per family of the inventory, the headline family (params.yaml ``benchmark``) first:
+    its task counts and the manifests its measured tasks cite."""
+    from mnemetric.family import headline_family
+    from mnemetric.params import PARAMS_FILE, load_params
+
+    head = headline_family(load_params() if PARAMS_FILE.is_file() else None).display_name
+    fams = sorted(inventory["families"], key=lambda f: f["benchmark"] != head)
+    out = []
+    for fam in fams:
+        tasks = fam["tasks"]
+        counts = {s: sum(t["coverage_status"] == s for t in tasks) for s in ("measured", "mapped", "unmapped")}
+        refs = sorted({r for t in tasks for r in t["evidence_refs"][1:]})
+        out.append(f"  {fam['benchmark']}{' (headline)' if fam['benchmark'] == head else ''}: "
+                   f"{', '.join(f'{n} {s}' for s, n in counts.items())}; evidence {', '.join(refs) or 'none'}")
+    return out
 
 
 def _object(raw: Any, path: Path) -> dict[str, Any]:

@@ -176,7 +176,7 @@ def _headline_table(headline: dict) -> str:
     levels = [lv for lv in ("session", "turn") if any(lv in r for r in rules.values())]
     cols = list(dict.fromkeys(c for r in rules.values() for lv in levels for c in r.get(lv, {})))
     head = f"{'rule':<32} {'n':>5}  {'level':<8}" + "".join(f"{c:>15}" for c in cols)
-    rows = [f"profile {headline['profile']} (official_equivalence: {str(headline['official_equivalence']).lower()}), "
+    rows = [f"profile {headline['profile']} (official_equivalence: {str(headline['official_equivalence']['value']).lower()}), "
             f"granularity {headline['granularity']}", head]
     for rule, agg in rules.items():
         for i, lv in enumerate(levels):

@@ -1,9 +1,10 @@
 """`mnemetric runs`: branches and DVC experiments with headline numbers and comparability keys.
 
 Everything is read from git at each revision (params.yaml, metrics/*.json and metrics/detail/qa.json
-are git-tracked, ``cache: false``), so listing is fast and needs no DVC cache. Runs whose keys agree (variant sha256,
-suite hash, adapter schema, scoring profile, judge, reader, retrieval budget) share a group letter:
-those pairs may be compared with `mnemetric compare`.
+are git-tracked, ``cache: false``), so listing is fast and needs no DVC cache. Each row is its
+benchmark family's (params.yaml ``benchmark``; ``Family.summary``): its headline numbers, its run
+manifest's verdict and its comparability keys. Runs whose keys agree share a group letter: those
+pairs may be compared with `mnemetric compare`.
 """
 
 from __future__ import annotations
@@ -14,65 +15,34 @@ from pathlib import Path
 from typing import Any
 
 from mnemetric.cli.registry import Handler, command
-from mnemetric.errors import InputError
+from mnemetric.errors import MnemetricError
 
-HEADLINE = (("overall", "qa", "overall"), ("task_avg", "qa", "task_averaged"),
-            ("R_all@10", "retrieval", "exclude_abs.session.recall_all@10"),
-            ("nDCG@10", "retrieval", "exclude_abs.session.ndcg_any@10"))
+def run_summary(name: str, kind: str, repo: Path, default: Any = None) -> dict[str, Any]:
+    """One row: the revision, its family's headline numbers and comparability keys (or why it has none).
 
-
-def _get(tree: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(tree, dict) or part not in tree:
-            return None
-        tree = tree[part]
-    return tree
-
-
-def _headline(value: Any) -> float | None:
-    """A number, or the ``value`` / ``point`` / ``accuracy`` of a block (layouts differ by version)."""
-    if isinstance(value, dict):
-        value = next((value[k] for k in ("value", "point", "accuracy", "mean") if k in value), None)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def run_summary(name: str, kind: str, repo: Path) -> dict[str, Any]:
-    """One row: the revision, its headline numbers and its comparability keys (or why it has none)."""
+    The family is the revision's params ``benchmark`` (LongMemEval when a revision predates it); its
+    ``summary`` reads that revision's files (``read(path)``: the JSON at the revision, None when absent).
+    ``default``: the family of a revision whose params name none (None: conf's default, composed)."""
     from mnemetric import revisions
-    from mnemetric.longmemeval.compare import conf_settings
+    from mnemetric.family import headline_family
 
     rev = revisions.resolve(name, repo)
     row: dict[str, Any] = {"name": name, "kind": kind, "commit": rev.short}
+
+    def read(path: str) -> Any:
+        return revisions.read_json(rev, path, repo) if revisions.exists(rev, path, repo) else None
     try:
         params = revisions.read_yaml(rev, "params.yaml", repo) or {}
-        paths = params.get("paths") or {}
-        files = {"data": paths.get("metrics_data", "metrics/data.json"), "qa": paths.get("metrics_qa", "metrics/qa.json"),
-                 "retrieval": paths.get("metrics_retrieval", "metrics/retrieval.json"),
-                 "qa_detail": "metrics/detail/qa.json", "run": "metrics/run.json"}
-        metrics = {k: revisions.read_json(rev, f, repo) if revisions.exists(rev, f, repo) else {} for k, f in files.items()}
-    except InputError as exc:
+        named = isinstance(params.get("benchmark"), dict)
+        family = headline_family(params) if named else (default or headline_family(None))
+        summary = family.summary(params, read)
+    except MnemetricError as exc:
         return {**row, "error": str(exc).splitlines()[0]}
-    row["headline"] = {label: _headline(_get(metrics[f], key)) for label, f, key in HEADLINE}
-    data, qa = metrics["data"], metrics["qa"]
-    judge = next((b["judge"] for b in (metrics["qa_detail"], qa) if isinstance(b.get("judge"), dict)), {})
-    row["keys"] = {
-        "benchmark": _get(params, "benchmark.name"),
-        "variant": _get(params, "variant.name"),
-        "sha256": (_get(data, "variant.sha256") or _get(params, "variant.sha256") or "")[:12] or None,
-        "suite": (_get(data, "suite.name") or _get(params, "suite.name")),
-        "suite_sha256": (_get(data, "suite.ids_sha256") or "")[:12] or None,
-        "adapter": _get(params, "adapter.schema"),
-        "profile": _get(params, "scoring.name"),
-        "judge": ",".join(judge.get("models") or []) or _get(params, "judge.model"),
-        "judge_name": _get(params, "judge.name"),
-        "prompt_set": (judge.get("prompt_set_sha256") or "")[:12] or None,
-        "reader": json.dumps(conf_settings(_get(params, "reader")), sort_keys=True),
-        "budget": f"k={_get(params, 'retrieval.context_k')},tokens={_get(params, 'retrieval.context_tokens')}",
-    }
-    row["memory"] = _get(params, "memory.name")
-    gate = _get(metrics["run"], "official_equivalence")
-    row["official"] = ({"value": bool(gate.get("value")), "reasons": list(gate.get("reasons") or [])}
-                       if isinstance(gate, dict) else None)
+    row["benchmark"] = family.display_name
+    row["headline"] = dict(summary.headline)
+    row["keys"] = dict(summary.keys)
+    row["memory"] = summary.memory
+    row["official"] = None if summary.official is None else summary.official.to_record()
     return row
 
 
@@ -92,6 +62,11 @@ def list_runs(repo: Path, include_workspace: bool = True) -> list[dict[str, Any]
     return out
 
 
+def headline_labels(rows: list[dict[str, Any]]) -> list[str]:
+    """Every headline label of the rows, in first-seen order (families differ in their headline)."""
+    return list(dict.fromkeys(label for r in rows for label in (r.get("headline") or {})))
+
+
 def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
 
@@ -103,13 +78,15 @@ def rows_group(rows: list[dict[str, Any]], keys: dict) -> str:
 
 def render(rows: list[dict[str, Any]]) -> str:
     """A table of runs, then one line per comparability group naming its keys."""
-    head = ["group", "run", "kind", "commit", "memory", "official", *[h[0] for h in HEADLINE]]
+    labels = headline_labels(rows)
+    head = ["group", "run", "kind", "commit", "benchmark", "memory", "official", *labels]
     body = [head]
     for r in rows:
         gate = r.get("official")
         official = "—" if not gate else ("yes" if gate["value"] else f"no ({len(gate['reasons'])} reasons)")
-        body.append([r.get("group", "!"), r["name"], r["kind"], r["commit"], str(r.get("memory") or "—"), official,
-                     *[_fmt((r.get("headline") or {}).get(h[0])) for h in HEADLINE]])
+        body.append([r.get("group", "!"), r["name"], r["kind"], r["commit"], str(r.get("benchmark") or "—"),
+                     str(r.get("memory") or "—"), official,
+                     *[_fmt((r.get("headline") or {}).get(label)) for label in labels]])
     widths = [max(len(b[i]) for b in body) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(b, widths)).rstrip() for b in body]
     lines.append("")
@@ -125,18 +102,20 @@ def render(rows: list[dict[str, Any]]) -> str:
         lines.append(f"group {g} ({verdict})" + ("" if keys is first else f"; differs from group {rows_group(rows, first)} in:"))
         lines.append("  " + ", ".join(f"{k}={v}" for k, v in shown.items()))
     lines += [f"! {r['name']}: {r['error']}" for r in rows if "error" in r]
-    for r in rows:  # the publishability gate's reasons (metrics/run.json), one line each
+    for r in rows:  # the publishability gate's reasons (the family's run manifest), one line each
         gate = r.get("official")
         lines += [f"not official ({r['name']}): {reason}" for reason in (gate["reasons"] if gate else [])]
     return "\n".join(lines)
 
 
 @command("runs", "branches and DVC experiments with headline numbers and comparability keys",
-         "List the workspace, local branches and DVC experiments with their headline numbers (overall and "
-         "task-averaged accuracy, session recall_all@10 and ndcg_any@10), the publishability verdict of "
-         "metrics/run.json (official_equivalence and its reasons) and comparability keys (variant, "
-         "dataset sha256 prefix, suite, adapter, profile, judge, reader, retrieval budget). Runs sharing a "
-         "group letter may be compared with `mnemetric compare`.")
+         "List the workspace, local branches and DVC experiments with the headline numbers of each one's "
+         "benchmark family (params.yaml benchmark; LongMemEval: overall and task-averaged accuracy, session "
+         "recall_all@10 and ndcg_any@10; LongMemEval-V2: accuracy on the full set, non-abstention and "
+         "abstention), the publishability verdict of its run manifest (official_equivalence and its reasons) "
+         "and its comparability keys (LongMemEval: variant, dataset sha256 prefix, suite, adapter, profile, "
+         "judge, reader, retrieval budget; LongMemEval-V2: option, data root, haystack, domains, reader, "
+         "checker, token counter). Runs sharing a group letter may be compared with `mnemetric compare`.")
 def _runs(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--no-workspace", action="store_true", help="leave out the workspace")

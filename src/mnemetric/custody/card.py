@@ -4,10 +4,12 @@ What researchers post in the upstream tracker (LongMemEval issues #51, #53), wri
 own evidence instead of by hand. The frame is generic: a title naming the benchmark (the manifest's
 ``benchmark``, else the family's ``display_name``), memory system, dataset variant and suite; the
 table of the family's numbers (``Family.card``: which metrics files, which rows — value, 95%
-interval, n); then the custody facts of the run manifest — dataset and its revision with sha256,
-suite, memory system and its fingerprint, reader, judge snapshot(s) and prompt-set sha256, the
-sha256 of the judged file (from the sha256 custody manifest), scoring profile, counts — and
-official_equivalence with its reasons. A key the manifest lacks prints as ``—`` / ``None``.
+interval, n); then the family's custody bullets (``CardSpec.custody``: LongMemEval's dataset and
+revision with sha256, suite, memory fingerprint, reader, judge snapshot(s) and prompt-set sha256,
+the judged file's sha256, scoring profile, counts; LongMemEval-V2's data custody, reader, checker,
+token counter; a family without its own gets :func:`frame_lines`: dataset, suite, memory, counts);
+and official_equivalence with its reasons (:class:`mnemetric.official.OfficialEquivalence`). A key
+the manifest lacks prints as ``—``.
 
 :func:`render_card` is pure; :func:`read_card_inputs` is the I/O edge (the first existing file of
 each role of the family's card spec). This module imports no family.
@@ -23,21 +25,17 @@ from typing import Any
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.family import CardRow, Family
 from mnemetric.io import require_file
+from mnemetric.official import KEY, OfficialEquivalence
 
 
-def _get(doc: Any, *path: str) -> Any:
-    for part in path:
-        if not isinstance(doc, Mapping):
-            return None
-        doc = doc.get(part)
-    return doc
 
 
 def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.4f}"
 
 
-def _code(x: Any) -> str:
+def code(x: Any) -> str:
+    """A value as inline code; an absent one as ``—``."""
     return "—" if x in (None, "", []) else f"`{x}`"
 
 
@@ -50,33 +48,27 @@ def table(rows: Sequence[CardRow]) -> list[str]:
     return out
 
 
-def custody_lines(run: Mapping[str, Any], outputs: Mapping[str, Any] | None, judged_path: str) -> list[str]:
-    """The run manifest's custody facts, one bullet each, and official_equivalence with its reasons."""
-    v, s, m, r, j = (run.get(k) or {} for k in ("variant", "suite", "memory", "reader", "judge"))
-    gate = run.get("official_equivalence") or {}
-    judged_sha = _get(outputs, "files", judged_path, "sha256")
-    lines = [
-        f"- dataset: {_code(v.get('name'))} ({v.get('source')}{', ' + str(v.get('repo')) if v.get('repo') else ''}"
-        f"{' @ ' + str(v.get('revision')) if v.get('revision') else ''}, file {_code(v.get('file'))}), sha256 "
-        f"{_code(v.get('sha256'))} ({'verified' if v.get('sha256_verified') else 'NOT verified'})",
-        f"- suite: {_code(s.get('name'))}, {s.get('size')} questions, id-list sha256 {_code(s.get('ids_sha256'))}",
-        f"- memory system: {_code(m.get('name'))}, code fingerprint {_code(m.get('fingerprint_sha256'))}, "
-        f"config sha256 {_code(m.get('config_sha256'))}",
-        f"- reader: {_code(r.get('name'))}, model {_code(r.get('requested_model'))}, returned "
-        f"{_code(', '.join(r.get('resolved_models') or []))}",
-        f"- judge: {_code(j.get('name'))}, snapshot(s) {_code(', '.join(j.get('resolved_models') or []))}, "
-        f"prompt-set sha256 {_code(j.get('prompt_set_sha256'))}, endpoint(s) {_code(', '.join(j.get('endpoints') or []))}",
-        f"- judged file: {_code(judged_path)}, sha256 {_code(judged_sha) if judged_sha else 'not in the custody manifest'}",
-        f"- scoring profile {_code(_get(run, 'scoring', 'profile'))}; Mnemetric {run.get('mnemetric_version')}; "
-        f"{_get(run, 'counts', 'judged')} of {_get(run, 'counts', 'questions')} judged, "
-        f"{_get(run, 'counts', 'failed')} failed",
-        f"- official_equivalence: **{str(gate.get('value')).lower()}**",
-    ]
-    return lines + [f"  - {reason}" for reason in gate.get("reasons") or []]
+def frame_lines(run: Mapping[str, Any], outputs: Mapping[str, Any] | None = None,
+                params: Mapping[str, Any] | None = None) -> list[str]:
+    """The custody bullets of a family without its own: dataset (verified or not), suite, memory, counts."""
+    v, s, m, c = (run.get(k) or {} for k in ("variant", "suite", "memory", "counts"))
+    return [f"- dataset: {code(v.get('name'))} ({'verified' if v.get('sha256_verified') else 'NOT verified'})",
+            f"- suite: {code(s.get('name'))}", f"- memory system: {code(m.get('name'))}",
+            f"- {c.get('judged', '—')} of {c.get('questions', '—')} judged, {c.get('failed', '—')} failed"]
+
+
+def gate_lines(run: Mapping[str, Any], file: str = "<run manifest>") -> list[str]:
+    """official_equivalence and its reasons (the one record, :class:`OfficialEquivalence`)."""
+    raw = run.get(KEY)
+    if raw is None:
+        return ["- official_equivalence: — (the run manifest does not say)"]
+    gate = OfficialEquivalence.from_record(raw, file=file)
+    return [f"- official_equivalence: **{str(gate.value).lower()}**", *[f"  - {r}" for r in gate.reasons]]
 
 
 def render_card(family: Family, run: Mapping[str, Any], docs: Mapping[str, Mapping[str, Any] | None],
-                outputs: Mapping[str, Any] | None, judged_path: str) -> str:
+                outputs: Mapping[str, Any] | None, params: Mapping[str, Any] | None = None,
+                file: str = "<run manifest>") -> str:
     """The card's Markdown (module docstring); ``docs``: the family card's role -> metrics document (or None)."""
     if family.card is None:
         raise ConfigError("benchmark", f"{family.display_name} has no result card",
@@ -86,7 +78,8 @@ def render_card(family: Family, run: Mapping[str, Any], docs: Mapping[str, Mappi
     lines = [f"#### {run.get('benchmark') or family.display_name} result: memory `{m.get('name')}` on "
              f"`{v.get('name')}` (suite `{s.get('name')}`)", ""]
     lines += table(rows) if rows else [family.card.empty]
-    lines += ["", *custody_lines(run, outputs, judged_path)]
+    custody = family.card.custody or frame_lines
+    lines += ["", *custody(run, outputs, params), *gate_lines(run, file)]
     return "\n".join(lines) + "\n"
 
 
@@ -122,14 +115,18 @@ def read_card_inputs(family: Family, overrides: Mapping[str, str | Path] | None 
     return out
 
 
-def card_from_files(family: Family, judged_path: str, *, run: str | Path | None = None,
+def card_from_files(family: Family, params: Mapping[str, Any] | None = None, *, run: str | Path | None = None,
                     outputs: str | Path | None = "data/custody/outputs.sha256.json",
                     overrides: Mapping[str, str | Path] | None = None, root: str | Path = ".") -> str | None:
-    """The family's card from the files of the run (None when its run manifest does not exist)."""
-    manifest = Path(root) / (run if run is not None else family.run_manifest or "")
+    """The family's card from the files of the run (None when its run manifest does not exist).
+
+    ``params``: the composed params (nested), for the family's custody bullets (e.g. where the
+    judged file is)."""
+    rel = run if run is not None else family.run_manifest or ""
+    manifest = Path(root) / rel
     if run is None and (family.run_manifest is None or not manifest.is_file()):
         return None
     docs = read_card_inputs(family, overrides, root)
     out_path = Path(root) / outputs if outputs is not None else None
     out_doc = read_json(out_path) if out_path is not None and out_path.is_file() else None
-    return render_card(family, read_json(manifest), docs, out_doc, judged_path)
+    return render_card(family, read_json(manifest), docs, out_doc, params, file=str(rel))

@@ -3,14 +3,13 @@
 Deterministic by construction: no clock time, no git commit (a tracked file cannot hold the commit
 that contains it); code identity is by content. A manifest is, in this order: ``schema``,
 ``benchmark`` (the family's ``display_name``), the family's own sections, and
-``official_equivalence: {value, reasons}`` from :func:`mnemetric.custody.gate.official_equivalence`
-under the family's :class:`mnemetric.family.OfficialProtocol` (:func:`build_manifest`, pure).
+``official_equivalence: {value, reasons}`` (:class:`mnemetric.official.OfficialEquivalence`) from
+the family's own gate, ``Family.official_reasons`` (:func:`mnemetric.custody.gate.gate`;
+:func:`build_manifest`, pure).
 
 The sections are the family's (``Family.manifest_sections``; LongMemEval's are built in
-:mod:`mnemetric.longmemeval.family`). The gate and the inventory read these keys of them:
-``variant.{name, source, sha256_verified}``, ``suite.name``, ``scoring.profile``,
-``judge.{name, kind, requested_model, resolved_models, prompt_set_sha256, prompt_set_sha256s,
-endpoints, params_sent}`` and ``counts.{questions, judged, failed}``.
+:mod:`mnemetric.longmemeval.family`); the frame requires the ones its gate reads
+(``Family.required_sections``) and knows no key inside them.
 
 Helpers a family uses to fill its sections, family-free: :func:`nest`, :func:`config_sha256`,
 :func:`spread`, :func:`params_sent` (the output parameters of the requests actually sent, read back
@@ -28,7 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from mnemetric.custody.gate import official_equivalence
+from mnemetric.custody.gate import gate
 from mnemetric.errors import InputError, PluginError
 from mnemetric.family import Family
 from mnemetric.io import dumps_canonical, sha256_text
@@ -81,16 +80,7 @@ def params_sent(request_shas: Sequence[str | None], cached_params: Callable[[str
     return {"requests": len(shas), "values": sorted(values, key=dumps_canonical), "not_in_cache": missing}
 
 
-def gate(manifest: Mapping[str, Any], family: Family) -> tuple[bool, list[str]]:
-    """The family's publishability gate; a family without an official protocol is never official."""
-    if family.official is None:
-        return False, [f"{family.display_name} has no official protocol to check a run against"]
-    return official_equivalence(manifest, family.official)
-
-
 RESERVED = ("schema", "benchmark", "official_equivalence")
-GATED = ("variant", "suite", "scoring", "judge", "counts")
-"""The sections a family with an official protocol must return (the gate reads them)."""
 
 
 def distinct(values: Iterable[Any]) -> list[str]:
@@ -99,20 +89,19 @@ def distinct(values: Iterable[Any]) -> list[str]:
 
 
 def build_manifest(family: Family, sections: Mapping[str, Any]) -> dict[str, Any]:
-    """The run manifest of ``family``: schema, benchmark, ``sections`` in their order, the gate. Pure.
+    """The run manifest of ``family``: schema, benchmark, ``sections`` in their order, the family's gate. Pure.
 
     A section named like a frame key (:data:`RESERVED`) is the family's error (PluginError)."""
     clash = [k for k in RESERVED if k in sections]
     if clash:
         raise PluginError(family.name, "manifest_sections", f"returned the frame's own key(s) {clash}",
                           fix="return only the family's sections; custody writes schema, benchmark and the gate")
-    missing = [k for k in GATED if k not in sections] if family.official is not None else []
+    missing = [k for k in family.required_sections if k not in sections]
     if missing:
-        raise PluginError(family.name, "manifest_sections", f"returned no {missing} section(s), which the gate reads",
-                          fix="see the keys the gate reads in mnemetric.custody.manifest")
+        raise PluginError(family.name, "manifest_sections", f"returned no {missing} section(s), which its gate reads",
+                          fix="return every section of the family's required_sections")
     manifest = {"schema": SCHEMA, "benchmark": family.display_name, **sections}
-    value, reasons = gate(manifest, family)
-    manifest["official_equivalence"] = {"value": value, "reasons": reasons}
+    manifest["official_equivalence"] = gate(manifest, family).to_record()
     return manifest
 
 

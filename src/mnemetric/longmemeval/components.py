@@ -6,8 +6,10 @@ client from an :data:`LLMFactory` the caller passes (the stage and the CLI build
 `mnemetric judge` call the same :func:`judge_file`; the stage and nothing else calls
 :meth:`Reader.answer`.
 
-``kind`` stays as a descriptive field (the run manifest and the task inventory record which sort of
-judge produced the labels); nothing dispatches on it.
+``kind`` stays as a descriptive field (the run manifest records which sort of judge produced the
+labels); nothing dispatches on it. What the run manifest needs to know of a reader it asks the
+component: ``prompt_module``, the module whose fingerprint names its prompt set (None: it sends no
+prompts).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, ContextManager, Protocol
+from typing import Any, ClassVar, ContextManager, Protocol
 
 from mnemetric.errors import ConfigError
 from mnemetric.llm.failures import QuestionFailure
@@ -145,6 +147,7 @@ class OfflineExtractiveReader:
     name: str = "extractive"
     min_overlap: int = 1
     kind: str = "extractive"
+    prompt_module: ClassVar[str | None] = None
 
     def answer(self, queries, contexts, llm) -> Answered:
         return answer_extractive(queries, contexts, self.name, self.min_overlap)
@@ -168,6 +171,7 @@ class ChatReader:
     context_window: int = 128_000
     margin_tokens: int = 1000
     kind: str = "openai"
+    prompt_module: ClassVar[str | None] = "mnemetric.longmemeval.reader.prompt"
 
     def __post_init__(self) -> None:
         if self.max_tokens < 1 or self.context_window < 1 or self.margin_tokens < 0:

@@ -10,8 +10,12 @@ templates read from src/evaluation/evaluate_qa.py (sha256 pinned); the official 
 Hugging Face files s, m and oracle; the cross-check runs src/evaluation/print_retrieval_metrics.py and
 print_qa_metrics.py (and evaluate_qa.py) unchanged.
 
-What custody draws around V1's facts (the generic frames of :mod:`mnemetric.custody.manifest` and
-:mod:`mnemetric.custody.card`) is filled here:
+V1's rules live in the family, the generic layers draw the frames: the gate
+(:mod:`mnemetric.longmemeval.gate`, ``official_reasons``), the cross-check scripts and their print
+parsers (:mod:`mnemetric.longmemeval.crosscheck`), the inventory review blocks
+(:mod:`mnemetric.longmemeval.inventory_review`), the params sections
+(:mod:`mnemetric.longmemeval.params_schema`), the card and `mnemetric runs` row
+(:mod:`mnemetric.longmemeval.doors`) and the report (:mod:`mnemetric.longmemeval.report`). Here:
 
 * the run manifest's sections (:func:`run_sections` over :class:`RunInputs`, read by
   :func:`gather_inputs`), in this order: ``mnemetric_version``; ``variant`` (name, source, repo,
@@ -21,22 +25,18 @@ What custody draws around V1's facts (the generic frames of :mod:`mnemetric.cust
   ``fingerprint_sha256`` of ``data/fingerprints/memory.json``); ``reader`` / ``judge`` (name, kind,
   requested model, ``resolved_models`` — hypotheses' ``model``, judged lines'
   ``autoeval_label.model`` —, ``prompt_set_sha256``: a model reader's is the fingerprint of
-  :data:`READER_PROMPT_MODULE`, the judge's is the one set every judgment names, else null, all of
+  the module its component names (``prompt_module``), the judge's is the one set every judgment names, else null, all of
   them in ``prompt_set_sha256s``; ``endpoints``; ``params_sent`` read back from the LLM cache);
   ``retrieval`` (requested granularity, context_k, context_tokens; delivered items and tokens per
   question, min/mean/max, from the contexts file); ``scoring.profile``; ``packages``; ``counts``
   (questions in the suite, judged lines, failed = lines of ``<judged>.failures.jsonl``);
-* the card's rows (:func:`card_rows`): overall, task-averaged and abstention accuracy
-  (``ci95.<key>.low|high``; the detail layout's ``{accuracy}`` blocks or the headline's plain
-  numbers), each question type (``per_type.<type>``), then the retrieval metrics
-  print_retrieval_metrics.py prints, ``exclude_abs.<granularity>.<metric>`` over ``exclude_abs.n``.
+* the components the fingerprint stage fingerprints (:data:`FINGERPRINTS`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -51,77 +51,35 @@ from mnemetric.custody.manifest import (
     read_lines,
     spread,
 )
-from mnemetric.family import CardRow, CardSpec, CrosscheckSpec, OfficialProtocol, TaskMetric
-from mnemetric.longmemeval.hypotheses import read_judged
-from mnemetric.longmemeval.judge.upstream_file import REVISION, SHA256, UPSTREAM_REPO
-from mnemetric.longmemeval.judge.upstream_prompts import PROMPT_SET_SHA256
-from mnemetric.longmemeval.reference import reference_types  # question_id -> question_type
-from mnemetric.longmemeval.scoring.score_retrieval import score_retrieval_log
-from mnemetric.longmemeval.rules import OFFICIAL_JUDGE_MODEL, OFFICIAL_JUDGE_PARAMS, QUESTION_TYPES
-from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES as PRINT_ORDER
-from mnemetric.longmemeval.scoring.qa import check_items, join_with_reference, point_estimates
+from mnemetric.family import CardSpec, TaskMetric
+from mnemetric.longmemeval import gate
+from mnemetric.longmemeval.crosscheck import CROSSCHECK, CrosscheckSpec
+from mnemetric.longmemeval.doors import CARD
+from mnemetric.longmemeval.gate import REQUIRED_SECTIONS
+from mnemetric.longmemeval.params_schema import GROUP_SECTIONS, SELF_SECTIONS
+from mnemetric.longmemeval.rules import QUESTION_TYPES
+
+REPORT_PARAMS = ("paths.metrics_qa", "paths.metrics_retrieval", "paths.metrics_data", "paths.judged",
+                 "paths.custody_dir", "paths.questions")
+"""The params V1's report reads (stage report and `mnemetric report` alike; ``paths.questions``: the
+question types of flips against a baseline)."""
 
 QA_DETAIL = "metrics/detail/qa.json"
 """Where the per-type accuracies and their counts are (the qa_metrics stage's detail file)."""
-PROFILE = "longmemeval-session-upstream-v1"
-RETRIEVAL_SCRIPT = "src/evaluation/print_retrieval_metrics.py"
-QA_SCRIPT = "src/evaluation/print_qa_metrics.py"
-EVALUATE_QA = "src/evaluation/evaluate_qa.py"
-LOCK = Path(__file__).resolve().parents[3] / "crosscheck" / "upstream-v1.lock"
+PROFILE = gate.PROFILE
 
 TASK_METRICS: Mapping[str, TaskMetric] = MappingProxyType({
     **{t: TaskMetric(QA_DETAIL, f"per_type.{t}.accuracy", f"per_type.{t}.n") for t in QUESTION_TYPES},
     "abstention": TaskMetric(QA_DETAIL, "abstention.accuracy", "abstention.n"),
 })
 
-OFFICIAL = OfficialProtocol(
-    source="huggingface", suite="full", profile=PROFILE, judge_model=OFFICIAL_JUDGE_MODEL,
-    judge_params=MappingProxyType(dict(OFFICIAL_JUDGE_PARAMS)), endpoint="https://api.openai.com/v1",
-    prompt_set_sha256=PROMPT_SET_SHA256, official_variants=frozenset({"s", "m", "oracle"}), judge_kind="upstream")
-
-
-def score_retrieval(log: Path, granularity: str) -> Mapping[str, Any]:
-    """The log's metrics recomputed from its rankings under the upstream profile (both averaging rules),
-    as the record the generic cross-check reads (``ScoredRetrieval.to_record()``: granularity, aggregate)."""
-    return score_retrieval_log(log, granularity, PROFILE).to_record()
-
-
-def judged_labels(path: Path) -> list[tuple[str, bool, str | None]]:
-    """(question_id, label, judge model) of each line of an upstream ``.eval-results-*`` file."""
-    return [(j.question_id, j.label, j.model) for j in read_judged(path)]
-
-
-def qa_estimates(pairs: Sequence[tuple[str, bool]], types: Mapping[str, str], file: str) -> dict[str, Any]:
-    """print_qa_metrics.py's numbers from our side: per type, task-averaged, overall, abstention."""
-    items, _ = join_with_reference(pairs, types, allow_partial=True, file=file)
-    return point_estimates(check_items(items, file))
-
-
-CROSSCHECK = CrosscheckSpec(
-    repo=UPSTREAM_REPO, revision=REVISION, retrieval_script=RETRIEVAL_SCRIPT, qa_script=QA_SCRIPT,
-    judge_script=EVALUATE_QA,
-    pinned_sha256=MappingProxyType({
-        RETRIEVAL_SCRIPT: "58b70c0b562ea57372a7774a554c347cd908e901b77ac0149fc90b097b6f1b8f",
-        QA_SCRIPT: "e9283933a0cefb7a0ded7365e436ae3d1be5aac41853325e6155d83bf07607f0",
-        "src/retrieval/eval_utils.py": "c98b8d1096877a15aa755c9de44fe33c195298466a2eb6f3c0f9f6bde8c72349",
-        EVALUATE_QA: SHA256,
-    }),
-    lock=LOCK,
-    printed=MappingProxyType({
-        "session": ("recall_all@5", "ndcg_any@5", "recall_all@10", "ndcg_any@10"),
-        "turn": ("recall_all@5", "ndcg_any@5", "recall_all@10", "ndcg_any@10", "recall_all@50", "ndcg_any@50"),
-    }),
-    question_types=PRINT_ORDER, judge_model=OFFICIAL_JUDGE_MODEL, judge_alias="gpt-4o", score_retrieval=score_retrieval,
-    judged_labels=judged_labels, reference_types=reference_types, qa_estimates=qa_estimates,
-)
+OFFICIAL = gate.OFFICIAL
 
 
 # ---------------------------------------------------------------------------------------------
 # The run manifest's sections (metrics/run.json)
 
 RUN_MANIFEST = "metrics/run.json"
-READER_PROMPT_MODULE = "mnemetric.longmemeval.reader.prompt"
-"""The module whose fingerprint names a model reader's prompt set."""
 NOT_INSTALLED = "not installed"
 
 
@@ -150,12 +108,20 @@ def delivered_budget(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "tokens": spread([c.get("tokens", 0) for c in contexts])}
 
 
+def reader_prompt_module(spec: Mapping[str, Any]) -> str | None:
+    """The reader component's ``prompt_module`` (the component is built from its conf section)."""
+    from mnemetric.config import build
+
+    return getattr(build(dict(spec), "reader"), "prompt_module", None)
+
+
 def reader_block(p: Mapping[str, Any], fingerprint: Mapping[str, Any], hyps: Sequence[Mapping[str, Any]],
                  cached: Callable[[str], Mapping[str, Any] | None]) -> dict[str, Any]:
-    """The reader: ``prompt_set_sha256`` is the fingerprint of the prompt module for a model reader."""
+    """The reader: ``prompt_set_sha256`` is the fingerprint of the module the component names as its
+    prompt set (``prompt_module``; None for a reader that sends no prompts)."""
     spec = p["reader"]
-    llm = spec.get("kind") != "extractive"
-    prompt = (fingerprint.get("modules") or {}).get(READER_PROMPT_MODULE) if llm else None
+    module = reader_prompt_module(spec)
+    prompt = (fingerprint.get("modules") or {}).get(module) if module else None
     return {"name": spec["name"], "kind": spec.get("kind"), "requested_model": spec.get("model"),
             "resolved_models": distinct(h.get("model") for h in hyps), "prompt_set_sha256": prompt,
             "fingerprint_sha256": fingerprint.get("sha256"),
@@ -226,62 +192,27 @@ def manifest_sections(params: Mapping[str, Any]) -> dict[str, Any]:
     return run_sections(gather_inputs(params))
 
 
-# ---------------------------------------------------------------------------------------------
-# The result card's rows
-
-QA_ROWS = (("overall", "overall accuracy"), ("task_averaged", "task-averaged accuracy"),
-           ("abstention", "abstention accuracy"))
-RETRIEVAL_KEYS = ("recall_all@5", "ndcg_any@5", "recall_all@10", "ndcg_any@10")
-CARD_INPUTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "qa": (QA_DETAIL, "metrics/qa.json"),
-    "retrieval": ("metrics/detail/retrieval.json", "metrics/retrieval.json"),
-})
-"""The QA numbers: the detail file (intervals, n) when the pipeline writes one, else the headline;
-the retrieval numbers likewise (both hold the same ``exclude_abs`` means and n)."""
+FINGERPRINTS: Mapping[str, str] = MappingProxyType({"adapter": "adapter", "memory": "memory", "reader": "reader",
+                                                    "judge": "judge"})
+"""The components whose code fingerprint the fingerprint stage writes (section -> data/fingerprints/<stem>.json)."""
 
 
-def _get(doc: Any, *path: str) -> Any:
-    for part in path:
-        if not isinstance(doc, Mapping):
-            return None
-        doc = doc.get(part)
-    return doc
+def _review(inv: dict, manifests: Sequence[Mapping[str, Any]], crosscheck: Mapping[str, Any] | None) -> None:
+    from mnemetric.longmemeval.inventory_review import review
+
+    review(inv, manifests, crosscheck)
 
 
-def _value(node: Any) -> float | None:
-    """A number, or the ``accuracy`` of a block (detail layout)."""
-    if isinstance(node, Mapping):
-        node = node.get("accuracy")
-    return node if isinstance(node, (int, float)) and not isinstance(node, bool) else None
+def _report(params: Mapping[str, Any], card: str, baseline: str | None = None, **options: Any) -> Any:
+    from mnemetric.longmemeval.report import report_model
+
+    return report_model(params, card, baseline, **options)
 
 
-def qa_rows(qa: Mapping[str, Any]) -> list[CardRow]:
-    """overall, task_averaged, abstention (``ci95.<key>.low|high``), then each type (``per_type.<type>``)."""
-    n_of = {"overall": _get(qa, "n"), "task_averaged": _get(qa, "n"), "abstention": _get(qa, "abstention", "n")}
-    rows = [CardRow(label, _value(qa.get(key)), _get(qa, "ci95", key, "low"), _get(qa, "ci95", key, "high"),
-                    n_of[key]) for key, label in QA_ROWS]
-    for t, block in (qa.get("per_type") or {}).items():
-        rows.append(CardRow(t, _value(block), _get(block, "ci95", "low"), _get(block, "ci95", "high"),
-                            _get(block, "n")))
-    return rows
+def _summary(params: Mapping[str, Any], read: Callable[[str], Any]) -> Any:
+    from mnemetric.longmemeval.doors import summary
 
-
-def retrieval_rows(retrieval: Mapping[str, Any]) -> list[CardRow]:
-    """``exclude_abs.<granularity>.<metric>`` over ``exclude_abs.n`` (print_retrieval_metrics.py's set)."""
-    gran = retrieval.get("granularity") or "session"
-    block, n = _get(retrieval, "exclude_abs", gran) or {}, _get(retrieval, "exclude_abs", "n")
-    return [CardRow(f"{gran} {k}", block.get(k), n=n) for k in RETRIEVAL_KEYS if _value(block.get(k)) is not None]
-
-
-def card_rows(docs: Mapping[str, Mapping[str, Any] | None]) -> list[CardRow]:
-    """The QA rows, then the retrieval rows; no QA metrics: no rows."""
-    qa, retrieval = docs.get("qa"), docs.get("retrieval")
-    if not qa:
-        return []
-    return qa_rows(qa) + (retrieval_rows(retrieval) if retrieval else [])
-
-
-CARD = CardSpec(inputs=CARD_INPUTS, rows=card_rows, empty="(no QA metrics)")
+    return summary(params, read)
 
 
 @dataclass(frozen=True)
@@ -292,12 +223,26 @@ class LongMemEvalFamily:
     metrics: str = "metrics/qa.json"
     display_name: str = "LongMemEval"
     task_metrics: Mapping[str, TaskMetric] = field(default_factory=lambda: TASK_METRICS)
-    official: OfficialProtocol | None = OFFICIAL
+    required_sections: Sequence[str] = REQUIRED_SECTIONS
     crosscheck: CrosscheckSpec | None = CROSSCHECK
+    inventory_review: Callable[..., None] | None = _review
     run_manifest: str | None = RUN_MANIFEST
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = manifest_sections
     card: CardSpec | None = CARD
     output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None = output_files
+    params_sections: Mapping[str, Any] = field(default_factory=lambda: {**GROUP_SECTIONS, **SELF_SECTIONS})
+    conf_groups: Sequence[str] = tuple(GROUP_SECTIONS)
+    fingerprints: Mapping[str, str] = field(default_factory=lambda: FINGERPRINTS)
+    report_params: Sequence[str] = REPORT_PARAMS
+    report: Callable[..., Any] | None = _report
+
+    def official_reasons(self, manifest: Mapping[str, Any]) -> list[str]:
+        """LongMemEval's gate (:mod:`mnemetric.longmemeval.gate`, under :data:`OFFICIAL`)."""
+        return gate.official_reasons(manifest)
+
+    def summary(self, params: Mapping[str, Any], read: Callable[[str], Any]) -> Any:
+        """Its row of `mnemetric runs` (:func:`mnemetric.longmemeval.doors.summary`)."""
+        return _summary(params, read)
 
 
 FAMILY = LongMemEvalFamily()

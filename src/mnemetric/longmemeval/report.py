@@ -7,8 +7,7 @@ detail typed, through :func:`~mnemetric.longmemeval.scoring.retrieval_report.rea
 Sources, each number shown exactly as its file holds it:
 
 * equivalence: metrics/run.json ``official_equivalence: {value, reasons}`` when that file exists,
-  else metrics/qa.json's ``official_equivalence`` flag with the detail's
-  ``official_equivalence_reasons``;
+  else metrics/detail/qa.json's (the same record, :class:`mnemetric.official.OfficialEquivalence`);
 * custody: metrics/data.json (variant, revision, sha256 and its verification, adapter schema,
   suite id-list sha256) and the QA detail (memory, reader, judge model, prompt-set sha256);
   memory code fingerprint: metrics/detail/retrieval.json ``memory_fingerprint``;
@@ -46,9 +45,12 @@ from mnemetric.report.model import (
     Report,
     TypeResult,
 )
+from mnemetric.official import KEY, OfficialEquivalence
 from mnemetric.stats import compare_paired
 
 RULE = "exclude_abs"
+UPSTREAM_PROFILE = "longmemeval-session-upstream-v1"
+"""The profile whose metrics are upstream's (recall_all@k); the historical one has recall@k."""
 RETRIEVAL_HEADLINE = ("recall_all@5", "recall_all@10", "ndcg_any@5", "ndcg_any@10",
                       "recall@5", "recall@10", "ndcg@5", "ndcg@10")
 COST_STAGES = ("retrieve", "answer", "judge", "total")
@@ -60,10 +62,9 @@ def _interval(ci: Mapping[str, Any] | None) -> Interval | None:
 
 def equivalence(qa: Mapping[str, Any], run: Mapping[str, Any] | None) -> Equivalence:
     """From the run manifest when there is one, else from the QA metrics (module docstring)."""
-    if run is not None and isinstance(run.get("official_equivalence"), Mapping):
-        block = run["official_equivalence"]
-        return Equivalence(bool(block.get("value")), tuple(str(r) for r in block.get("reasons") or ()))
-    return Equivalence(bool(qa.get("official_equivalence")), tuple(qa.get("official_equivalence_reasons") or ()))
+    doc, file = (run, "metrics/run.json") if run is not None and KEY in run else (qa, "metrics/detail/qa.json")
+    gate = OfficialEquivalence.from_record(doc.get(KEY), file=file)
+    return Equivalence(gate.value, gate.reasons)
 
 
 def custody(qa: Mapping[str, Any], retrieval: RetrievalDetail, data: Mapping[str, Any],
@@ -116,7 +117,7 @@ def per_type(qa: Mapping[str, Any]) -> tuple[TypeResult, ...]:
 def curves(retrieval: RetrievalDetail) -> tuple[Curve, ...]:
     """recall_all@k (historical profile: recall@k) against k, one curve per level (rule exclude_abs)."""
     block = retrieval.exclude_abs.mean
-    metric = "recall_all" if retrieval.official_equivalence else "recall"
+    metric = "recall_all" if retrieval.profile == UPSTREAM_PROFILE else "recall"
     out = []
     for level in ("session", "turn"):
         points = sorted((parsed[1], v) for name, v in (block.means.get(level) or {}).items()
@@ -202,32 +203,65 @@ def labels_by_id(lines: Sequence[Any]) -> dict[str, bool]:
     return {j.question_id: bool(j.label) for j in lines}
 
 
-REPORT_PARAMS = ("paths.metrics_qa", "paths.metrics_retrieval", "paths.metrics_data", "paths.judged",
-                 "paths.custody_dir")
-"""The params the report reads (stage report and `mnemetric report` alike)."""
-
-
 def detail(path: str | Path) -> Path:
     """metrics/qa.json → metrics/detail/qa.json (the layout of the qa_metrics / retrieval_metrics stages)."""
     return Path(path).parent / "detail" / Path(path).name
 
 
-def write_report(p: dict, out: Path, flips=None, *, card: str = "") -> str:
-    """Read the inputs named by ``p`` (stage params), render, write ``out``; returns the page text.
+def baseline_labels(path: str, rev: str, repo: str = ".") -> dict[str, bool]:
+    """The judged labels of ``path`` at git revision / DVC experiment ``rev`` (dvc.api.open, no checkout)."""
+    import tempfile
 
-    ``card``: the result card's Markdown (the doors render the headline family's card with
-    :func:`mnemetric.custody.card.card_from_files`; this family module imports no custody code).
-    """
-    from mnemetric.report import render_report
+    import dvc.api
 
+    from mnemetric.longmemeval.hypotheses import read_judged
+
+    try:
+        with dvc.api.open(path, repo=repo, rev=rev, encoding="utf-8") as fh:
+            text = fh.read()
+    except Exception as exc:  # dvc raises many types (unknown rev, missing file, no cache): one message
+        raise InputError(path, f"revision {rev}", "(file)", f"cannot read the judged file at {rev}: {exc}",
+                         fix="name a revision or experiment whose pipeline ran (`git log`, `dvc exp show`), "
+                             "and make sure its outputs are in the DVC cache") from None
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / Path(path).name
+        copy.write_text(text, encoding="utf-8")
+        return labels_by_id(read_judged(copy))
+
+
+def baseline_flips(p: Mapping[str, Any], baseline: str, *, resamples: int = 1000, seed: int = 0) -> Flips:
+    """The flips of this run's judged labels against ``baseline``'s (question types from ``paths.questions``,
+    the suite's eval view)."""
+    from mnemetric.longmemeval.hypotheses import read_judged
+    from mnemetric.longmemeval.questions import read_questions
+
+    current = labels_by_id(read_judged(p["paths.judged"]))
+    types = {q.question_id: q.question_type for q in read_questions(p["paths.questions"])}
+    return flips_between(baseline_labels(p["paths.judged"], baseline), current, types, baseline,
+                         resamples=resamples, seed=seed)
+
+
+def report_model(p: Mapping[str, Any], card: str = "", baseline: str | None = None, **flip_options: Any) -> Report:
+    """V1's report model from the files ``p`` (flat params, ``LongMemEvalFamily.report_params``) names;
+    ``baseline``: a revision whose judged labels the flips are listed against (None: no flips)."""
     inputs = read_inputs(detail(p["paths.metrics_qa"]), detail(p["paths.metrics_retrieval"]), p["paths.metrics_data"],
                          Path(p["paths.metrics_qa"]).parent / "run.json")
     check_layout(inputs["qa"], str(detail(p["paths.metrics_qa"])))
     judged = Path(p["paths.judged"])
-    model = build_report(inputs["qa"], inputs["retrieval"], inputs["data"], run=inputs["run"],
-                         judged_sha256=sha256_file(judged) if judged.is_file() else None, flips=flips,
-                         result_card=card)
-    page = render_report(model)
+    flips = baseline_flips(p, baseline, **flip_options) if baseline else None
+    return build_report(inputs["qa"], inputs["retrieval"], inputs["data"], run=inputs["run"],
+                        judged_sha256=sha256_file(judged) if judged.is_file() else None, flips=flips,
+                        result_card=card)
+
+
+def write_report(p: dict, out: Path, flips=None, *, card: str = "") -> str:
+    """Read the inputs named by ``p`` (stage params), render, write ``out`` atomically; returns the page text."""
+    from dataclasses import replace
+
+    from mnemetric.report import render_report
+
+    model = report_model(p, card)
+    page = render_report(model if flips is None else replace(model, flips=flips))
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(out, "w") as fh:
         fh.write(page)

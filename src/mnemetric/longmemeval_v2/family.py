@@ -7,11 +7,16 @@ Tasks: the five V2 abilities map to harness.py categories static, dynamic, proce
 the three ``-abs`` categories (upstream-v2-protocol.md §1; xiaowu0162/LongMemEval-V2
 evaluation/harness.py CATEGORY_MAP @ be15ea6e995462f3391c1a610892df3f67dfa7bd), read from stage v2_metrics's
 metrics/v2.json (``by_category``: upstream's aggregated_metrics breakdowns, web + enterprise). V2's
-official_equivalence is decided by its own pipeline (stages v2_memory … v2_metrics), so custody's judge gate and the V1
-cross-check do not apply (``official`` and ``crosscheck`` are None). Its run manifest,
-metrics/run-v2.json, is written by stage v2_metrics itself (``manifest_sections`` is None); its result card
-(:func:`card_rows`) shows metrics/v2.json's ``combined.accuracy`` blocks (full set, non-abstention,
-abstention: value, Clopper-Pearson ``ci95_low|high``, n) and each category's ``pct_correct`` over
+official_equivalence is decided by its own pipeline (stages v2_memory … v2_metrics, :mod:`mnemetric.longmemeval_v2.pipeline`),
+which writes its run manifest metrics/run-v2.json itself (``manifest_sections`` is None);
+``official_reasons`` reads back the reasons that manifest records. It has no cross-check and no
+inventory review blocks. Its doors (card custody, report, `mnemetric runs` row) are in
+:mod:`mnemetric.longmemeval_v2.doors`; its params section ``v2`` in
+:mod:`mnemetric.longmemeval_v2.params_schema`; the fingerprint stage fingerprints its ``v2.memory``
+(data/fingerprints/v2-memory.json). Its result card (:func:`card_rows`) shows metrics/v2.json's
+``combined.accuracy`` blocks (full set, non-abstention, abstention: value, Clopper-Pearson
+``ci95_low|high``, n), each domain's full-set accuracy
+(``domains.<domain>.accuracy.overall_full_set``) and each category's ``pct_correct`` over
 ``count`` (``by_category.non_abstention_by_category``, then ``by_category.abstention_overall``).
 """
 
@@ -22,7 +27,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from mnemetric.family import CardRow, CardSpec, CrosscheckSpec, OfficialProtocol, TaskMetric
+from mnemetric.family import CardRow, CardSpec, CrosscheckScripts, RunSummary, TaskMetric
+from mnemetric.longmemeval_v2 import doors
+from mnemetric.longmemeval_v2.params_schema import SECTIONS
 
 V2_METRICS = "metrics/v2.json"
 CATEGORY = "by_category.non_abstention_by_category"
@@ -51,13 +58,19 @@ def card_rows(docs: Mapping[str, Mapping[str, Any] | None]) -> list[CardRow]:
     acc = (doc.get("combined") or {}).get("accuracy") or {}
     rows = [CardRow(label, _num(b.get("value")), _num(b.get("ci95_low")), _num(b.get("ci95_high")), b.get("n"))
             for key, label in ACCURACY_ROWS if isinstance(b := acc.get(key), Mapping)]
+    for domain, block in (doc.get("domains") or {}).items():  # each domain's full-set accuracy
+        b = ((block or {}).get("accuracy") or {}).get("overall_full_set")
+        if isinstance(b, Mapping):
+            rows.append(CardRow(f"overall accuracy ({domain})", _num(b.get("value")), _num(b.get("ci95_low")),
+                                _num(b.get("ci95_high")), b.get("n")))
     by = doc.get("by_category") or {}
     blocks = [*((by.get("non_abstention_by_category") or {}).items()), ("abstention_overall", by.get("abstention_overall"))]
     rows += [CardRow(name, _num(b.get("pct_correct")), n=b.get("count")) for name, b in blocks if isinstance(b, Mapping)]
     return rows
 
 
-CARD = CardSpec(inputs=MappingProxyType({"v2": (V2_METRICS,)}), rows=card_rows, empty="(no LongMemEval-V2 metrics)")
+CARD = CardSpec(inputs=MappingProxyType({"v2": (V2_METRICS,)}), rows=card_rows, empty="(no LongMemEval-V2 metrics)",
+                custody=doors.card_custody)
 
 
 @dataclass(frozen=True)
@@ -68,12 +81,26 @@ class LongMemEvalV2Family:
     metrics: str = V2_METRICS
     display_name: str = "LongMemEval-V2"
     task_metrics: Mapping[str, TaskMetric] = field(default_factory=lambda: TASK_METRICS)
-    official: OfficialProtocol | None = None
-    crosscheck: CrosscheckSpec | None = None
+    required_sections: Sequence[str] = ()
+    crosscheck: CrosscheckScripts | None = None
+    inventory_review: Callable[..., None] | None = None
     run_manifest: str | None = "metrics/run-v2.json"
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     card: CardSpec | None = CARD
     output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
+    params_sections: Mapping[str, Any] = field(default_factory=lambda: dict(SECTIONS))
+    conf_groups: Sequence[str] = ("v2",)
+    fingerprints: Mapping[str, str] = field(default_factory=lambda: {"v2.memory": "v2-memory"})
+    report_params: Sequence[str] = doors.REPORT_PARAMS
+    report: Callable[..., Any] | None = doors.report
+
+    def official_reasons(self, manifest: Mapping[str, Any]) -> list[str]:
+        """The reasons stage v2 recorded in its run manifest (its pipeline decides them)."""
+        verdict = doors.gate(manifest)
+        return list(verdict.reasons) if verdict else ["the LongMemEval-V2 run manifest records no verdict"]
+
+    def summary(self, params: Mapping[str, Any], read: Callable[[str], Any]) -> RunSummary:
+        return doors.summary(params, read)
 
 
 FAMILY = LongMemEvalV2Family()

@@ -1,8 +1,9 @@
 """Offline reports: inline-SVG charts and a self-contained HTML page from a typed report model.
 
-Pure functions only: the caller fills ``Report`` from the metric files; ``render_report`` returns
-the page text and ``bar_chart`` / ``line_chart`` return SVG text. Nothing here reads or writes a
-file, needs a script at view time, or refers to a network address.
+Pure functions: the caller fills ``Report`` from the metric files; ``render_report`` returns the
+page text and ``bar_chart`` / ``line_chart`` return SVG text. Nothing here but the door
+:mod:`mnemetric.report.page` (a family's page, written atomically) reads or writes a file; no page
+needs a script at view time or refers to a network address.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from mnemetric.report.model import (
     CurvePoint,
     Custody,
     Equivalence,
+    Fact,
     Flip,
     Flips,
     Headline,
@@ -31,6 +33,7 @@ __all__ = [
     "CurvePoint",
     "Custody",
     "Equivalence",
+    "Fact",
     "Flip",
     "Flips",
     "Headline",

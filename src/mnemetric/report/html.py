@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from mnemetric.report.model import Custody, Flips, Interval, Report, TypeResult
+from mnemetric.report.model import Custody, Fact, Flips, Interval, Report, TypeResult
 from mnemetric.report.svg import Bar, BarSeries, LineSeries, bar_chart, esc, fmt_interval, fmt_value, line_chart
 
 NOT_RECORDED = "not recorded"
@@ -78,7 +78,11 @@ def _verified(flag: bool | None) -> str:
     return NOT_RECORDED if flag is None else ("sha256 verified against the pin" if flag else "NOT verified")
 
 
-def custody(c: Custody) -> str:
+def custody(c: Custody | Sequence[Fact]) -> str:
+    """The custody table: :class:`Custody`'s fixed rows, or a family's own :class:`Fact` rows."""
+    if not isinstance(c, Custody):
+        rows = [(esc(f.item), _code(f.value) if f.code else _text(f.value)) for f in c]
+        return '<section id="custody">\n<h2>Custody</h2>\n' + _table(("item", "value"), rows) + "\n</section>"
     rows = [("dataset variant", _text(c.dataset_variant)), ("dataset revision", _code(c.dataset_revision)),
             ("dataset sha256", _code(c.dataset_sha256)), ("verification", esc(_verified(c.dataset_verified))),
             ("suite", _text(c.suite)), ("suite id-list sha256", _code(c.suite_ids_sha256)),
@@ -105,13 +109,14 @@ def _bars(results: Sequence[TypeResult]) -> tuple[Bar, ...]:
 
 
 def per_type(model: Report) -> str:
+    title = esc(model.per_type_title)
     if not model.per_type:
-        return '<section id="per-type">\n<h2>Accuracy per question type</h2>\n<p>No per-type results.</p>\n</section>'
+        return f'<section id="per-type">\n<h2>{title}</h2>\n<p>No per-type results.</p>\n</section>'
     series = [BarSeries(model.series_name, _bars(model.per_type))]
     if model.baseline_per_type:
         series.append(BarSeries(model.baseline_name or "baseline", _bars(model.baseline_per_type)))
-    svg = bar_chart(series, title="Accuracy per question type", value_label="accuracy", id_prefix="per-type")
-    return f'<section id="per-type">\n<h2>Accuracy per question type</h2>\n{svg}</section>'
+    svg = bar_chart(series, title=model.per_type_title, value_label="accuracy", id_prefix="per-type")
+    return f'<section id="per-type">\n<h2>{title}</h2>\n{svg}</section>'
 
 
 def retrieval(model: Report) -> str:

@@ -51,6 +51,16 @@ class Custody:
 
 
 @dataclass(frozen=True)
+class Fact:
+    """One custody row of a family that is not described by :class:`Custody`: an item and its value
+    (None: not recorded), shown as code (hashes, paths) when ``code``."""
+
+    item: str
+    value: str | None
+    code: bool = False
+
+
+@dataclass(frozen=True)
 class Headline:
     """One headline number with its interval, sample size and how the interval was made."""
 
@@ -127,9 +137,12 @@ class Report:
 
     title: str
     equivalence: Equivalence
-    custody: Custody
+    custody: Custody | tuple[Fact, ...]
+    """LongMemEval's custody fields, or any family's rows (:class:`Fact`)."""
     headline: tuple[Headline, ...]
     per_type: tuple[TypeResult, ...]
+    per_type_title: str = "Accuracy per question type"
+    """The heading of the per-type bars (a family whose groups are not question types names its own)."""
     series_name: str = "this run"
     """The legend name of ``per_type`` in the bar chart."""
     baseline_name: str | None = None

@@ -4,42 +4,41 @@ DVC reruns a stage when a dependency's bytes change. A component built by ``_tar
 another package, outside dvc.yaml's ``deps``; this stage runs every time (``always_changed``), writes
 one small file per component, and the stages that use a component depend on its file — so they
 rerun exactly when that component's code (or its package version) changed, and not otherwise.
+
+Which components: each family's ``fingerprints`` (params section -> file stem; LongMemEval:
+adapter, memory, reader, judge; LongMemEval-V2: ``v2.memory`` -> v2-memory.json), over the
+``benchmark`` conf group (:func:`mnemetric.family.conf_families`). Every component names its class
+by ``_target_``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from mnemetric.family import Family, conf_families
 from mnemetric.fingerprint import component_target, fingerprint
 from mnemetric.io import write_json_atomic
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
-PARAMS = ["adapter", "memory", "reader", "judge", "v2.memory", "paths.fingerprints"]
 
-DEFAULT_MODULES = {"reader": "mnemetric.longmemeval.reader.run", "judge": "mnemetric.longmemeval.judge.run"}
-"""Components chosen by ``kind:`` rather than ``_target_``: the library module that dispatches them."""
+def components(families: tuple[Family, ...] | None = None) -> dict[str, str]:
+    """params section -> fingerprint file stem, over the families (in family order)."""
+    fams = conf_families() if families is None else families
+    return {section: stem for f in fams for section, stem in dict(f.fingerprints).items()}
+
+
+PARAMS = [*components(), "paths.fingerprints"]
 
 
 def main() -> None:
     p = stage_params(PARAMS)
     out = Path(p["paths.fingerprints"])
-    for component in ("adapter", "memory", "reader", "judge"):
-        section = p[component]
-        target = component_target(section, DEFAULT_MODULES.get(component))
-        fp = fingerprint(target, where=f"params.yaml {component}._target_")
-        write_json_atomic(out / f"{component}.json", {"component": component, "name": section.get("name"),
-                                                       **fp.to_record()})
-        print(f"fingerprint: {component} {section.get('name')}: {fp.sha256[:12]} ({len(fp.files)} modules)")
-    v2_memory(p["v2.memory"], out)
-
-
-def v2_memory(section: dict, out: Path) -> None:
-    """The LongMemEval-V2 memory option (``v2.memory``, built by ``_target_``) → <out>/v2-memory.json; stage v2_memory
-    depends on it and records its sha256 in metrics/run-v2.json."""
-    fp = fingerprint(component_target(section, None), where="params.yaml v2.memory._target_")
-    write_json_atomic(out / "v2-memory.json", {"component": "v2.memory", "name": section.get("name"), **fp.to_record()})
-    print(f"fingerprint: v2.memory {section.get('name')}: {fp.sha256[:12]} ({len(fp.files)} modules)")
+    for section, stem in components().items():
+        spec = p[section]
+        fp = fingerprint(component_target(spec), where=f"params.yaml {section}._target_")
+        write_json_atomic(out / f"{stem}.json", {"component": section, "name": spec.get("name"), **fp.to_record()})
+        print(f"fingerprint: {section} {spec.get('name')}: {fp.sha256[:12]} ({len(fp.files)} modules)")
 
 
 if __name__ == "__main__":

@@ -1,36 +1,41 @@
-"""Stage report: the offline HTML report reports/index.html from the metric files.
+"""Stage report: the offline HTML report reports/index.html of the headline family.
 
-Reads metrics/detail/qa.json, metrics/detail/retrieval.json (written next to ``paths.metrics_qa``
-/ ``paths.metrics_retrieval`` under detail/), ``paths.metrics_data`` and, when it exists, the run
-manifest metrics/run.json (next to ``paths.metrics_qa``); fills the report model
-(mnemetric.longmemeval.report) and writes ``render_report`` (inline SVG, no script, no network)
-atomically. No baseline here (a stage has one revision): `mnemetric report --baseline REV` adds
-the flips. The result card is the headline family's (params ``benchmark``, built with
-:func:`mnemetric.family.build_family`): :func:`mnemetric.custody.card.card_from_files` of its run
-manifest, its card's metrics files and data/custody/outputs.sha256.json (next to the custody
-files); without its run manifest the card is left empty.
+The family is params ``benchmark`` (built with :func:`mnemetric.family.build_family`); its
+``report(params, card)`` fills the report model from its own files (LongMemEval:
+metrics/detail/qa.json, metrics/detail/retrieval.json, metrics/data.json and metrics/run.json;
+LongMemEval-V2: metrics/v2.json and metrics/run-v2.json) and
+:func:`mnemetric.report.page.write_family_report` renders it (inline SVG, no script, no network)
+with the family's result card and writes it atomically. ``PARAMS`` are ``benchmark`` and every
+family's ``report_params`` (the ``benchmark`` conf group), as dvc.yaml lists them. No baseline here
+(a stage has one revision): `mnemetric report --baseline REV` adds the flips.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from mnemetric.custody.card import card_from_files
-from mnemetric.family import build_family
-from mnemetric.longmemeval.report import REPORT_PARAMS, write_report
+from mnemetric.family import Family, build_family, conf_families
 from mnemetric.params import stage_params
+from mnemetric.report.page import write_family_report
 from mnemetric.stages import run
 
-PARAMS = ["benchmark", *REPORT_PARAMS]
 OUT = Path("reports/index.html")
+
+
+def report_params(families: tuple[Family, ...] | None = None) -> list[str]:
+    """``benchmark`` and every family's report params (the stage's declared params), in family order."""
+    fams = conf_families() if families is None else families
+    return ["benchmark", *dict.fromkeys(k for f in fams for k in f.report_params)]
+
+
+PARAMS = report_params()
 
 
 def main() -> None:
     p = stage_params(PARAMS)
-    card = card_from_files(build_family(p["benchmark"]), p["paths.judged"],
-                           outputs=Path(p["paths.custody_dir"]) / "outputs.sha256.json")
-    write_report(p, OUT, card=card or "")
-    print(f"report: {OUT} (offline: inline SVG, no script)")
+    family = build_family(p["benchmark"])
+    write_family_report(family, p, OUT)
+    print(f"report: {OUT} ({family.display_name}; offline: inline SVG, no script)")
 
 
 if __name__ == "__main__":

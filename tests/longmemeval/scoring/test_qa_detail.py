@@ -19,7 +19,7 @@ COMMITTED = ROOT / "metrics" / "detail" / "qa.json"
 def test_the_committed_detail_reads_and_writes_back_to_its_bytes(tmp_path: Path):
     d = read_qa_detail(COMMITTED)
     assert (d.names["reader"], d.judge.name, d.n, d.coverage.n_reference) == ("extractive", "lexical", 43, 43)
-    assert d.per_type["multi-session"].n == 8 and d.official_equivalence is False
+    assert d.per_type["multi-session"].n == 8 and d.official_equivalence.value is False and d.official_equivalence.reasons
     write_qa_detail(tmp_path / "qa.json", d)
     assert (tmp_path / "qa.json").read_bytes() == COMMITTED.read_bytes()
 

@@ -116,7 +116,7 @@ def detail_for(counts):
     ci = qa_intervals(items, 100, 0)
     for t in QUESTION_TYPES:
         m["per_type"][t]["ci95"] = ci["per_type"][t]
-    return m | {"official_equivalence": False}
+    return m | {"official_equivalence": {"value": False, "reasons": ["r"]}}
 
 
 def test_headline_holds_point_numbers_only_in_a_fixed_order():

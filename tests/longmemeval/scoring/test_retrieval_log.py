@@ -67,7 +67,7 @@ def three_questions():
 
 def test_session_scoring_and_both_averages(tmp_path):
     out = score_retrieval_log(write_log(tmp_path, three_questions()), "session", UPSTREAM)
-    assert out.profile == UPSTREAM and out.official_equivalence is True
+    assert out.profile == UPSTREAM and out.official_equivalence.value is True
     assert out.granularity == "session"
     q1 = out.per_question["q1"]
     assert set(q1) == {"session"}
@@ -101,7 +101,8 @@ def test_turn_scoring_and_auto_detection(tmp_path):
 
 def test_historical_profile(tmp_path):
     out = score_retrieval_log(write_log(tmp_path, three_questions()), "session", "mnemetric-historical")
-    assert out.official_equivalence is False
+    assert out.official_equivalence.value is False
+    assert "mnemetric-historical" in out.official_equivalence.reasons[0]
     assert out.per_question["q1"]["session"]["recall@1"] == 0.0
     assert out.per_question["q1"]["session"]["ndcg@3"] == pytest.approx(1 / math.log2(3), abs=TOL)
     assert out.per_question["q3"]["session"]["recall@1"] is None

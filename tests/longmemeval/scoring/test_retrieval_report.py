@@ -20,6 +20,7 @@ from mnemetric.longmemeval.scoring.retrieval_report import (
     retrieval_metrics,
 )
 from mnemetric.longmemeval.scoring.scored_retrieval import QuestionFacts, ScoredRetrieval
+from mnemetric.official import OfficialEquivalence
 
 METRICS = ("recall_any", "recall_all", "ndcg_any")
 
@@ -43,7 +44,8 @@ QUESTIONS = {
 
 
 def scored(per_question: dict, official: bool = True) -> ScoredRetrieval:
-    return ScoredRetrieval.build("p", official, "turn", per_question, QUESTIONS)
+    claim = OfficialEquivalence(True) if official else OfficialEquivalence.of(["profile p is not upstream's"])
+    return ScoredRetrieval.build("p", claim, "turn", per_question, QUESTIONS)
 
 
 SCORED = scored(PER_QUESTION)
@@ -107,7 +109,7 @@ BLOCK = {"rule": "every question except _abs ones", "n": 1,
          "per_type": {"multi-session": {"n": 1, "session": {"recall_all@5": 1.0, "ndcg_any@5": None},
                                         "ci95": {"session": {"recall_all@5": None, "ndcg_any@5": None}}},
                       "knowledge-update": {"n": 0}}}
-DETAIL = {"profile": "longmemeval-session-upstream-v1", "official_equivalence": True, "memory": "bm25",
+DETAIL = {"profile": "longmemeval-session-upstream-v1", "official_equivalence": {"value": True, "reasons": []}, "memory": "bm25",
           "variant": None, "suite": "full", "memory_fingerprint": None, "granularity": "session",
           "bootstrap": {"resamples": 10, "seed": 0, "level": 0.95, "note": "n"},
           "exclude_abs": BLOCK, "exclude_abs_and_no_user_target": {**BLOCK, "rule": "also no user target"}}

@@ -239,8 +239,8 @@ def test_the_retrieval_interval_is_the_stats_bootstrap():
 
 # --- profiles -----------------------------------------------------------------------------
 def test_profiles_registry():
-    assert PROFILES["longmemeval-session-upstream-v1"].official_equivalence is True
-    assert PROFILES["mnemetric-historical"].official_equivalence is False
+    assert PROFILES["longmemeval-session-upstream-v1"].official_equivalence.value is True
+    assert PROFILES["mnemetric-historical"].official_equivalence.value is False
     hist = get_profile("mnemetric-historical").evaluate(E_RANKED, E_IDS, E_C, (3,), "turn")
     assert set(hist["turn"]) == {"recall@3", "ndcg@3"}
     assert hist["turn"]["recall@3"] == 0.5

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from mnemetric.errors import InputError
 from mnemetric.longmemeval.scoring.scored_retrieval import QuestionFacts, RuleAverage, ScoredRetrieval
+from mnemetric.official import OfficialEquivalence
 
 PER_QUESTION = {
     "q1": {"session": {"recall_all@1": 0.0}, "turn": {"recall_all@1": 1.0}},
@@ -26,7 +27,7 @@ PER_QUESTION = {
 FACTS = {"q1": QuestionFacts("multi-session", True), "q2_abs": QuestionFacts("temporal-reasoning", True),
          "q3": QuestionFacts("single-session-assistant", False)}
 EXPECTED = {
-    "profile": "longmemeval-session-upstream-v1", "official_equivalence": True, "granularity": "turn",
+    "profile": "longmemeval-session-upstream-v1", "official_equivalence": {"value": True, "reasons": []}, "granularity": "turn",
     "per_question": PER_QUESTION,
     "questions": {"q1": {"question_type": "multi-session", "has_user_target": True},
                   "q2_abs": {"question_type": "temporal-reasoning", "has_user_target": True},
@@ -40,7 +41,7 @@ EXPECTED = {
 
 
 def built() -> ScoredRetrieval:
-    return ScoredRetrieval.build("longmemeval-session-upstream-v1", True, "turn", PER_QUESTION, FACTS)
+    return ScoredRetrieval.build("longmemeval-session-upstream-v1", OfficialEquivalence(True), "turn", PER_QUESTION, FACTS)
 
 
 def test_build_gives_the_hand_written_record():
@@ -68,7 +69,7 @@ values = st.one_of(st.none(), st.floats(0, 1, allow_nan=False))
 def test_round_trip_of_any_result(rows):
     per_q = {q: {"session": {"recall_all@5": s, "ndcg_any@5": t}} for q, (s, t, _) in rows.items()}
     facts = {q: QuestionFacts("multi-session", u) for q, (_, _, u) in rows.items()}
-    scored = ScoredRetrieval.build("p", False, "session", per_q, facts)
+    scored = ScoredRetrieval.build("p", OfficialEquivalence.of(["p is not upstream's"]), "session", per_q, facts)
     assert ScoredRetrieval.from_record(json.loads(json.dumps(scored.to_record())), file="f") == scored
     # naive second implementation of exclude_abs: plain mean over non-_abs questions with a value
     kept = [s for q, (s, _, _) in rows.items() if "_abs" not in q and s is not None]

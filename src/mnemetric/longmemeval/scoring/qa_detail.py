@@ -5,7 +5,7 @@ score_judged_file` builds it), keys in this order:
 
 * ``reader``, ``memory``, ``variant``, ``suite``: the names recorded (a string or null);
 * ``judge``: ``{name, models, prompt_set_sha256, source_sha256, endpoints}``;
-* ``official_equivalence`` (true or false) and ``official_equivalence_reasons`` (strings);
+* ``official_equivalence``: the one ``{value, reasons}`` record (:class:`mnemetric.official.OfficialEquivalence`);
 * ``per_type``: for each of upstream's six types, in print_qa_metrics.py's order, ``{accuracy, n, ci95,
   mdd80}`` (accuracy null for an empty type; ci95 and mdd80 objects from mnemetric.stats, or null);
 * ``task_averaged``, ``overall`` (numbers or null), ``abstention`` ``{accuracy, n}``, ``n``;
@@ -30,10 +30,11 @@ from typing import Any, Final
 from mnemetric.io import write_json_atomic
 from mnemetric.longmemeval.rules import UPSTREAM_PRINT_ORDER
 from mnemetric.records import OBJECT, OPTIONAL_NUMBER, OPTIONAL_STRING, Fields, read_json_file
+from mnemetric.official import OfficialEquivalence
 
 _FIX: Final = "regenerate it with `dvc repro qa_metrics` (or `mnemetric score-qa ... --detail FILE`)"
 NAMES: Final = ("reader", "memory", "variant", "suite")
-KEYS: Final = (*NAMES, "judge", "official_equivalence", "official_equivalence_reasons", "per_type", "task_averaged",
+KEYS: Final = (*NAMES, "judge", "official_equivalence", "per_type", "task_averaged",
                "overall", "abstention", "n", "ci95", "bootstrap", "coverage", "failures", "cost", "errata_sensitivity")
 
 
@@ -127,8 +128,7 @@ class QADetail:
     names: Mapping[str, str | None]
     """reader, memory, variant, suite."""
     judge: JudgeBlock
-    official_equivalence: bool
-    official_equivalence_reasons: tuple[str, ...]
+    official_equivalence: OfficialEquivalence
     per_type: Mapping[str, TypeBlock]
     task_averaged: float | None
     overall: float | None
@@ -150,13 +150,13 @@ class QADetail:
         types = [t for t in per.raw]
         if types != list(UPSTREAM_PRINT_ORDER):
             raise per.error("<keys>", f"expected the six types {list(UPSTREAM_PRINT_ORDER)} in that order, got {types}")
-        reasons = f.strings("official_equivalence_reasons")
+        verdict = OfficialEquivalence.from_record(f.raw.get("official_equivalence"), file=file)
         abstention = f.at("abstention").only(("accuracy", "n"))
         ci95 = f.at("ci95").only(("task_averaged", "overall", "abstention"))
         bootstrap = f.at("bootstrap").only(("resamples", "seed", "level", "note"))
         bootstrap.count("resamples"), bootstrap.integer("seed"), bootstrap.number("level"), bootstrap.string("note")
         return cls({k: f.get(k, OPTIONAL_STRING) for k in NAMES}, JudgeBlock.from_fields(f.at("judge")),
-                   f.boolean("official_equivalence"), reasons,
+                   verdict,
                    {t: TypeBlock.from_fields(per.at(t)) for t in types}, f.get("task_averaged", OPTIONAL_NUMBER),
                    f.get("overall", OPTIONAL_NUMBER), abstention.get("accuracy", OPTIONAL_NUMBER),
                    abstention.count("n"), f.count("n"), {k: _object_or_null(ci95, k) for k in ci95.raw},
@@ -166,8 +166,7 @@ class QADetail:
 
     def to_record(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: self.names.get(k) for k in NAMES}
-        out |= {"judge": self.judge.to_record(), "official_equivalence": self.official_equivalence,
-                "official_equivalence_reasons": list(self.official_equivalence_reasons),
+        out |= {"judge": self.judge.to_record(), "official_equivalence": self.official_equivalence.to_record(),
                 "per_type": {t: b.to_record() for t, b in self.per_type.items()},
                 "task_averaged": self.task_averaged, "overall": self.overall,
                 "abstention": {"accuracy": self.abstention_accuracy, "n": self.abstention_n}, "n": self.n,

@@ -16,6 +16,10 @@ Failed questions (the model gave no usable answer; ``<judged>.failures.jsonl``) 
 every metric covers the judged questions only, and ``coverage`` says so (judged + failed = the
 reference set, exactly). While any question failed, ``official_equivalence`` is false (upstream's
 script has no such case: it labels empty content "no" and crashes on null content).
+
+``official_equivalence`` is the one record of :class:`mnemetric.official.OfficialEquivalence`
+(``{"value", "reasons"}``) in both views: whether these QA numbers are upstream's (the judge: its
+models, request parameters, prompt set and source; no failed question), each failed condition named.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from mnemetric.longmemeval.judgments import JudgeTrace, judge_provenance
 from mnemetric.errors import InputError
 from mnemetric.llm.failures import QuestionFailure, failures_path, read_failures
 from mnemetric.llm.usage import UsageRecord
+from mnemetric.official import OfficialEquivalence
 from mnemetric.longmemeval.scoring.qa import (
     CI_LEVEL,
     QUESTION_TYPES,
@@ -129,8 +134,7 @@ def qa_report(judged: Sequence[JudgedHypothesis], ref_types: Mapping[str, str], 
     return {
         "judge": {"name": judge, "models": provenance["judge_models"], "prompt_set_sha256": prompt_set_sha256,
                   "source_sha256": traces.get("source_sha256"), "endpoints": traces.get("endpoints", [])},
-        "official_equivalence": provenance["official_equivalence"],
-        "official_equivalence_reasons": provenance["reasons"],
+        "official_equivalence": OfficialEquivalence.of(provenance["reasons"]).to_record(),
         **metrics,
         "ci95": {key: ci[key] for key in ("task_averaged", "overall", "abstention")},
         "bootstrap": {"resamples": resamples, "seed": seed, "level": CI_LEVEL, "note": INTERVAL_NOTE},

@@ -26,6 +26,7 @@ from typing import Any
 
 from mnemetric.errors import InputError
 from mnemetric.io import require_file
+from mnemetric.official import OfficialEquivalence
 from mnemetric.longmemeval.rules import QUESTION_TYPES
 from mnemetric.longmemeval.scoring.retrieval_averaging import AVERAGING_RULES, average_over, split_at_k
 from mnemetric.longmemeval.scoring.scored_retrieval import ScoredRetrieval, levels_from_record, mapping_from_record
@@ -121,7 +122,7 @@ def retrieval_metric_files(scored: ScoredRetrieval, *, memory: str | None, varia
     ``questions[qid] = {question_type, has_user_target}`` to the detail."""
     rules = retrieval_metrics(scored, resamples, seed)
     detail: dict[str, Any] = {
-        "profile": scored.profile, "official_equivalence": scored.official_equivalence,
+        "profile": scored.profile, "official_equivalence": scored.official_equivalence.to_record(),
         "memory": memory, "variant": variant, "suite": suite, "memory_fingerprint": memory_fingerprint,
         "granularity": scored.granularity,
         "bootstrap": {"resamples": resamples, "seed": seed, "level": 0.95, "note": BOOTSTRAP_NOTE},
@@ -131,7 +132,7 @@ def retrieval_metric_files(scored: ScoredRetrieval, *, memory: str | None, varia
         record = scored.to_record()
         detail |= {"per_question": record["per_question"], "questions": record["questions"]}
     headline = {**{k: detail[k] for k in NAME_KEYS}, **retrieval_headline(rules)}
-    metric = "recall_all" if scored.official_equivalence else "recall"
+    metric = "recall_all" if scored.official_equivalence.value else "recall"
     return RetrievalMetricFiles(headline, detail, recall_curve(rules["exclude_abs"], metric), scored)
 
 
@@ -210,7 +211,7 @@ class RetrievalDetail:
     """metrics/detail/retrieval.json (:attr:`RetrievalMetricFiles.detail`), typed; key order as written."""
 
     profile: str
-    official_equivalence: bool
+    official_equivalence: OfficialEquivalence
     memory: str | None
     variant: str | None
     suite: str | None
@@ -224,7 +225,7 @@ class RetrievalDetail:
     """The per-question values and question facts, when the file holds them (`mnemetric score-retrieval`)."""
 
     def to_record(self) -> dict[str, Any]:
-        out = {"profile": self.profile, "official_equivalence": self.official_equivalence, "memory": self.memory,
+        out = {"profile": self.profile, "official_equivalence": self.official_equivalence.to_record(), "memory": self.memory,
                "variant": self.variant, "suite": self.suite, "memory_fingerprint": self.memory_fingerprint,
                "granularity": self.granularity, "bootstrap": dict(self.bootstrap),
                "exclude_abs": self.exclude_abs.to_record(),
@@ -243,15 +244,16 @@ class RetrievalDetail:
         if list(boot) != ["resamples", "seed", "level", "note"]:
             raise InputError(file, "<root>", "bootstrap", "expected {resamples, seed, level, note}")
         rules = [RuleBlock.from_record(raw.get(r.name), file=file, field=r.name) for r in AVERAGING_RULES]
-        return cls(*(raw[k] for k in NAME_KEYS[:5]), raw["memory_fingerprint"], raw["granularity"], dict(boot),
+        official = OfficialEquivalence.from_record(raw["official_equivalence"], file=file)
+        return cls(raw["profile"], official, *(raw[k] for k in NAME_KEYS[2:5]), raw["memory_fingerprint"],
+                   raw["granularity"], dict(boot),
                    *rules, _scored_part(raw, rules, file))
 
 
 def _check_names(raw: Mapping[str, Any], file: str) -> None:
     if not isinstance(raw.get("profile"), str):
         raise InputError(file, "<root>", "profile", "expected the scoring profile's name (a string)")
-    if not isinstance(raw.get("official_equivalence"), bool):
-        raise InputError(file, "<root>", "official_equivalence", "expected true or false")
+    OfficialEquivalence.from_record(raw.get("official_equivalence"), file=file)
     for key in ("memory", "variant", "suite", "memory_fingerprint"):
         if key not in raw or not (raw[key] is None or isinstance(raw[key], str)):
             raise InputError(file, "<root>", key, "expected a string or null")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemetric.errors import InputError
+from mnemetric.official import OfficialEquivalence
 from mnemetric.longmemeval.rules import GRANULARITIES
 from mnemetric.longmemeval.scoring.retrieval_averaging import (
     average_exclude_abs,
@@ -107,8 +108,8 @@ class ScoredRetrieval:
     """A retrieval log scored under one profile (module docstring)."""
 
     profile: str
-    official_equivalence: bool
-    """The profile's claim: its numbers are upstream's (False for the historical profile)."""
+    official_equivalence: OfficialEquivalence
+    """The profile's claim: its numbers are upstream's (not for the historical profile, with the reason)."""
     granularity: str
     """session or turn: the corpus every line ranks (``auto`` stays only for an empty log)."""
     per_question: Mapping[str, Metrics]
@@ -119,7 +120,7 @@ class ScoredRetrieval:
     exclude_abs_and_no_user_target: RuleAverage
 
     @classmethod
-    def build(cls, profile: str, official_equivalence: bool, granularity: str,
+    def build(cls, profile: str, official_equivalence: OfficialEquivalence, granularity: str,
               per_question: Mapping[str, Metrics], questions: Mapping[str, QuestionFacts]) -> ScoredRetrieval:
         """The result with both averages computed from ``per_question`` (retrieval_averaging's rules)."""
         targets = {q: f.has_user_target for q, f in questions.items()}
@@ -138,7 +139,7 @@ class ScoredRetrieval:
 
     def to_record(self) -> dict[str, Any]:
         return {
-            "profile": self.profile, "official_equivalence": self.official_equivalence,
+            "profile": self.profile, "official_equivalence": self.official_equivalence.to_record(),
             "granularity": self.granularity,
             "per_question": {q: {lv: dict(m) for lv, m in per.items()} for q, per in self.per_question.items()},
             "questions": {q: f.to_record() for q, f in self.questions.items()},
@@ -152,8 +153,7 @@ class ScoredRetrieval:
         raw = mapping_from_record(raw, file, where, "<root>")
         if not isinstance(raw.get("profile"), str):
             raise InputError(file, where, "profile", "expected the scoring profile's name (a string)")
-        if not isinstance(raw.get("official_equivalence"), bool):
-            raise InputError(file, where, "official_equivalence", "expected true or false")
+        official = OfficialEquivalence.from_record(raw.get("official_equivalence"), file=file, record=where)
         if raw.get("granularity") not in (*GRANULARITIES, "auto"):
             raise InputError(file, where, "granularity",
                              f"expected session, turn (or auto: an empty log), got {raw.get('granularity')!r}")
@@ -162,7 +162,7 @@ class ScoredRetrieval:
         if list(per_q) != list(facts):
             raise InputError(file, where, "questions", "expected the same question ids, in the same order, as per_question")
         agg = mapping_from_record(raw.get("aggregate"), file, where, "aggregate")
-        return cls(raw["profile"], raw["official_equivalence"], raw["granularity"],
+        return cls(raw["profile"], official, raw["granularity"],
                    {q: levels_from_record(mapping_from_record(v, file, q, "per_question"), (), file, q, "per_question")
                     for q, v in per_q.items()},
                    {q: QuestionFacts.from_record(v, file=file, record=q) for q, v in facts.items()},

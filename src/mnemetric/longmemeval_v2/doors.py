@@ -1,0 +1,199 @@
+"""LongMemEval-V2's doors: its result card, its report page and its row of `mnemetric runs`.
+
+The frames are generic (:mod:`mnemetric.custody.card`, :mod:`mnemetric.report.page`, `mnemetric
+runs`); what they show of V2 is here, read from stage v2's files only:
+
+* metrics/run-v2.json (the run manifest): data custody (``variant``: name, data root, haystack,
+  source, repo @ revision, the custody record and its sha256, ``sha256_verified``), the memory
+  system (name, code fingerprint, config sha256), reader (name, model, ``official``), checker
+  (``judge``: name, model, prompt-set sha256, ``official``), token counter (name, ``official``),
+  counts and ``official_equivalence`` (:class:`mnemetric.official.OfficialEquivalence`);
+* metrics/v2.json: accuracy (value, Clopper-Pearson interval, n) of the combined run — full set,
+  non-abstention, abstention — and of each domain (web, enterprise), then each category's
+  ``pct_correct`` over ``count`` (``by_category.non_abstention_by_category``, then
+  ``by_category.abstention_overall``).
+
+A key the files lack shows as not recorded (``—``), never as 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.family import RunSummary
+from mnemetric.official import KEY, OfficialEquivalence
+from mnemetric.report.model import Equivalence, Fact, Headline, Interval, Report, TypeResult
+
+V2_METRICS = "metrics/v2.json"
+RUN_MANIFEST = "metrics/run-v2.json"
+REPORT_PARAMS = ("paths.metrics_v2", "paths.run_manifest_v2")
+ACCURACY = (("overall_full_set", "accuracy (full set)"), ("non_abstention_only", "non-abstention accuracy"),
+            ("abstention_only", "abstention accuracy"))
+METHOD = {"clopper-pearson": "exact Clopper-Pearson (95%)"}
+
+
+def _get(doc: Any, *path: str) -> Any:
+    for part in path:
+        if not isinstance(doc, Mapping):
+            return None
+        doc = doc.get(part)
+    return doc
+
+
+def _num(x: Any) -> float | None:
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def _code(x: Any) -> str:
+    return "—" if x in (None, "", []) else f"`{x}`"
+
+
+def _flag(x: Any, yes: str, no: str) -> str:
+    return "not recorded" if x is None else (yes if x else no)
+
+
+def gate(run: Mapping[str, Any] | None, file: str = RUN_MANIFEST) -> OfficialEquivalence | None:
+    """The run manifest's verdict (None: no manifest)."""
+    if not isinstance(run, Mapping) or run.get(KEY) is None:
+        return None
+    return OfficialEquivalence.from_record(run[KEY], file=file)
+
+
+# ---------------------------------------------------------------------------------------------
+# The card's custody bullets
+
+
+def card_custody(run: Mapping[str, Any], outputs: Mapping[str, Any] | None = None,
+                 params: Mapping[str, Any] | None = None) -> list[str]:
+    """The run manifest's custody facts, one bullet each (module docstring)."""
+    v, m, r, j, t, c = (run.get(k) or {} for k in ("variant", "memory", "reader", "judge", "token_counter", "counts"))
+    custody = v.get("custody") or {}
+    source = f"{v.get('source')}{', ' + str(v.get('repo')) if v.get('repo') else ''}" \
+             f"{' @ ' + str(v.get('revision')) if v.get('revision') else ''}"
+    return [
+        f"- data: {_code(v.get('name'))} ({source}), root {_code(v.get('data_root'))}, haystack "
+        f"{_code(v.get('haystack'))}; custody record {_code(custody.get('file'))} sha256 {_code(custody.get('sha256'))} "
+        f"({'verified' if v.get('sha256_verified') else 'NOT verified'} against the dataset pins)",
+        f"- memory system: {_code(m.get('name'))}, code fingerprint {_code(m.get('fingerprint_sha256'))}, "
+        f"config sha256 {_code(m.get('config_sha256'))}",
+        f"- reader: {_code(r.get('name'))}, model {_code(r.get('model'))} "
+        f"({_flag(r.get('official'), 'official', 'not official')})",
+        f"- checker: {_code(j.get('name'))}, model {_code(j.get('model'))}, prompt-set sha256 "
+        f"{_code(j.get('prompt_set_sha256'))} ({_flag(j.get('official'), 'official', 'not official')})",
+        f"- token counter: {_code(t.get('name'))} ({_flag(t.get('official'), 'official', 'not official')})",
+        f"- {c.get('judged', '—')} of {c.get('questions', '—')} questions checked, {c.get('failed', '—')} failed",
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+def _interval(block: Mapping[str, Any]) -> Interval | None:
+    low, high = _num(block.get("ci95_low")), _num(block.get("ci95_high"))
+    return Interval(low, high) if low is not None and high is not None else None
+
+
+def headline_rows(v2: Mapping[str, Any]) -> list[Headline]:
+    """The combined accuracy blocks, then each domain's (module docstring)."""
+    rows = []
+    scopes = [("combined", _get(v2, "combined", "accuracy"))]
+    scopes += [(d, _get(block, "accuracy")) for d, block in (v2.get("domains") or {}).items()]
+    for scope, acc in scopes:
+        for key, label in ACCURACY:
+            block = (acc or {}).get(key)
+            if isinstance(block, Mapping):
+                rows.append(Headline(f"{label} ({scope})", _num(block.get("value")), _interval(block), block.get("n"),
+                                     METHOD.get(str(block.get("method")), str(block.get("method") or "no interval"))))
+    return rows
+
+
+def category_rows(v2: Mapping[str, Any]) -> tuple[TypeResult, ...]:
+    """Each category's pct_correct over count, then the abstention categories together."""
+    by = v2.get("by_category") or {}
+    blocks = [*((by.get("non_abstention_by_category") or {}).items()), ("abstention (all)", by.get("abstention_overall"))]
+    return tuple(TypeResult(name, _num(b.get("pct_correct")), None, int(b.get("count") or 0))
+                 for name, b in blocks if isinstance(b, Mapping))
+
+
+def custody_facts(run: Mapping[str, Any]) -> tuple[Fact, ...]:
+    v, m, r, j, t = (run.get(k) or {} for k in ("variant", "memory", "reader", "judge", "token_counter"))
+    custody = v.get("custody") or {}
+    official = lambda b: _flag(b.get("official"), "official", "not official")  # noqa: E731
+    return (
+        Fact("dataset", v.get("name")), Fact("data root", v.get("data_root"), code=True),
+        Fact("haystack", v.get("haystack")), Fact("source", v.get("source")),
+        Fact("dataset revision", v.get("revision"), code=True),
+        Fact("custody record", custody.get("file"), code=True),
+        Fact("custody record sha256", custody.get("sha256"), code=True),
+        Fact("verification", _flag(v.get("sha256_verified"), "every file verified against the dataset pins",
+                                   "NOT verified")),
+        Fact("memory system", m.get("name")), Fact("memory code fingerprint", m.get("fingerprint_sha256"), code=True),
+        Fact("reader", " ".join(str(x) for x in (r.get("name"), r.get("model")) if x) or None),
+        Fact("reader status", official(r)),
+        Fact("checker", " ".join(str(x) for x in (j.get("name"), j.get("model")) if x) or None),
+        Fact("checker prompt-set sha256", j.get("prompt_set_sha256"), code=True),
+        Fact("checker status", official(j)),
+        Fact("token counter", t.get("name")), Fact("token counter status", official(t)),
+    )
+
+
+def read_doc(path: str | Path, fix: str) -> dict[str, Any]:
+    """A JSON object file; missing, invalid or not an object is an InputError naming it."""
+    from mnemetric.custody.card import read_json
+    from mnemetric.io import require_file
+
+    doc = read_json(require_file(path, fix=fix))
+    if not isinstance(doc, dict):
+        raise InputError(str(path), "<file>", "<root>", "expected a JSON object", fix=fix)
+    return doc
+
+
+def report(p: Mapping[str, Any], card: str = "", baseline: str | None = None, **options: Any) -> Report:
+    """V2's report model from metrics/v2.json and metrics/run-v2.json (flat params ``REPORT_PARAMS``)."""
+    if baseline is not None:
+        raise ConfigError("--baseline", "LongMemEval-V2's report lists no flips against a baseline",
+                          fix="compare two V2 runs with `mnemetric v2 compare`")
+    fix = "run stage v2 (dvc repro v2) first"
+    v2 = read_doc(p["paths.metrics_v2"], fix)
+    run = read_doc(p["paths.run_manifest_v2"], fix)
+    verdict = gate(run, str(p["paths.run_manifest_v2"]))
+    settings = v2.get("settings") or {}
+    return Report(
+        title=f"Mnemetric report: LongMemEval-V2, memory {settings.get('memory', 'unknown')} on "
+              f"{v2.get('v2', 'unknown')} ({settings.get('tier') or settings.get('haystack') or 'unknown'})",
+        equivalence=Equivalence(verdict.value, verdict.reasons) if verdict else
+        Equivalence(False, ("the run manifest records no official_equivalence",)),
+        custody=custody_facts(run), headline=tuple(headline_rows(v2)), per_type=category_rows(v2),
+        per_type_title="Accuracy per category (pct_correct, upstream aggregated_metrics)",
+        series_name=str(settings.get("memory") or "this run"), result_card=card,
+        notes=("intervals are a Mnemetric addition (exact Clopper-Pearson per proportion); the category "
+               "numbers are upstream's aggregated_metrics breakdown, web and enterprise together",))
+
+
+# ---------------------------------------------------------------------------------------------
+# `mnemetric runs`
+
+HEADLINE = (("overall", ("combined", "accuracy", "overall_full_set", "value")),
+            ("non_abs", ("combined", "accuracy", "non_abstention_only", "value")),
+            ("abs", ("combined", "accuracy", "abstention_only", "value")))
+
+
+def summary(params: Mapping[str, Any], read: Callable[[str], Any]) -> RunSummary:
+    """V2's row of `mnemetric runs`: combined accuracy (full set, non-abstention, abstention); keys: the V2
+    option, data root, haystack, domains, memory, reader, checker, token counter."""
+    paths = params.get("paths") or {}
+    v2 = read(paths.get("metrics_v2", V2_METRICS)) or {}
+    manifest_path = paths.get("run_manifest_v2", RUN_MANIFEST)
+    run = read(manifest_path)
+    section = params.get("v2") or {}
+    name = lambda key: _get(section, key, "name")  # noqa: E731
+    keys = {"benchmark": _get(params, "benchmark", "name"), "v2": section.get("name"),
+            "data_root": section.get("data_root"), "haystack": section.get("haystack"),
+            "domains": ",".join(section.get("domains") or []) or None, "reader": name("reader"),
+            "checker": name("checker"), "token_counter": name("token_counter")}
+    return RunSummary(headline={label: _num(_get(v2, *path)) for label, path in HEADLINE}, keys=keys,
+                      official=gate(run, manifest_path), memory=name("memory"))
