@@ -180,3 +180,17 @@ def test_items_before_bad_bytes_still_come_out(tmp_path, monkeypatch, chunk):
     items = jsonstream.iter_json_items(path)
     with pytest.raises(InputError, match="0xff at byte offset 3"):
         list(items)
+
+
+@pytest.mark.parametrize("chunk", range(1, 9))
+def test_a_repeated_key_comes_back_as_a_flaw_with_its_path(tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    path = tmp_path / "x.json"
+    path.write_text('[{"a": 1}, {"q": [{"b": 1, "b": 2}], "question_id": "q7", "a": 1, "a": 3}]')
+    got = [(item, [(f.path, f.message.split(":")[0]) for f in flaws]) for item, flaws in jsonstream.iter_json_items(path)]
+    assert got[0] == ({"a": 1}, [])
+    assert got[1][1] == [("a", "duplicate key"), ("q[0].b", "duplicate key")]
+    assert got[1][0] == {"q": [{"b": 2}], "question_id": "q7", "a": 3}  # json's last-wins value, flagged
+    err = _error(path)
+    assert (err.problem.record, err.problem.field) == ("index 1 (q7)", "a")
+    assert "'a' appears twice" in err.problem.message

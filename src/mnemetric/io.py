@@ -110,23 +110,107 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-def require_file(path: str | os.PathLike[str], fix: str | None = None) -> Path:
-    """``path`` as a Path if it names an existing file, else InputError (file, "<file>", "<file>")."""
-    from mnemetric.errors import InputError
+COMPRESSED = ((b"\x1f\x8b", "gzip", "gunzip FILE"), (b"BZh", "bzip2", "bunzip2 FILE"),
+              (b"\xfd7zXZ\x00", "xz", "unxz FILE"), (b"PK\x03\x04", "zip", "unzip FILE"),
+              (b"(\xb5/\xfd", "zstd", "unzstd FILE"))
+"""(magic bytes, format, the command that decompresses it): a compressed input is named as such
+instead of failing later as text that is not UTF-8 (a gzip header's NUL bytes look UTF-16)."""
+
+
+def file_problem(path: str | os.PathLike[str]) -> tuple[str, str | None] | None:
+    """Why ``path`` cannot be read as a data file: (message, fix), or None when it is a regular file.
+
+    Checked before any read: a missing path, a folder, a special file (a FIFO would block the
+    reader forever, a device never ends), an unreadable file, compressed bytes (gzip, bzip2, xz,
+    zip, zstd by their magic bytes)."""
+    import stat
 
     p = Path(path)
-    if not p.exists():
-        raise InputError(str(path), "<file>", "<file>", "does not exist", fix=fix)
-    if p.is_dir():
-        raise InputError(str(path), "<file>", "<file>", "is a folder, not a file", fix=fix)
-    return p
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        return "does not exist", None
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})", None
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file", None
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode) else
+                "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "a special file")
+        return (f"is {kind}, not a regular file: data files are read from disk (a pipe or device would block "
+                "or never end)", "save the data to a regular file and pass that path")
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(6)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})", None
+    for magic, name, command in COMPRESSED:
+        if head.startswith(magic):
+            return (f"is a {name} file (starts with the {name} magic bytes {magic.hex(' ')}), not text",
+                    f"decompress it first ({command.replace('FILE', str(path))}) and pass the result")
+    return None
+
+
+def require_file(path: str | os.PathLike[str], fix: str | None = None) -> Path:
+    """``path`` as a Path if it names a readable, regular, uncompressed file (see :func:`file_problem`),
+    else InputError (file, "<file>", "<file>"); ``fix`` is suggested for a missing path."""
+    from mnemetric.errors import InputError
+
+    found = file_problem(path)
+    if found is not None:
+        message, own_fix = found
+        raise InputError(str(path), "<file>", "<file>", message, fix=own_fix or fix)
+    return Path(path)
+
+
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice (``json`` keeps the last value silently; other readers the first)."""
+
+    def __init__(self, key: str):
+        self.key = key
+        super().__init__(f"key {key!r} appears twice in one object")
+
+
+def repeated_key(pairs: list[tuple[str, Any]]) -> str | None:
+    """The first key that ``pairs`` (one JSON object, in file order) holds twice, else None."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return key
+        seen.add(key)
+    return None
+
+
+def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` of strict JSON: the object as a dict, or DuplicateKey for a repeated key."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise DuplicateKey(repeated_key(pairs))
+    return obj
+
+
+DUPLICATE_FIX = "keep one value for the key: JSON readers disagree on which of the two counts"
+
+
+def duplicate_key_error(file: str, record: str, exc: DuplicateKey, text: str | None = None):
+    """The InputError for ``exc``, naming the key; with the record's ``text`` the record's question_id
+    is added when it has one (``line 3 (q7)``)."""
+    from mnemetric.errors import InputError
+
+    qid = None
+    if text is not None:
+        with contextlib.suppress(ValueError, RecursionError):
+            obj = json.loads(text)
+            qid = obj.get("question_id") if isinstance(obj, dict) else None
+    where = f"{record} ({qid})" if isinstance(qid, str) and qid else record
+    return InputError(file, where, exc.key, f"duplicate key: {exc}", fix=DUPLICATE_FIX)
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     """Yield (line_number, object) for each non-empty line. A missing file, bytes that are not UTF-8,
     bad JSON, or a number JSON does not have (NaN, Infinity, -Infinity, or one that overflows to
-    infinity such as 1e999: RFC 8259 numbers are finite; Python's json accepts them) raise
-    InputError naming the file and line."""
+    infinity such as 1e999: RFC 8259 numbers are finite; Python's json accepts them), or a key twice
+    in one object raise InputError naming the file and line (and the key)."""
     import math
 
     from mnemetric.errors import InputError
@@ -143,7 +227,7 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
             raise NotFinite(text)
         return value
 
-    decoder = json.JSONDecoder(parse_constant=constant, parse_float=finite)
+    decoder = json.JSONDecoder(parse_constant=constant, parse_float=finite, object_pairs_hook=unique_object)
     with open(require_file(path), "rb") as fh:
         for lineno, data in enumerate(fh, start=1):
             where = (str(path), f"line {lineno}")
@@ -158,6 +242,8 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
                 obj = decoder.decode(line)
             except json.JSONDecodeError as exc:
                 raise InputError(*where, "<json>", f"not valid JSON ({exc.msg})") from None
+            except DuplicateKey as exc:
+                raise duplicate_key_error(*where, exc, line) from None
             except NotFinite as exc:
                 raise InputError(*where, "<json>", f"{exc} is not valid JSON: numbers must be finite (no NaN or "
                                  "Infinity)", fix="write a finite number, null or a string instead") from None

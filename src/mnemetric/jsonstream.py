@@ -11,10 +11,15 @@ Strict means RFC 8259 JSON in UTF-8, nothing Python's ``json`` adds or forgives:
 * nothing but whitespace after the list's closing ``]``;
 * no ``NaN``, ``Infinity``, ``-Infinity``, nor a number so large it becomes infinity (``1e999``);
 * no lone UTF-16 surrogate escape (``"\\ud800"``): it decodes, but no UTF-8 file can hold it, so
-  the first write of that text would crash.
+  the first write of that text would crash;
+* no key twice in one object (``json`` keeps the last value silently, other readers the first:
+  a repeated ``answer`` would change the gold answer).
+
+Before reading, the path must be a regular, uncompressed file (:func:`mnemetric.io.require_file`:
+a FIFO would block the reader, a gzip file would fail as "UTF-16").
 
 File-level problems name ``line N`` (and the byte or character offset); a broken item names
-``index N``. Value flaws (the last two rules) come back with the item as :class:`Flaw` records
+``index N``. Value flaws (the last three rules) come back with the item as :class:`Flaw` records
 (JSON path + message) so a validator can name the field and go on with the next item.
 """
 
@@ -30,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemetric.errors import InputError
+from mnemetric.io import DUPLICATE_FIX, repeated_key, require_file
 
 CHUNK = 1 << 20
 _WS = " \t\n\r"
@@ -54,6 +60,7 @@ class Flaw:
     path: str
     """Where in the item: ``answer``, ``haystack_sessions[0][1].content``; "" = the item itself."""
     message: str
+    fix: str = "write a finite number, null or a string instead"
 
 
 class NonFinite:
@@ -66,6 +73,12 @@ class NonFinite:
 
     def __repr__(self) -> str:
         return self.text
+
+
+class Repeated(dict):
+    """A decoded object that had a key twice (the last value kept, as ``json`` does); ``key`` names it."""
+
+    __slots__ = ("key",)
 
 
 class _Reader:
@@ -147,15 +160,20 @@ class _Reader:
 
 
 def iter_json_list(path: str | Path) -> Iterator[Any]:
-    """Yield each item of the top-level JSON list in ``path``; any flaw raises InputError (index N)."""
+    """Yield each item of the top-level JSON list in ``path``; any flaw raises InputError (``index N``,
+    plus the item's question_id when it has one)."""
     for index, (item, flaws) in enumerate(iter_json_items(path)):
         if flaws:
-            raise InputError(str(path), f"index {index}", flaws[0].path or "<item>", flaws[0].message, fix=FIX_VALUE)
+            qid = item.get("question_id") if isinstance(item, dict) else None
+            record = f"index {index} ({qid})" if isinstance(qid, str) and qid and not SURROGATE.search(qid) else \
+                f"index {index}"
+            raise InputError(str(path), record, flaws[0].path or "<item>", flaws[0].message, fix=flaws[0].fix)
         yield item
 
 
 def iter_json_items(path: str | Path) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
     """Yield (item, flaws) for each item of the top-level JSON list in ``path`` (see module doc)."""
+    require_file(path)
     try:
         fh = open(path, "rb")
     except OSError as exc:
@@ -213,10 +231,20 @@ def _items(r: _Reader, decoder: _StrictDecoder) -> Iterator[tuple[Any, tuple[Fla
 
 
 class _StrictDecoder(json.JSONDecoder):
-    """raw_decode that marks non-finite numbers (NonFinite) instead of returning nan / inf."""
+    """raw_decode that marks non-finite numbers (NonFinite) instead of returning nan / inf, and an
+    object with a repeated key (Repeated) instead of keeping the last value silently."""
 
     def __init__(self) -> None:
-        super().__init__(parse_constant=self._constant, parse_float=self._float)
+        def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:  # the hot path: one call per object
+            obj = dict(items)
+            if len(obj) == len(items):
+                return obj
+            self.marked = True
+            marked = Repeated(obj)
+            marked.key = repeated_key(items)
+            return marked
+
+        super().__init__(parse_constant=self._constant, parse_float=self._float, object_pairs_hook=pairs)
         self.marked = False
 
     def _constant(self, text: str) -> NonFinite:
@@ -280,7 +308,8 @@ def _maybe_incomplete(exc: json.JSONDecodeError, buf: str) -> bool:
 
 
 def find_flaws(obj: Any, path: str = "") -> Iterator[Flaw]:
-    """Every NonFinite stand-in and every string with a lone surrogate inside ``obj``, by JSON path."""
+    """Every NonFinite stand-in, every string with a lone surrogate and every repeated key inside
+    ``obj``, by JSON path."""
     if isinstance(obj, NonFinite):
         yield Flaw(path, f"{obj.text} is not valid JSON: numbers must be finite (no NaN or Infinity, "
                          "nothing beyond the double range)")
@@ -290,10 +319,17 @@ def find_flaws(obj: Any, path: str = "") -> Iterator[Flaw]:
                              "hold: a broken \\uXXXX escape (a high surrogate \\ud800-\\udbff must be followed by a "
                              "low one \\udc00-\\udfff)")
     elif isinstance(obj, dict):
+        if isinstance(obj, Repeated):
+            yield Flaw(_key_path(path, obj.key), f"duplicate key: {obj.key!r} appears twice in one object (JSON "
+                       "readers disagree on which value counts; Python keeps the last)", fix=DUPLICATE_FIX)
         for key, value in obj.items():
-            where = (f"{path}.{key}" if path else key) if key.isidentifier() else f"{path}[{json.dumps(key)}]"
+            where = _key_path(path, key)
             yield from find_flaws(key, where)
             yield from find_flaws(value, where)
     elif isinstance(obj, list):
         for i, value in enumerate(obj):
             yield from find_flaws(value, f"{path}[{i}]")
+
+
+def _key_path(path: str, key: str) -> str:
+    return (f"{path}.{key}" if path else key) if key.isidentifier() else f"{path}[{json.dumps(key)}]"

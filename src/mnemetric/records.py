@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemetric.errors import InputError
-from mnemetric.io import require_file
+from mnemetric.io import DuplicateKey, duplicate_key_error, require_file, unique_object
 
 Kind = tuple[tuple[type, ...], str]
 """Accepted Python types of a JSON value and the words for them (``((str,), "a string")``)."""
@@ -44,13 +44,16 @@ def record_name(line: int | str) -> str:
 
 
 def read_json_file(path: str | os.PathLike[str], *, missing_fix: str, fix: str | None = None) -> Any:
-    """The parsed JSON of a whole (small) file: InputError when it is absent (suggesting ``missing_fix``)
-    or not valid JSON (``line N``, field ``<json>``, ``not valid JSON (<decoder message>)``)."""
+    """The parsed JSON of a whole (small) file: InputError when it is absent (suggesting ``missing_fix``),
+    not valid JSON (``line N``, field ``<json>``, ``not valid JSON (<decoder message>)``) or holds a key
+    twice in one object (field: the key)."""
     text = require_file(path, fix=missing_fix).read_text(encoding="utf-8")
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_object)
     except json.JSONDecodeError as exc:
         raise InputError(str(path), f"line {exc.lineno}", "<json>", f"not valid JSON ({exc.msg})", fix=fix) from None
+    except DuplicateKey as exc:
+        raise duplicate_key_error(str(path), "<file>", exc) from None
 
 
 def type_error(value: Any, what: str) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from mnemetric.cli.executor import add_executor_option, command_executor
 from mnemetric.cli.registry import Handler, command, load_option, option_path
+from mnemetric.cli.types import amount, count, positive_int
 
 
 @command("answer", "answer every question of a contexts file with a reader → upstream hypotheses JSONL",
@@ -34,9 +35,9 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--conf", type=Path, default=Path("conf"), help="conf folder")
     p.add_argument("--dry-run", action="store_true", help="print how many requests would be sent and their cost; send none")
     p.add_argument("--base-url", help="OpenAI-compatible base URL (default: the reader's, else OPENAI_BASE_URL)")
-    p.add_argument("--max-concurrency", type=int, help="requests in flight at once")
-    p.add_argument("--max-requests", type=int, help="stop before sending more than this many requests")
-    p.add_argument("--max-usd", type=float, help="stop before spending more than this many dollars")
+    p.add_argument("--max-concurrency", type=positive_int, help="requests in flight at once")
+    p.add_argument("--max-requests", type=count, help="stop before sending more than this many requests")
+    p.add_argument("--max-usd", type=amount, help="stop before spending more than this many dollars")
     add_executor_option(p)
 
     def run(a: argparse.Namespace) -> int:

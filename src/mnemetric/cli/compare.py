@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mnemetric.cli.registry import Handler, command
+from mnemetric.cli.types import count, positive_int
 from mnemetric.errors import InputError
 
 if TYPE_CHECKING:
@@ -195,8 +196,8 @@ def _compare(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--fail-on-regression", metavar="METRIC", action="append", default=[],
                    help="exit 1 if METRIC drops significantly (overall, task_averaged, a question type, "
                         "recall_all@10, turn.ndcg_any@5, ...); may repeat")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples")
+    p.add_argument("--seed", type=count, default=0, help="bootstrap seed")
     p.add_argument("--repo", type=Path, default=Path("."), help="the project's git checkout")
 
     def run(a: argparse.Namespace) -> int:

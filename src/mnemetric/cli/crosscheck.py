@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from mnemetric.cli.registry import Handler, command
+from mnemetric.cli.types import positive_number
 
 
 def _override(text: str) -> tuple[str, str]:
@@ -40,7 +41,7 @@ def _crosscheck(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--hypotheses", type=Path, metavar="HYP", help="the hypotheses behind --judged: with an "
                    "endpoint (OPENAI_BASE_URL + OPENAI_API_KEY) upstream evaluate_qa.py judges them and its labels "
                    "are compared with --judged's, question by question")
-    p.add_argument("--judge-timeout", type=float, default=3600.0, help="seconds evaluate_qa.py may run")
+    p.add_argument("--judge-timeout", type=positive_number, default=3600.0, help="seconds evaluate_qa.py may run")
     p.add_argument("--python", metavar="PY", help="use this interpreter instead of the locked venv")
     p.add_argument("--env-dir", type=Path, metavar="D", help="where to build/reuse the venv "
                    "(default: <cache>/crosscheck-env-<sha256 of the lock>)")

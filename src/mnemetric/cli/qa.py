@@ -9,6 +9,7 @@ from pathlib import Path
 from mnemetric.cli.executor import add_executor_option, command_executor
 from mnemetric.cli.registry import Handler, command
 from mnemetric.cli.registry import load_option
+from mnemetric.cli.types import amount, count, positive_int
 from mnemetric.cli.retrieval import fmt
 
 
@@ -34,9 +35,9 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--evaluate-qa-sha256", help="expected sha256 of evaluate_qa.py (default: the pin; "
                    "another value makes every metric say official_equivalence false)")
     p.add_argument("--base-url", help="OpenAI-compatible base URL (default: OPENAI_BASE_URL or the SDK default)")
-    p.add_argument("--max-concurrency", type=int, help="requests in flight at once")
-    p.add_argument("--max-requests", type=int, help="stop before sending more than this many requests")
-    p.add_argument("--max-usd", type=float, help="stop before spending more than this many dollars")
+    p.add_argument("--max-concurrency", type=positive_int, help="requests in flight at once")
+    p.add_argument("--max-requests", type=count, help="stop before sending more than this many requests")
+    p.add_argument("--max-usd", type=amount, help="stop before spending more than this many dollars")
     add_executor_option(p)
 
     def run(a: argparse.Namespace) -> int:
@@ -106,8 +107,8 @@ def _score_qa(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--usage", type=Path, nargs=3, default=None, metavar=("RETRIEVE", "ANSWER", "JUDGE"),
                    help="the three usage sidecars whose cost the detail's cost block sums (default: cost null)")
     p.add_argument("--allow-partial", action="store_true", help="score a subset of the reference; coverage is recorded")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (0: no intervals)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--resamples", type=count, default=1000, help="bootstrap resamples (0: no intervals)")
+    p.add_argument("--seed", type=count, default=0, help="bootstrap seed")
     for name in ("reader", "memory", "variant", "suite"):
         p.add_argument(f"--{name}", default=None, metavar="NAME", help=f"the {name} name to record (default null)")
 

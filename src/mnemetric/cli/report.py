@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from mnemetric.cli.registry import Handler, command
+from mnemetric.cli.types import count, positive_int
 
 
 @command("report", "write the offline HTML report (reports/index.html) from the metric files",
@@ -20,8 +21,8 @@ def _report(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--params", type=Path, default=Path("params.yaml"), help="params.yaml naming the metric paths")
     p.add_argument("--out", type=Path, default=Path("reports/index.html"), help="the HTML page to write")
     p.add_argument("--baseline", default=None, metavar="REV", help="revision or experiment to list flips against")
-    p.add_argument("--resamples", type=int, default=1000, help="paired bootstrap resamples for the flips' interval")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--resamples", type=positive_int, default=1000, help="paired bootstrap resamples for the flips' interval")
+    p.add_argument("--seed", type=count, default=0)
     return _run
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from mnemetric.cli.data import add_adapter_options, load_adapter
 from mnemetric.cli.executor import add_executor_option
 from mnemetric.cli.registry import Handler, command, conf_options, load_option, option_path
+from mnemetric.cli.types import count, positive_int
 
 
 # ------------------------------------------------------------------ retrieval
@@ -42,9 +43,9 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--conf", type=Path, default=Path("conf"),
                    help="a project's conf folder, adding its own options (memory/<NAME>.yaml) to those shipped "
                         "with Mnemetric; used when it exists")
-    p.add_argument("--context-k", type=int, default=10,
+    p.add_argument("--context-k", type=positive_int, default=10,
                    help="at most this many retrieved items per reader context")
-    p.add_argument("--context-tokens", type=int, default=6000,
+    p.add_argument("--context-tokens", type=positive_int, default=6000,
                    help="reader context budget in wordpunct-v1 tokens")
     p.add_argument("--contexts", type=Path, default=None, metavar="FILE",
                    help="also write the reader contexts (JSONL, one per question)")
@@ -150,8 +151,8 @@ def _score_retrieval(p: argparse.ArgumentParser) -> Handler:
                    help="the LongMemEval file the log was produced from; "
                         "every logged question_id must be in it")
     p.add_argument("--ks", type=_parse_ks, default="1,3,5,10,30,50", help="comma-separated cutoffs k")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (0: no intervals)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--resamples", type=count, default=1000, help="bootstrap resamples (0: no intervals)")
+    p.add_argument("--seed", type=count, default=0, help="bootstrap seed")
     for name in ("memory", "variant", "suite"):
         p.add_argument(f"--{name}", default=None, metavar="NAME", help=f"the {name} name to record (default null)")
 

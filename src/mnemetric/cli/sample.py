@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mnemetric.longmemeval.sample import DEFAULT_OUT, DEFAULT_SEED
 from mnemetric.cli.registry import Handler, command
+from mnemetric.cli.types import count, positive_int
 
 DEFAULT_SESSIONS = 48
 
@@ -23,9 +24,9 @@ DEFAULT_SESSIONS = 48
          "with the file at --out, exiting 1 on drift.")
 def _sample(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), help="output JSON file (with --check: the file to compare)")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed")
-    p.add_argument("--synthetic", type=int, metavar="N", help="write N large synthetic questions instead of the sample")
-    p.add_argument("--sessions", type=int, metavar="S",
+    p.add_argument("--seed", type=count, default=DEFAULT_SEED, help="random seed")
+    p.add_argument("--synthetic", type=count, metavar="N", help="write N large synthetic questions instead of the sample")
+    p.add_argument("--sessions", type=positive_int, metavar="S",
                    help=f"sessions per synthetic haystack (only with --synthetic; default {DEFAULT_SESSIONS})")
     p.add_argument("--check", action="store_true",
                    help="regenerate in memory and compare its sha256 with --out's; exit 1 on drift; write nothing")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from mnemetric.errors import ConfigError
 from mnemetric.cli.registry import Handler, command, group, subcommand
+from mnemetric.cli.types import amount, count, positive_int
 
 group("v2", "LongMemEval-V2: validate, run, aggregate, combine, lafs, compare",
       "LongMemEval-V2 commands. `mnemetric v2 run` runs a whole evaluation (memory, reader, checkers, "
@@ -172,7 +173,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
                         "token_counter) are found before those shipped with the package (default ./conf)")
     p.add_argument("--memory", required=True,
                    help=f"memory option in <conf>/v2/memory/ (shipped: {_shipped('memory')}; ours are baselines)")
-    p.add_argument("--top-k", type=int, default=10, help="states returned by bm25 / dense")
+    p.add_argument("--top-k", type=positive_int, default=10, help="states returned by bm25 / dense")
     p.add_argument("--reader", default="offline",
                    help=f"reader option in <conf>/v2/reader/ (shipped: {_shipped('reader')})")
     p.add_argument("--reader-model", default="Qwen/Qwen3.5-9B")
@@ -182,10 +183,10 @@ def _run(p: argparse.ArgumentParser) -> Handler:
                    help=f"checker option in <conf>/v2/checker/ (shipped: {_shipped('checker')})")
     p.add_argument("--judge-model", default="gpt-5.2")
     p.add_argument("--judge-base-url", default=None)
-    p.add_argument("--concurrency", type=int, default=16)
-    p.add_argument("--max-requests", type=int, default=None,
+    p.add_argument("--concurrency", type=positive_int, default=16)
+    p.add_argument("--max-requests", type=count, default=None,
                    help="budget: uncached requests of the whole run, reader and checkers together (default 5000)")
-    p.add_argument("--max-usd", type=float, default=None, help="budget: dollars of the whole run (default 50)")
+    p.add_argument("--max-usd", type=amount, default=None, help="budget: dollars of the whole run (default 50)")
     p.add_argument("--custody", type=Path, default=None,
                    help="the data root's custody record (default: the data/custody/v2-*.json that names DATA_ROOT)")
     p.add_argument("--token-counter", default="auto",
@@ -193,7 +194,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
                         "qwen: the official Qwen/Qwen3.5-9B processor (local only); o200k: offline stand-in; "
                         "auto: qwen when available, else o200k (the run is then not official)")
     p.add_argument("--processor-path", default=None, help="local folder of the Qwen/Qwen3.5-9B processor")
-    p.add_argument("--max-tokens", type=int, default=200_000, help="memory-context token budget")
+    p.add_argument("--max-tokens", type=positive_int, default=200_000, help="memory-context token budget")
     p.add_argument("--domain", action="append", choices=["web", "enterprise"], default=None,
                    help="run only this domain (repeatable; default both)")
     p.add_argument("--no-images", action="store_true", help="do not require images to exist")
@@ -261,8 +262,8 @@ def _compare(p: argparse.ArgumentParser) -> Handler:
                    help="the domain of a bare per_question.jsonl, or compare only this domain of two run folders")
     p.add_argument("--json", action="store_true", help="print the whole comparison as JSON instead of tables")
     p.add_argument("--out", type=Path, default=None, help="also write the comparison JSON here (atomically)")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples")
+    p.add_argument("--seed", type=count, default=0, help="bootstrap seed")
 
     def run(a: argparse.Namespace) -> int:
         from mnemetric.io import write_json_atomic

@@ -24,7 +24,7 @@ from typing import Any
 
 from mnemetric.longmemeval.instance import Instance
 from mnemetric.errors import ConfigError, InputError
-from mnemetric.io import require_file
+from mnemetric.io import DuplicateKey, duplicate_key_error, require_file, unique_object
 from mnemetric.records import Fields, Kind, is_kind, record_name, type_error
 
 SCHEMAS = {"mnemetric.longmemeval-session/v3": True, "mnemetric.longmemeval-session/v2": False}
@@ -257,10 +257,12 @@ def read_adapted(path: str | Path, only: Collection[str] | None = None) -> Itera
             if wanted is not None and (qid := _line_question_id(line)) is not None and qid not in wanted:
                 continue
             try:
-                raw = json.loads(line)
+                raw = json.loads(line, object_pairs_hook=unique_object)
             except json.JSONDecodeError as exc:
                 raise InputError(str(path), f"line {lineno}", "<record>", f"not an adapted record ({exc})",
                                  fix=_FIX) from None
+            except DuplicateKey as exc:
+                raise duplicate_key_error(str(path), f"line {lineno}", exc, line) from None
             rec = AdaptedRecord.from_record(raw, file=str(path), line=lineno)
             if wanted is not None:
                 if rec.eval.question_id not in wanted:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from mnemetric.errors import InputError
-from mnemetric.io import require_file, write_jsonl_atomic
+from mnemetric.io import DuplicateKey, duplicate_key_error, require_file, unique_object, write_jsonl_atomic
 from mnemetric.records import Fields, record_name
 
 GRANULARITIES: Final = ("session", "turn")
@@ -133,7 +133,9 @@ def iter_contexts(path: str | Path) -> Iterator[Context]:
             if not text.strip():
                 continue
             try:
-                raw = json.loads(text)
+                raw = json.loads(text, object_pairs_hook=unique_object)
+            except DuplicateKey as exc:
+                raise duplicate_key_error(str(path), f"line {lineno}", exc, text) from None
             except json.JSONDecodeError as exc:
                 raise InputError(str(path), f"line {lineno}", "<json>", f"not valid JSON ({exc.msg}, column {exc.colno})",
                                  fix=_FIX) from None

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemetric.errors import InputError
-from mnemetric.io import require_file
+from mnemetric.io import DuplicateKey, duplicate_key_error, require_file, unique_object
 from mnemetric.longmemeval.judgments import JudgeTrace
 
 
@@ -55,7 +55,9 @@ def _parse_jsonl(path: str, text: str) -> list[tuple[str, Any]]:
     for lineno, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                records.append((f"line {lineno}", json.loads(line)))
+                records.append((f"line {lineno}", json.loads(line, object_pairs_hook=unique_object)))
+            except DuplicateKey as exc:
+                raise duplicate_key_error(path, f"line {lineno}", exc, line) from None
             except json.JSONDecodeError as exc:
                 raise InputError(path, f"line {lineno}", "<json>", f"not valid JSON ({exc.msg}, column {exc.colno})",
                                  fix=f"{_FIX_FORMAT}; delete a cut-off last line (interrupted write)") from None
@@ -66,7 +68,9 @@ def _parse_json_list(path: str, text: str) -> list[tuple[str, Any]]:
     """(``"index N"``, object) per item of a top-level JSON list; text holding one complete list
     followed by more JSON is JSONL whose lines are lists. Any other JSON error names its line."""
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, object_pairs_hook=unique_object)
+    except DuplicateKey as exc:
+        raise duplicate_key_error(path, "<file>", exc) from None
     except json.JSONDecodeError as exc:
         if exc.msg.startswith("Extra data"):
             return _parse_jsonl(path, text)

@@ -7,6 +7,10 @@ a session is evidence iff its id contains "answer", and each user turn of it car
 true/false (upstream asserts it). A label that cannot mean what it says under those rules is an
 **error** (a :class:`mnemetric.errors.Problem`); odd but usable data that real upstream files have
 is a **warning** (:class:`DataWarning`; see :mod:`mnemetric.longmemeval.instance` for the list).
+An empty question (or only whitespace), an empty haystack (no sessions) and an empty session (no
+turns) are errors, a Mnemetric rule: upstream never checks, none of its published facts
+(upstream-protocol.md) nor the bundled or real 2-question samples has such a case, and an empty
+haystack would score a vacuous recall_all of 1.0.
 """
 
 from __future__ import annotations
@@ -105,6 +109,8 @@ def check_instance(raw: Any, file: str, index: int) -> list[Problem]:
             problems.append(p(f, f"expected a string, got {type(raw[f]).__name__}"))
     if raw.get("question_id") == "":
         problems.append(p("question_id", "is empty: every instance needs a unique, non-empty question_id"))
+    if isinstance(raw.get("question"), str) and not raw["question"].strip():
+        problems.append(p("question", "is empty (or only whitespace): there is nothing to ask the reader or retrieve for"))
     if "answer" in raw and (isinstance(raw["answer"], bool) or not isinstance(raw["answer"], (str, int, float))):
         problems.append(p("answer", f"expected a string or number, got {type(raw['answer']).__name__}"))
     if isinstance(raw.get("question_type"), str) and raw["question_type"] not in QUESTION_TYPES:
@@ -122,6 +128,9 @@ def check_instance(raw: Any, file: str, index: int) -> list[Problem]:
 def _check_haystack(raw: dict, p) -> list[Problem]:
     ids, dates, sessions = raw["haystack_session_ids"], raw["haystack_dates"], raw["haystack_sessions"]
     problems: list[Problem] = []
+    if not sessions:
+        problems.append(p("haystack_sessions", "is empty: no sessions, so there is no history to remember (retrieval "
+                          "would score a vacuous recall_all 1.0 and the reader sees nothing)"))
     parallel = len(ids) == len(dates) == len(sessions)
     if not parallel:
         problems.append(p("haystack_sessions", f"parallel lists differ in length: haystack_session_ids {len(ids)}, "
@@ -176,6 +185,8 @@ def _check_session(session: Any, i: int, p, is_answer: bool | None) -> list[Prob
     where = f"haystack_sessions[{i}]"
     if not isinstance(session, list):
         return [p(where, f"expected a list of turns, got {type(session).__name__}")]
+    if not session:
+        return [p(where, "is empty: a session needs at least one turn (an empty one has nothing to index or show)")]
     problems = []
     for j, turn in enumerate(session):
         tw = f"{where}[{j}]"

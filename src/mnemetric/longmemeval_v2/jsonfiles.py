@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from mnemetric.errors import InputError, Problem
+from mnemetric.io import file_problem, repeated_key
 
 BOM = b"\xef\xbb\xbf"
 UPSTREAM_LINE_BREAKS = {"\x85": "U+0085", "\u2028": "U+2028", "\u2029": "U+2029"}
@@ -42,11 +43,10 @@ class JsonProblem(ValueError):
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise JsonProblem(f"key {key!r} appears twice in one object (upstream would keep the last silently)")
-        out[key] = value
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise JsonProblem(f"key {repeated_key(pairs)!r} appears twice in one object (upstream would keep the last "
+                          "silently)")
     return out
 
 
@@ -79,11 +79,9 @@ class Row:
 
 
 def _file_problem(path: Path) -> Problem | None:
-    if not path.exists():
-        return Problem(str(path), "<file>", "<file>", "does not exist")
-    if path.is_dir():
-        return Problem(str(path), "<file>", "<file>", "is a folder, not a file")
-    return None
+    found = file_problem(path)  # missing, a folder, a FIFO or device, compressed
+    return None if found is None else Problem(str(path), "<file>", "<file>",
+                                                   found[0] + (f"; {found[1]}" if found[1] else ""))
 
 
 def _decode_line(file: str, lineno: int, raw: bytes) -> Row | Problem | None:
