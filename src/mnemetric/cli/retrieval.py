@@ -8,7 +8,7 @@ from pathlib import Path
 from mnemetric.cli.data import add_adapter_options, load_adapter
 from mnemetric.cli.executor import add_executor_option
 from mnemetric.cli.registry import Handler, command, conf_options, load_option, option_path
-from mnemetric.cli.types import count, positive_int
+from mnemetric.cli.types import amount, count, positive_int
 
 
 # ------------------------------------------------------------------ retrieval
@@ -50,9 +50,9 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--contexts", type=Path, default=None, metavar="FILE",
                    help="also write the reader contexts (JSONL, one per question)")
     add_executor_option(p)
-    p.add_argument("--max-concurrency", type=int, help="model requests in flight at once (a memory that calls models)")
-    p.add_argument("--max-requests", type=int, help="stop before sending more than this many model requests")
-    p.add_argument("--max-usd", type=float, help="stop before spending more than this many dollars")
+    p.add_argument("--max-concurrency", type=positive_int, help="model requests in flight at once (a memory that calls models)")
+    p.add_argument("--max-requests", type=count, help="stop before sending more than this many model requests")
+    p.add_argument("--max-usd", type=amount, help="stop before spending more than this many dollars")
 
     def run(a: argparse.Namespace) -> int:
         from contextlib import closing, nullcontext
