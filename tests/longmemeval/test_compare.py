@@ -65,9 +65,11 @@ def test_task_averaged_and_per_type_by_hand():
     assert r["task_averaged"]["a_mean"] == pytest.approx(3 / 6)
     assert r["task_averaged"]["b_mean"] == pytest.approx(4 / 6)
     assert r["task_averaged"]["p_value"] is None  # McNemar compares micro accuracies only
-    # per type user: A right on both, B wrong on both -> interval is exactly [-1, -1]
+    # per type user: A right on both, B wrong on both -> the bootstrap says exactly [-1, -1]; the
+    # score interval (primary) does not exclude 0 on two questions (McNemar p = 0.5)
     user = r["per_type"]["single-session-user"]
-    assert (user["low"], user["high"]) == (-1.0, -1.0)
+    assert (user["bootstrap_low"], user["bootstrap_high"]) == (-1.0, -1.0)
+    assert user["low"] == -1.0 and user["high"] > 0 and user["p_value"] == 0.5
 
 
 def test_flip_list():
