@@ -36,7 +36,8 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path_factory.mktemp("mnemetric-cache")))
 
 
-SAMPLE_RUN_OUTPUTS = ("data/adapted/sample.jsonl", "data/suites/sample-full.json", "data/runs/contexts.jsonl",
+SAMPLE_RUN_OUTPUTS = ("data/adapted/sample.jsonl", "data/suites/sample-full.json",
+                      "data/suites/sample-full.questions.jsonl", "data/runs/contexts.jsonl",
                       "data/runs/hypotheses.jsonl", "data/runs/hypotheses.jsonl.eval-results-lexical")
 """Outputs of the pipeline on the bundled sample that DVC tracks by content (not in git): a fresh clone has
 them only after `dvc repro` (what `make repro` runs)."""

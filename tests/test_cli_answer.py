@@ -21,6 +21,7 @@ from tests.support.openai_server import FakeOpenAIServer
 pytestmark = pytest.mark.usefixtures("sample_run_outputs")  # DVC outputs of the sample run
 
 ADAPTED = ROOT / "data" / "adapted" / "sample.jsonl"
+QUESTIONS = ROOT / "data" / "suites" / "sample-full.questions.jsonl"
 CONTEXTS = ROOT / "data" / "runs" / "contexts.jsonl"
 UNKNOWN = "I don't know: the conversation history does not mention this."
 
@@ -35,13 +36,16 @@ def cli(*args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProces
 
 
 def _workspace(root: Path, reader: str, n: int) -> Path:
-    """A stage workspace: params.yaml (reader option ``reader``), the sample's adapted file, ``n`` contexts."""
+    """A stage workspace: params.yaml (reader option ``reader``), the sample's adapted file (the command's
+    input) and questions file (the stage's), ``n`` contexts."""
     root.mkdir()
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     params["reader"] = yaml.safe_load((ROOT / "conf" / "reader" / f"{reader}.yaml").read_text(encoding="utf-8"))
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     (root / "data" / "adapted").mkdir(parents=True)
     shutil.copy(ADAPTED, root / "data" / "adapted" / "sample.jsonl")
+    (root / "data" / "suites").mkdir()
+    shutil.copy(QUESTIONS, root / "data" / "suites" / "sample-full.questions.jsonl")
     (root / "data" / "runs").mkdir()
     lines = CONTEXTS.read_text(encoding="utf-8").splitlines(keepends=True)[:n]
     (root / "data" / "runs" / "contexts.jsonl").write_text("".join(lines), encoding="utf-8")

@@ -95,3 +95,11 @@ def test_the_bare_error_rule_sees_a_bare_raise(tmp_path):
     sample = tmp_path / "m.py"
     sample.write_text("from mnemetric import errors\n\ndef f():\n    raise errors.MnemetricError('x')\n")
     assert bare_error_raises(sample) == [4]
+
+
+@pytest.mark.parametrize("package", ["longmemeval", "longmemeval_v2", "stages"])
+def test_families_and_stages_import_no_cli(package):
+    """The CLI is a door onto the library: nothing in the library (or a stage) goes back through it."""
+    bad = {f"{p.relative_to(ROOT)}: {m}" for p in files(package) for m in imported_modules(p)
+           if m == "mnemetric.cli" or m.startswith("mnemetric.cli.")}
+    assert not bad, sorted(bad)

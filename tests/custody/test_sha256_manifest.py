@@ -1,4 +1,5 @@
-"""sha256 custody of outputs: known digests (FIPS 180-2), drift named per file, `mnemetric verify` exit codes."""
+"""sha256 custody of outputs: known digests (FIPS 180-2), the typed manifest (round trip, the committed
+file's exact bytes, a bad field named), drift named per file, `mnemetric verify` exit codes."""
 
 from __future__ import annotations
 
@@ -7,8 +8,21 @@ import json
 import pytest
 
 from mnemetric.cli import main as cli
-from mnemetric.custody.sha256_manifest import SCHEMA, build, read_manifest, verify, workspace_opener
+from mnemetric.custody.sha256_manifest import (
+    SCHEMA,
+    FileDigest,
+    Sha256Manifest,
+    build,
+    read_sha256_manifest,
+    verify,
+    workspace_opener,
+    write_sha256_manifest,
+)
 from mnemetric.errors import InputError
+
+from tests.conftest import ROOT
+
+COMMITTED = ROOT / "data" / "custody" / "outputs.sha256.json"
 
 SHA_ABC = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # sha256(b"abc"), FIPS 180-2
 SHA_EMPTY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # sha256(b"")
@@ -25,10 +39,20 @@ def ws(tmp_path, monkeypatch):
 
 
 def test_build_hashes_each_file(ws):
-    m = build(["data/runs/judged", "data/runs/judged.failures.jsonl"], workspace_opener())
-    assert m == {"schema": SCHEMA, "algorithm": "sha256", "files": {
+    m = build(["data/runs/judged.failures.jsonl", "data/runs/judged"], workspace_opener())
+    assert m == Sha256Manifest({"data/runs/judged": FileDigest(SHA_ABC, 3),
+                                "data/runs/judged.failures.jsonl": FileDigest(SHA_EMPTY, 0)})
+    assert m.to_record() == {"schema": SCHEMA, "algorithm": "sha256", "files": {
         "data/runs/judged": {"sha256": SHA_ABC, "size": 3},
         "data/runs/judged.failures.jsonl": {"sha256": SHA_EMPTY, "size": 0}}}
+    assert list(m.files) == ["data/runs/judged", "data/runs/judged.failures.jsonl"]  # sorted by path
+
+
+def test_the_committed_manifest_reads_and_writes_back_to_its_bytes(tmp_path):
+    m = read_sha256_manifest(COMMITTED)
+    assert "data/raw/longmemeval_sample.json" in m.files
+    write_sha256_manifest(tmp_path / "m.json", m)
+    assert (tmp_path / "m.json").read_bytes() == COMMITTED.read_bytes()
 
 
 def test_a_missing_output_names_it(ws):
@@ -40,7 +64,7 @@ def test_a_missing_output_names_it(ws):
 def _write_manifest(ws) -> None:
     m = build(["data/runs/judged", "data/runs/judged.failures.jsonl"], workspace_opener())
     (ws / "data" / "custody").mkdir(exist_ok=True)
-    (ws / "data" / "custody" / "outputs.sha256.json").write_text(json.dumps(m))
+    (ws / "data" / "custody" / "outputs.sha256.json").write_text(json.dumps(m.to_record()))
 
 
 def test_verify_clean_then_one_byte_tampered(ws, capsys):
@@ -63,19 +87,31 @@ def test_verify_names_a_missing_file(ws, capsys):
 
 
 def test_pure_verify_reports_every_file(ws):
-    files = {"data/runs/judged": {"sha256": SHA_EMPTY}, "data/runs/judged.failures.jsonl": {"sha256": SHA_EMPTY}}
+    files = {"data/runs/judged": FileDigest(SHA_EMPTY, 0), "data/runs/judged.failures.jsonl": FileDigest(SHA_EMPTY, 0)}
     result = dict(verify(files, workspace_opener()))
     assert result["data/runs/judged.failures.jsonl"] is None
     assert (result["data/runs/judged"].expected, result["data/runs/judged"].actual) == (SHA_EMPTY, SHA_ABC)
 
 
-@pytest.mark.parametrize(("doc", "field"), [({"schema": "x", "files": {}}, "schema"),
-                                            ({"schema": SCHEMA, "files": []}, "files"),
-                                            ({"schema": SCHEMA, "files": {"a": {"sha256": "12"}}}, "sha256")])
-def test_a_bad_manifest_names_the_field(doc, field):
+GOOD = {"schema": SCHEMA, "algorithm": "sha256", "files": {"a": {"sha256": SHA_ABC, "size": 3}}}
+
+
+@pytest.mark.parametrize(("change", "record", "field"), [
+    ({"schema": "x"}, "<file>", "schema"),
+    ({"algorithm": "md5"}, "<file>", "algorithm"),
+    ({"files": []}, "<file>", "files"),
+    ({"extra": 1}, "<file>", "extra"),
+    ({"files": {"a": {"sha256": "12", "size": 3}}}, "a", "sha256"),
+    ({"files": {"a": {"sha256": SHA_ABC.upper(), "size": 3}}}, "a", "sha256"),
+    ({"files": {"a": {"sha256": SHA_ABC, "size": -1}}}, "a", "size"),
+    ({"files": {"a": {"sha256": SHA_ABC}}}, "a", "size"),
+])
+def test_a_bad_manifest_names_the_record_and_field(change, record, field):
+    assert Sha256Manifest.from_record(GOOD, file="m.json").to_record() == GOOD
     with pytest.raises(InputError) as exc:
-        read_manifest(doc, file="m.json")
-    assert exc.value.problem.field == field and exc.value.problem.file == "m.json"
+        Sha256Manifest.from_record(GOOD | change, file="m.json")
+    p = exc.value.problem
+    assert (p.file, p.record, p.field) == ("m.json", record, field)
 
 
 def test_verify_without_a_manifest_is_a_clean_error(ws, capsys):

@@ -38,6 +38,7 @@ def workspace(root: Path, checkout: Path, sha: str) -> tuple[Path, dict, int]:
     from mnemetric.longmemeval.adapted import read_adapted
     from mnemetric.config import compose_to
     from mnemetric.io import write_jsonl_atomic
+    from mnemetric.longmemeval.questions import Question, write_questions
     from mnemetric.stages.adapt import adapt_file
 
     root.mkdir()
@@ -46,7 +47,9 @@ def workspace(root: Path, checkout: Path, sha: str) -> tuple[Path, dict, int]:
     params = yaml.safe_load((root / "params.yaml").read_text())
     adapted = root / params["paths"]["adapted"]
     adapt_file(instantiate(params["adapter"]), ROOT / params["variant"]["path"], adapted)
-    qids = [r.eval.question_id for r in read_adapted(adapted)]
+    records = list(read_adapted(adapted))
+    qids = [r.eval.question_id for r in records]
+    write_questions(root / params["paths"]["questions"], map(Question.of_adapted, records))
     write_jsonl_atomic(root / params["paths"]["hypotheses"],
                        [{"question_id": q, "hypothesis": "Miso" if i % 2 else "no idea"} for i, q in enumerate(qids)])
     return root, params, len(qids)

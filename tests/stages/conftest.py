@@ -1,5 +1,6 @@
 """Shared setup of the stage tests: a temporary workspace holding the project's params.yaml and the
-committed adapted sample, a suite file written by hand, and a stage run as ``python -m``."""
+committed adapted sample, a suite file written by hand (with the questions file and question index
+stage suite would write beside it), and a stage run as ``python -m``."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from tests.conftest import ROOT
 
 ADAPTED = ROOT / "data" / "adapted" / "sample.jsonl"
 SUITE = Path("data") / "suites" / "sample-full.json"
+QUESTIONS = Path("data") / "suites" / "sample-full.questions.jsonl"
+INDEX = Path("data") / "suites" / "sample.index.jsonl"
 
 
 def sample_ids(n: int | None = None) -> list[str]:
@@ -34,7 +37,21 @@ def write_suite(ws: Path, ids: list[str], **changes) -> Path:
            "question_ids": ids} | changes
     path = ws / SUITE
     path.write_text(json.dumps(raw, indent=2), encoding="utf-8")
+    write_questions_of(ws, ids if isinstance(ids, list) else [])
     return path
+
+
+def write_questions_of(ws: Path, ids: list[str]) -> Path:
+    """The questions file of ``ids`` (in the adapted sample's order) and the question index of the whole
+    sample, as stage suite writes them (through the library's records)."""
+    from mnemetric.longmemeval.adapted import read_adapted
+    from mnemetric.longmemeval.questions import Question, write_questions
+    from mnemetric.longmemeval.suite import QuestionMeta, write_question_index
+
+    records = list(read_adapted(ADAPTED))
+    write_question_index(ws / INDEX, (QuestionMeta.of_adapted(r) for r in records))
+    write_questions(ws / QUESTIONS, (Question.of_adapted(r) for r in records if r.eval.question_id in set(ids)))
+    return ws / QUESTIONS
 
 
 def run_stage(ws: Path, stage: str, timeout: int = 120) -> subprocess.CompletedProcess:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.stages.conftest import sample_ids, write_questions_of
 
 pytestmark = pytest.mark.usefixtures("sample_run_outputs")  # DVC outputs of the sample run
 
@@ -25,6 +26,8 @@ def workspace(tmp_path: Path) -> Path:
     (tmp_path / "data" / "adapted").mkdir(parents=True)
     shutil.copy(ADAPTED, tmp_path / "data" / "adapted" / "sample.jsonl")
     (tmp_path / "data" / "runs").mkdir()
+    (tmp_path / "data" / "suites").mkdir()
+    write_questions_of(tmp_path, sample_ids())
     return tmp_path
 
 

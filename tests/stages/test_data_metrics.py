@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.stages.conftest import run_stage, sample_ids, write_suite
 
 
@@ -18,7 +20,7 @@ from tests.stages.conftest import run_stage, sample_ids, write_suite
 @pytest.fixture()
 def workspace(stage_workspace: Path) -> Path:
     (stage_workspace / "data" / "custody").mkdir()
-    (stage_workspace / "data" / "custody" / "sample.json").write_text('{"verified": true}', encoding="utf-8")
+    shutil.copy(ROOT / "data" / "custody" / "sample.json", stage_workspace / "data" / "custody" / "sample.json")
     return stage_workspace
 
 
@@ -52,3 +54,12 @@ def test_a_suite_that_disagrees_with_itself_is_one_message(workspace: Path, chan
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert str(Path("data/suites/sample-full.json")) in done.stderr and field in done.stderr, done.stderr
     assert path.exists() and not (workspace / "metrics" / "data.json").exists()
+
+
+def test_a_bad_custody_record_is_one_message(workspace: Path):
+    _suite(workspace, sample_ids(2))
+    custody = workspace / "data" / "custody" / "sample.json"
+    custody.write_text('{"verified": true}', encoding="utf-8")
+    done = _run(workspace)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "data/custody/sample.json: <file>: field 'source': missing" in done.stderr, done.stderr

@@ -1,7 +1,7 @@
-"""Stage qa_metrics reads its inputs typed: the suite (read_suite), the judged lines' traces
-(JudgedHypothesis.judge_trace) and the three usage sidecars (read_usage). The cost block is the
-sidecars' sums (by hand below); a bad suite or a bad sidecar is one message naming file and field
-(no traceback), with nothing written."""
+"""Stage qa_metrics reads its inputs typed: the suite's questions file (read_questions), the judged lines'
+traces (JudgedHypothesis.judge_trace) and the three usage sidecars (read_usage). The cost block is the
+sidecars' sums (by hand below); a bad questions file or a bad sidecar is one message naming file and
+field (no traceback), with nothing written."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.stages.conftest import run_stage, sample_ids, write_suite
+from tests.stages.conftest import QUESTIONS, run_stage, sample_ids, write_suite
 
 RUNS = Path("data") / "runs"
 
@@ -65,10 +65,19 @@ def test_a_bad_usage_sidecar_names_its_file_and_field(workspace: Path):
     assert not (workspace / "metrics").exists()
 
 
-def test_a_bad_suite_names_its_file_and_field(workspace: Path):
-    path = workspace / "data" / "suites" / "sample-full.json"
-    path.write_text(json.dumps(json.loads(path.read_text()) | {"size": 5}), encoding="utf-8")
+def test_a_bad_questions_file_names_its_file_line_and_field(workspace: Path):
+    path = workspace / QUESTIONS
+    first, *rest = path.read_text(encoding="utf-8").splitlines()
+    bad = json.loads(first) | {"question_type": 6}
+    path.write_text("\n".join([first, json.dumps(bad), *rest]) + "\n", encoding="utf-8")
     done = _run(workspace)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-    assert "sample-full.json" in done.stderr and "'size'" in done.stderr, done.stderr
+    assert f"{QUESTIONS}: line 2 ({bad['question_id']}): field 'question_type'" in done.stderr, done.stderr
     assert not (workspace / "metrics").exists()
+
+
+def test_only_the_suite_questions_count(workspace: Path):
+    """The questions file is the suite: its two questions are the reference, whatever the adapted file holds."""
+    done = _run(workspace)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((workspace / "metrics" / "detail" / "qa.json").read_text())["coverage"]["n_reference"] == 2

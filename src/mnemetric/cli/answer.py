@@ -44,7 +44,7 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
         from mnemetric.config import build
         from mnemetric.llm.budget import UsageStats
         from mnemetric.llm.failures import AllQuestionsFailed, describe, failures_path
-        from mnemetric.longmemeval.answer import answer_file, default_usage_path, plan_answers, write_answered
+        from mnemetric.longmemeval.answer import Queries, answer_file, default_usage_path, plan_answers, write_answered
         from mnemetric.longmemeval.components import llm_factory
 
         cfg = load_option("reader", a.reader, a.conf)
@@ -54,9 +54,9 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
         stats = UsageStats()
         llm = llm_factory(llm_settings(a.conf, a), stats)
         if a.dry_run:  # plans from the cache only: no API key needed, nothing sent
-            print(json.dumps(plan_answers(reader, a.contexts, a.adapted, llm), indent=2))
+            print(json.dumps(plan_answers(reader, a.contexts, Queries.of_adapted(a.adapted), llm), indent=2))
             return 0
-        answered = answer_file(reader, a.contexts, a.adapted, llm)
+        answered = answer_file(reader, a.contexts, Queries.of_adapted(a.adapted), llm)
         if answered.failures and not answered.hypotheses:
             raise AllQuestionsFailed("answer", answered.failures)
         usage = a.usage or default_usage_path(a.out)

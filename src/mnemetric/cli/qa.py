@@ -140,7 +140,7 @@ def _score_qa(p: argparse.ArgumentParser) -> Handler:
         scored = score_judged_file(a.judged, types, names=names, judge=None, resamples=a.resamples, seed=a.seed,
                                    reference_file=a.ref, usage=usage, allow_partial=a.allow_partial)
         write_qa_files(a.out, scored.detail, names=names, detail_file=a.detail, plot_file=a.plot)
-        report = scored.detail
+        report = scored.detail.to_record()
         if scored.failures:
             print(f"{len(scored.failures)} question(s) FAILED and are in no number (not official):\n"
                   f"{describe(scored.failures)}", file=sys.stderr)

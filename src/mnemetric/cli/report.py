@@ -49,18 +49,18 @@ def _report(p: argparse.ArgumentParser) -> Handler:
 def _run(args: argparse.Namespace) -> int:
     from mnemetric.custody.card import card_from_files
     from mnemetric.family import headline_family
-    from mnemetric.longmemeval.adapted import read_adapted
     from mnemetric.longmemeval.hypotheses import read_judged
+    from mnemetric.longmemeval.questions import read_questions
     from mnemetric.longmemeval.report import flips_between, labels_by_id
     from mnemetric.params import load_params, stage_params
     from mnemetric.longmemeval.report import REPORT_PARAMS as PARAMS, write_report
 
-    p = stage_params([*PARAMS, "paths.adapted"], args.params)
+    p = stage_params([*PARAMS, "paths.questions"], args.params)
     params = load_params(args.params)
     flips = None
     if args.baseline:
         current = labels_by_id(read_judged(p["paths.judged"]))
-        types = {r.eval.question_id: r.eval.question_type for r in read_adapted(p["paths.adapted"])}
+        types = {q.question_id: q.question_type for q in read_questions(p["paths.questions"])}
         flips = flips_between(baseline_labels(p["paths.judged"], args.baseline), current, types, args.baseline,
                               resamples=args.resamples, seed=args.seed)
     card = card_from_files(headline_family(params), p["paths.judged"],

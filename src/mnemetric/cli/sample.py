@@ -20,7 +20,7 @@ DEFAULT_SESSIONS = 48
          "the committed data/sample/longmemeval_sample.json. With --synthetic N: N large questions of "
          f"--sessions S sessions each (default {DEFAULT_SESSIONS}; 500 x 48 is S-scale, for benchmarks), "
          "streamed to the file. --check writes nothing: it regenerates in memory and compares the sha256 "
-         "with the file at --out, exiting 1 on drift. `python -m mnemetric.longmemeval.sample` is the same command.")
+         "with the file at --out, exiting 1 on drift.")
 def _sample(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), help="output JSON file (with --check: the file to compare)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed")

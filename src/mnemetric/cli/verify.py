@@ -44,8 +44,8 @@ def _load(manifest: str, rev: str | None, repo: str | None) -> object:
 
 
 def verify_command(manifest: str, rev: str | None = None, repo: str | None = None) -> int:
-    from mnemetric.custody.sha256_manifest import read_manifest, revision_opener, verify, workspace_opener
-    files = read_manifest(_load(manifest, rev, repo), file=manifest)
+    from mnemetric.custody.sha256_manifest import Sha256Manifest, revision_opener, verify, workspace_opener
+    files = Sha256Manifest.from_record(_load(manifest, rev, repo), file=manifest).files
     opener = workspace_opener() if rev is None else revision_opener(rev, repo)
     where = "the workspace" if rev is None else f"revision {rev}"
     drifted = 0

@@ -6,6 +6,10 @@ size) per file of the run — which files is the family's (``Family.output_files
 :func:`mnemetric.longmemeval.family.output_files`) — and :func:`verify` re-hashes the workspace (or
 a revision, through :mod:`dvc.api`) against it, naming every file that drifted. This module imports
 no family.
+
+The file, typed once (:class:`Sha256Manifest`, reader beside writer; ``json.dump(indent=2)``):
+``{"schema": "mnemetric.outputs-sha256/v1", "algorithm": "sha256", "files": {path: {"sha256", "size"}}}``,
+paths sorted.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from mnemetric.errors import InputError
+from mnemetric.io import write_json_atomic
+from mnemetric.records import Fields, read_json_file
 
 SCHEMA = "mnemetric.outputs-sha256/v1"
 DEFAULT_PATH = "data/custody/outputs.sha256.json"
@@ -33,14 +39,71 @@ def sha256_stream(fh: IO[bytes]) -> tuple[str, int]:
     return h.hexdigest(), size
 
 
-def build(files: list[str], opener: Callable[[str], AbstractContextManager[IO[bytes]]]) -> dict[str, Any]:
+_FIX = "written by the custody_manifest stage (`dvc repro custody_manifest`)"
+
+
+@dataclass(frozen=True)
+class FileDigest:
+    """One file of the manifest: its sha256 (64 lowercase hex digits) and size in bytes."""
+
+    sha256: str
+    size: int
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str, path: str) -> FileDigest:
+        f = Fields.of(raw, file=file, record=path, fix=_FIX).only(("sha256", "size"))
+        sha = f.string("sha256")
+        if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+            raise f.error("sha256", "expected a 64-hex-digit sha256")
+        return cls(sha, f.count("size"))
+
+    def to_record(self) -> dict[str, Any]:
+        return {"sha256": self.sha256, "size": self.size}
+
+
+@dataclass(frozen=True)
+class Sha256Manifest:
+    """data/custody/outputs.sha256.json: the sha256 and size of every file of a run, by path (sorted)."""
+
+    files: Mapping[str, FileDigest]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "files", {p: self.files[p] for p in sorted(self.files)})
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str) -> Sha256Manifest:
+        """Validate a manifest; errors name the file, the record (``<file>`` or the path) and the field."""
+        f = Fields.of(raw, file=file, record="<file>", fix=_FIX).only(("schema", "algorithm", "files"))
+        if f.string("schema") != SCHEMA:
+            raise f.error("schema", f"expected {SCHEMA!r}, got {f.raw['schema']!r}")
+        if f.string("algorithm") != "sha256":
+            raise f.error("algorithm", f"expected 'sha256', got {f.raw['algorithm']!r}")
+        files = f.get("files", ((Mapping,), "an object of path -> {sha256, size}"))
+        return cls({str(p): FileDigest.from_record(entry, file=file, path=str(p)) for p, entry in files.items()})
+
+    def to_record(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "algorithm": "sha256", "files": {p: d.to_record() for p, d in self.files.items()}}
+
+
+def write_sha256_manifest(path: str | Path, manifest: Sha256Manifest) -> None:
+    """Write the manifest atomically (``json.dump(indent=2)``)."""
+    write_json_atomic(path, manifest.to_record())
+
+
+def read_sha256_manifest(path: str | Path) -> Sha256Manifest:
+    """Read and validate a manifest file."""
+    return Sha256Manifest.from_record(read_json_file(path, missing_fix="run the pipeline (dvc repro) first", fix=_FIX),
+                                      file=str(path))
+
+
+def build(files: list[str], opener: Callable[[str], AbstractContextManager[IO[bytes]]]) -> Sha256Manifest:
     """The manifest of ``files`` (sorted by path), each hashed through ``opener(path)``."""
     entries = {}
     for path in sorted(set(files)):
         with opener(path) as fh:
             sha, size = sha256_stream(fh)
-        entries[path] = {"sha256": sha, "size": size}
-    return {"schema": SCHEMA, "algorithm": "sha256", "files": entries}
+        entries[path] = FileDigest(sha, size)
+    return Sha256Manifest(entries)
 
 
 def workspace_opener(root: str | Path = ".") -> Callable[[str], AbstractContextManager[IO[bytes]]]:
@@ -72,25 +135,11 @@ class Drift:
     detail: str = ""
 
 
-def read_manifest(raw: Any, *, file: str) -> dict[str, dict[str, Any]]:
-    """The ``files`` map of a manifest, validated (file, record = the path, field)."""
-    if not isinstance(raw, Mapping) or raw.get("schema") != SCHEMA:
-        raise InputError(file, "<file>", "schema", f"expected {SCHEMA!r}", fix="written by the custody_manifest stage")
-    files = raw.get("files")
-    if not isinstance(files, Mapping):
-        raise InputError(file, "<file>", "files", "expected an object of path -> {sha256, size}")
-    for path, entry in files.items():
-        sha = entry.get("sha256") if isinstance(entry, Mapping) else None
-        if not (isinstance(sha, str) and len(sha) == 64):
-            raise InputError(file, path, "sha256", "expected a 64-hex-digit sha256")
-    return {str(k): dict(v) for k, v in files.items()}
-
-
-def verify(files: Mapping[str, Mapping[str, Any]],
+def verify(files: Mapping[str, FileDigest],
            opener: Callable[[str], AbstractContextManager[IO[bytes]]]) -> Iterator[tuple[str, Drift | None]]:
     """(path, None) when a file still hashes to its sha256, else (path, Drift); every file is checked."""
     for path in sorted(files):
-        expected = files[path]["sha256"]
+        expected = files[path].sha256
         try:
             with opener(path) as fh:
                 actual, _ = sha256_stream(fh)

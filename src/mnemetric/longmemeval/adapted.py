@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -224,14 +224,51 @@ class SessionAdapter:
         return AdaptedRecord(MemoryView(self.schema, query, tuple(mem_sessions)), ev)
 
 
-def read_adapted(path: str | Path) -> Iterator[AdaptedRecord]:
-    """Stream adapted records from data/adapted/<variant>.jsonl."""
+_EVAL_ID = '"eval": {"question_id": '
+"""How the eval half of a line as :meth:`AdaptedRecord.to_record` lays it out (``json.dumps`` default
+separators) begins. Inside a JSON string every quote is escaped, so this text can only be the structure."""
+_DECODER = json.JSONDecoder()
+
+
+def _line_question_id(line: str) -> str | None:
+    """The question id of one adapted line, read without parsing its memory half (the eval half comes
+    last, question_id first); None for a line of another layout (it is then parsed in full)."""
+    at = line.rfind(_EVAL_ID)
+    if at < 0:
+        return None
+    try:
+        value, _ = _DECODER.raw_decode(line, at + len(_EVAL_ID))
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def read_adapted(path: str | Path, only: Collection[str] | None = None) -> Iterator[AdaptedRecord]:
+    """Stream adapted records from data/adapted/<variant>.jsonl, in file order.
+
+    With ``only`` (a suite's question ids), the other records are skipped without being parsed (their
+    question id is read off the line), and an id of ``only`` that no record has is an error once the
+    file is read."""
     require_file(path, fix="run `dvc repro adapt` (or `mnemetric adapt FILE --out ...`) first")
+    wanted = None if only is None else set(only)
+    found: set[str] = set()
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
+            if wanted is not None and (qid := _line_question_id(line)) is not None and qid not in wanted:
+                continue
             try:
                 raw = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(str(path), f"line {lineno}", "<record>", f"not an adapted record ({exc})",
                                  fix=_FIX) from None
-            yield AdaptedRecord.from_record(raw, file=str(path), line=lineno)
+            rec = AdaptedRecord.from_record(raw, file=str(path), line=lineno)
+            if wanted is not None:
+                if rec.eval.question_id not in wanted:
+                    continue
+                found.add(rec.eval.question_id)
+            yield rec
+    if wanted is not None and len(found) < len(wanted):
+        missing = [q for q in only if q not in found]
+        raise InputError(str(path), "<file>", "eval.question_id",
+                         f"no record of question {missing[0]!r} ({len(missing)} question(s) of the suite missing)",
+                         fix="the suite was chosen from another adapted file: rerun `dvc repro suite`")

@@ -1,8 +1,9 @@
 """The answer job: contexts → hypotheses with a reader (one path for stage ``answer`` and `mnemetric answer`).
 
 Inputs are the contexts file (:mod:`mnemetric.longmemeval.contexts`, one line per question, as the
-retrieve stage writes it) and the adapted file, which gives each question's query (text and date)
-from its memory view. Every context must name a question of the adapted file (else an
+retrieve stage writes it) and each question's query (text and date, from its memory view), as
+:class:`Queries`: from the questions file (stage answer) or an adapted file (`mnemetric answer
+--adapted`). Every context must name a question of those queries (else an
 :class:`~mnemetric.errors.InputError` naming the contexts file, the line and ``question_id``).
 
 Outputs, all written atomically and only after the reader has finished:
@@ -18,7 +19,8 @@ LongMemEval src/generation/run_generation.py @ 9e0b455f); the reader prompt word
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,28 +31,46 @@ from mnemetric.llm.usage import UsageRecord, write_usage
 from mnemetric.longmemeval.adapted import Query, read_adapted
 from mnemetric.longmemeval.components import LLMFactory, Reader
 from mnemetric.longmemeval.contexts import Context, read_contexts
+from mnemetric.longmemeval.questions import read_questions
 from mnemetric.longmemeval.reader.run import Answered
 
 _FIX = "rerun `dvc repro retrieve` (or `mnemetric retrieve ... --contexts FILE` on the same data)"
 
 
-def answer_inputs(contexts_file: str | Path, adapted_file: str | Path) -> tuple[list[Query], list[Context]]:
+@dataclass(frozen=True)
+class Queries:
+    """Each question's query (what the reader answers) by question id, and the file it was read from."""
+
+    file: str
+    by_id: Mapping[str, Query]
+
+    @classmethod
+    def of_questions(cls, path: str | Path) -> Queries:
+        """From the questions file (:mod:`mnemetric.longmemeval.questions`): the suite's questions."""
+        return cls(str(path), {q.question_id: q.query for q in read_questions(path)})
+
+    @classmethod
+    def of_adapted(cls, path: str | Path) -> Queries:
+        """From an adapted file: every question of the variant."""
+        return cls(str(path), {r.eval.question_id: r.memory.query for r in read_adapted(path)})
+
+
+def answer_inputs(contexts_file: str | Path, queries: Queries) -> tuple[list[Query], list[Context]]:
     """The contexts of ``contexts_file`` (validated: file, line, field) and, in the same order, each
-    one's query from ``adapted_file``."""
+    one's query."""
     contexts = read_contexts(contexts_file)
-    queries_by_id = {r.eval.question_id: r.memory.query for r in read_adapted(adapted_file)}
     for n, c in enumerate(contexts, start=1):
-        if c.question_id not in queries_by_id:
+        if c.question_id not in queries.by_id:
             raise InputError(str(contexts_file), f"line {n} ({c.question_id})", "question_id",
-                             f"not a question of {adapted_file}", fix=_FIX)
-    return [queries_by_id[c.question_id] for c in contexts], contexts
+                             f"not a question of {queries.file}", fix=_FIX)
+    return [queries.by_id[c.question_id] for c in contexts], contexts
 
 
-def answer_file(reader: Reader, contexts_file: str | Path, adapted_file: str | Path, llm: LLMFactory) -> Answered:
+def answer_file(reader: Reader, contexts_file: str | Path, queries: Queries, llm: LLMFactory) -> Answered:
     """Answer every question of ``contexts_file`` with ``reader``: hypotheses and failures, in contexts
     order. Writes nothing (see :func:`write_answered`)."""
-    queries, contexts = answer_inputs(contexts_file, adapted_file)
-    return reader.answer(queries, contexts, llm)
+    contexts_queries, contexts = answer_inputs(contexts_file, queries)
+    return reader.answer(contexts_queries, contexts, llm)
 
 
 def write_answered(hypotheses: str | Path, usage: str | Path, answered: Answered, work: Any) -> UsageRecord:
@@ -61,12 +81,12 @@ def write_answered(hypotheses: str | Path, usage: str | Path, answered: Answered
     return write_usage(usage, work)
 
 
-def plan_answers(reader: Reader, contexts_file: str | Path, adapted_file: str | Path, llm: LLMFactory) -> dict[str, Any]:
+def plan_answers(reader: Reader, contexts_file: str | Path, queries: Queries, llm: LLMFactory) -> dict[str, Any]:
     """Dry run: how many reader requests are cached, how many would be sent, estimated $ (reads the
     cache only; sends nothing): the reader's own ``plan``; a plugged-in reader without one is refused."""
-    queries, contexts = answer_inputs(contexts_file, adapted_file)
+    contexts_queries, contexts = answer_inputs(contexts_file, queries)
     if callable(getattr(reader, "plan", None)):
-        return reader.plan(queries, contexts, llm)
+        return reader.plan(contexts_queries, contexts, llm)
     raise ConfigError("--dry-run", f"reader {getattr(reader, 'name', type(reader).__name__)!r} does not say which "
                       "requests it would send", fix="run without --dry-run (a budget: --max-requests/--max-usd)")
 
@@ -76,4 +96,4 @@ def default_usage_path(hypotheses: str | Path) -> Path:
     return Path(f"{hypotheses}.usage.json")
 
 
-__all__: Sequence[str] = ["answer_file", "answer_inputs", "default_usage_path", "plan_answers", "write_answered"]
+__all__: Sequence[str] = ["Queries", "answer_file", "answer_inputs", "default_usage_path", "plan_answers", "write_answered"]

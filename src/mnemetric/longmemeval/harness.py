@@ -1,7 +1,7 @@
 """Running a memory system over adapted records: rankings, upstream-format logs, reader contexts.
 
 The memory system sees only the memory view. This module — harness side — maps what it returns
-back to upstream corpus ids (scoring/retrieval_corpus.py holds the corpus rules), writes one upstream
+back to upstream corpus ids (corpus.py holds the corpus and its rules), writes one upstream
 retrievallog line per question (so upstream tools can read our logs), and picks the context the
 reader will get: the top ``k`` items under a token budget, the same ``k`` and budget for every system.
 """
@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from mnemetric.errors import MnemetricError, PluginError
 from mnemetric.longmemeval.adapted import AdaptedRecord
 from mnemetric.longmemeval.contexts import Context, ContextItem, ContextMessage
+from mnemetric.longmemeval.corpus import CorpusItem, targets
+from mnemetric.longmemeval.corpus import upstream_corpus as corpus_of
 from mnemetric.longmemeval.memory.base import MemorySystem, Retrieved, is_labelled_ceiling
 from mnemetric.longmemeval.scoring.retrieval import evaluate_question
-from mnemetric.longmemeval.scoring.retrieval_corpus import session_corpus, targets, turn_corpus
 
 TOKENIZER = "wordpunct-v1"
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -32,29 +32,9 @@ def count_tokens(text: str) -> int:
     return len(_TOKEN.findall(text))
 
 
-@dataclass(frozen=True)
-class CorpusItem:
-    corpus_id: str
-    text: str
-    timestamp: str
-    session_id: str
-    turn_index: int | None
-
-
 def upstream_corpus(rec: AdaptedRecord, granularity: str) -> list[CorpusItem]:
-    """The question's upstream corpus (user turns only, noans relabelling) in upstream's order:
-    the haystack file order (run_retrieval.py), not our chronological replay."""
-    items: list[CorpusItem] = []
-    pairs = sorted(zip(rec.memory.sessions, rec.eval.sessions, strict=True), key=lambda pair: pair[0].position)
-    for mem, ev in pairs:
-        turns = [(m.role, m.content, h) for m, h in zip(mem.messages, ev.has_answer, strict=True)]
-        if granularity == "session":
-            cid, text = session_corpus(ev.upstream_id, turns)
-            items.append(CorpusItem(cid, text, ev.date, mem.session_id, None))
-            continue
-        for cid, text in turn_corpus(ev.upstream_id, turns):
-            items.append(CorpusItem(cid, text, ev.date, mem.session_id, int(cid.rsplit("_", 1)[1]) - 1))
-    return items
+    """The question's upstream corpus in upstream's order (:func:`mnemetric.longmemeval.corpus.upstream_corpus`)."""
+    return corpus_of(rec.memory.sessions, rec.eval.sessions, granularity)
 
 
 def _system(memory: MemorySystem) -> str:

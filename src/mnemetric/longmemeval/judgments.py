@@ -11,14 +11,18 @@ judged it, ``mnemetric_judge`` in one of two shapes, keys in this order:
 
 Files judged elsewhere (upstream's own script) have no trace. Nothing in a trace depends on the
 run (no "cached" flag), so a cold and a warm run write the same bytes.
+
+:func:`judge_provenance` says, from the labels and their traces, which judge produced them and
+whether it is upstream's official judge (the ``official_equivalence`` of the QA metrics).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from mnemetric.longmemeval.rules import OFFICIAL_JUDGE_MODEL, OFFICIAL_JUDGE_PARAMS
 from mnemetric.records import OBJECT, Fields, record_name
 
 _FIX: Final = "rejudge the hypotheses (`dvc repro judge` or `mnemetric judge`)"
@@ -112,3 +116,45 @@ class JudgeTrace:
         if self.call is None:
             return {"judge": self.judge, "official_equivalence": self.official_equivalence}
         return {"judge": self.judge, **self.call.to_record()}
+
+
+def judge_provenance(models: Iterable[str], prompt_set_sha256: str | None,
+                     source_sha256: str | None = None, *, requested_models: Iterable[str] | None = None,
+                     params: Iterable[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """Record which judge produced the labels and whether it is the official upstream judge.
+
+    Upstream (print_qa_metrics.py @ 9e0b455f) asserts every autoeval_label.model equals
+    "gpt-4o-2024-08-06". We do not raise: ``official_equivalence`` is True only if every label's
+    model (the id the server resolved) is that id, every request asked for that id (when known),
+    every request used upstream's parameters (temperature 0, max_tokens 10, n 1; when known), and
+    the prompt set is the pinned one (prompt-set sha256 equal to the recorded pin, or, while that
+    pin is not recorded, templates extracted from the sha256-pinned upstream file). A server that
+    merely names itself gpt-4o-2024-08-06 is not detectable here; the endpoint is recorded with
+    each judgment for that reason.
+    """
+    from mnemetric.longmemeval.judge.upstream_prompts import PROMPT_SET_SHA256, SHA256
+
+    model_list = list(models)
+    reasons = []
+    if not model_list:
+        reasons.append("no judged labels")
+    others = sorted({m for m in model_list if m != OFFICIAL_JUDGE_MODEL})
+    if others:
+        reasons.append(f"judge model(s) {others} differ from {OFFICIAL_JUDGE_MODEL}")
+    asked = sorted({m for m in (requested_models or []) if m != OFFICIAL_JUDGE_MODEL})
+    if asked:
+        reasons.append(f"requested judge model(s) {asked} differ from {OFFICIAL_JUDGE_MODEL}")
+    bad_params = [dict(p) for p in (params or []) if {k: p.get(k) for k in OFFICIAL_JUDGE_PARAMS} != OFFICIAL_JUDGE_PARAMS]
+    if bad_params:
+        reasons.append(f"judge request parameters {bad_params[0]} differ from upstream's {OFFICIAL_JUDGE_PARAMS}")
+    if PROMPT_SET_SHA256 is not None and prompt_set_sha256 != PROMPT_SET_SHA256:
+        reasons.append(f"prompt set sha256 {prompt_set_sha256} differs from the pinned {PROMPT_SET_SHA256}")
+    if PROMPT_SET_SHA256 is None and source_sha256 != SHA256:
+        reasons.append(f"prompts not extracted from the pinned upstream evaluate_qa.py (sha256 {SHA256})")
+    return {"official_equivalence": not reasons, "judge_models": sorted(set(model_list)),
+            "prompt_set_sha256": prompt_set_sha256, "reasons": reasons}
+
+
+def official_equivalence(models: Iterable[str], prompt_set_sha256: str | None, source_sha256: str | None = None) -> bool:
+    """Shorthand for ``judge_provenance(...)["official_equivalence"]``."""
+    return judge_provenance(models, prompt_set_sha256, source_sha256)["official_equivalence"]

@@ -31,6 +31,7 @@ from typing import Any
 from mnemetric.errors import InputError
 from mnemetric.io import atomic_open, require_file, sha256_file
 from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES
+from mnemetric.longmemeval.scoring.retrieval_averaging import split_at_k
 from mnemetric.longmemeval.scoring.retrieval_report import RetrievalDetail, read_retrieval_detail
 from mnemetric.report.model import (
     CostRow,
@@ -118,8 +119,8 @@ def curves(retrieval: RetrievalDetail) -> tuple[Curve, ...]:
     metric = "recall_all" if retrieval.official_equivalence else "recall"
     out = []
     for level in ("session", "turn"):
-        points = sorted((int(name.split("@")[1]), v) for name, v in (block.means.get(level) or {}).items()
-                        if name.startswith(f"{metric}@"))
+        points = sorted((parsed[1], v) for name, v in (block.means.get(level) or {}).items()
+                        if (parsed := split_at_k(name)) and parsed[0] == metric)
         if points:
             out.append(Curve(f"{metric}@k ({level})", tuple(CurvePoint(k, v) for k, v in points)))
     return tuple(out)

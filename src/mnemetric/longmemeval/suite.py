@@ -3,10 +3,16 @@
 ``full`` takes every question. ``development`` takes a stratified subset with a fixed seed — a few
 non-abstention questions per question type plus a few abstention questions — so people can iterate
 cheaply and keep the rest held out. A suite is recorded as its ordered question ids and their sha256.
+
+Stage suite also writes the question index (data/suites/<variant>.index.jsonl): one line per question
+of the variant, in file order, keys ``question_id``, ``question_type``, ``abstention``, ``sessions``,
+``turns`` (haystack size) — what the choice and the data metrics need, so neither parses the adapted
+file again — and the questions file of the suite (:mod:`mnemetric.longmemeval.questions`).
 """
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -14,23 +20,69 @@ from pathlib import Path
 from typing import Any
 
 from mnemetric.longmemeval.instance import QUESTION_TYPES
-from mnemetric.errors import ConfigError
-from mnemetric.io import sha256_text, write_json_atomic
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.io import require_file, sha256_text, write_json_atomic, write_jsonl_atomic
 from mnemetric.records import Fields, read_json_file, record_name
 
 KINDS = ("full", "stratified")
 _FIX = "regenerate it with `dvc repro suite`"
 
 
+_INDEX_KEYS = ("question_id", "question_type", "abstention", "sessions", "turns")
+
+
 @dataclass(frozen=True)
 class QuestionMeta:
-    """What the stratified choice needs of one question (from the adapted record's eval view)."""
+    """What the stratified choice and the data metrics need of one question (one line of the question
+    index; from the adapted record)."""
 
     question_id: str
     question_type: str
     """One of the upstream question types (strata of the development suite)."""
     abstention: bool
     """Abstention questions form a stratum of their own, whatever their type."""
+    sessions: int = 0
+    """Haystack sessions."""
+    turns: int = 0
+    """Haystack turns (messages), over all sessions."""
+
+    @classmethod
+    def of_adapted(cls, rec: Any) -> QuestionMeta:
+        """From an adapted record (adapted.AdaptedRecord)."""
+        sessions = rec.memory.sessions
+        return cls(rec.eval.question_id, rec.eval.question_type, rec.eval.abstention, len(sessions),
+                   sum(len(s.messages) for s in sessions))
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str, line: int | str) -> QuestionMeta:
+        f = Fields.of(raw, file=file, record=record_name(line), fix=_FIX).only(_INDEX_KEYS)
+        return cls(f.string("question_id"), f.string("question_type"), f.boolean("abstention"), f.count("sessions"),
+                   f.count("turns"))
+
+    def to_record(self) -> dict[str, Any]:
+        return {"question_id": self.question_id, "question_type": self.question_type, "abstention": self.abstention,
+                "sessions": self.sessions, "turns": self.turns}
+
+
+def write_question_index(path: str | Path, index: Iterable[QuestionMeta]) -> int:
+    """Write the question index atomically (one JSON line per question)."""
+    return write_jsonl_atomic(path, (q.to_record() for q in index))
+
+
+def read_question_index(path: str | Path) -> list[QuestionMeta]:
+    """Every line of the question index, in file order."""
+    require_file(path, fix="run `dvc repro suite` first")
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                raw = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise InputError(str(path), f"line {lineno}", "<json>", f"not valid JSON ({exc.msg})", fix=_FIX) from None
+            out.append(QuestionMeta.from_record(raw, file=str(path), line=lineno))
+    return out
 
 
 @dataclass(frozen=True)

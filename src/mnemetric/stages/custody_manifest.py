@@ -8,10 +8,9 @@ failures sidecars); `mnemetric verify` re-hashes them (see :mod:`mnemetric.custo
 from __future__ import annotations
 
 from mnemetric.custody.manifest import nest
-from mnemetric.custody.sha256_manifest import DEFAULT_PATH, build, workspace_opener
+from mnemetric.custody.sha256_manifest import DEFAULT_PATH, build, workspace_opener, write_sha256_manifest
 from mnemetric.errors import ConfigError
 from mnemetric.family import family_named
-from mnemetric.io import write_json_atomic
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
@@ -26,8 +25,8 @@ def main() -> None:
         raise ConfigError("benchmark", f"the {FAMILY_NAME!r} family names no output files",
                           fix="restore conf/benchmark/longmemeval.yaml")
     manifest = build(list(family.output_files(nest(stage_params(PARAMS)))), workspace_opener())
-    write_json_atomic(DEFAULT_PATH, manifest)
-    print(f"custody_manifest: sha256 of {len(manifest['files'])} file(s) → {DEFAULT_PATH}")
+    write_sha256_manifest(DEFAULT_PATH, manifest)
+    print(f"custody_manifest: sha256 of {len(manifest.files)} file(s) → {DEFAULT_PATH}")
 
 
 if __name__ == "__main__":

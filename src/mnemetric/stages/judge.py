@@ -13,14 +13,13 @@ from mnemetric.llm.budget import UsageStats
 from mnemetric.llm.failures import failures_path, read_failures
 from mnemetric.llm.run_log import finish_stage_run
 from mnemetric.llm.usage import write_usage
-from mnemetric.longmemeval.adapted import read_adapted
 from mnemetric.longmemeval.components import Judge, judge_file, llm_factory, write_judged
 from mnemetric.longmemeval.hypotheses import read_hypotheses
-from mnemetric.longmemeval.reference import Reference
+from mnemetric.longmemeval.questions import read_questions
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
-PARAMS = ["judge", "llm", "paths.adapted", "paths.hypotheses", "paths.judged", "paths.judge_usage"]
+PARAMS = ["judge", "llm", "paths.questions", "paths.hypotheses", "paths.judged", "paths.judge_usage"]
 
 
 def main() -> None:
@@ -28,8 +27,7 @@ def main() -> None:
     judge: Judge = build(p["judge"], "params.yaml judge")
     hyp_file = p["paths.hypotheses"]
     hyps = [h.record for h in read_hypotheses(hyp_file)]  # validated: file, line, field
-    refs = {r.eval.question_id: Reference(r.eval.question_id, r.eval.question_type, r.eval.question, r.eval.answer)
-            for r in read_adapted(p["paths.adapted"])}
+    refs = {q.question_id: q.reference for q in read_questions(p["paths.questions"])}
     carried = read_failures(failures_path(hyp_file))
     stats, start = UsageStats(), time.monotonic()
     judged = judge_file(judge, hyps, refs, hyp_file, llm_factory(p["llm"], stats), carried)

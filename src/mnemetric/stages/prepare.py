@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mnemetric.custody.dataset import Variant, failed_record, obtain
+from mnemetric.custody.dataset import Variant, failed_record, obtain, write_dataset_custody
 from mnemetric.errors import MnemetricError
-from mnemetric.io import write_json_atomic
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
@@ -20,10 +19,10 @@ def main() -> None:
     try:
         dest, record = obtain(variant, Path(p["paths.raw_dir"]), Path(p["paths.downloads_dir"]))
     except MnemetricError as exc:
-        write_json_atomic(custody_path, failed_record(variant, exc))
+        write_dataset_custody(custody_path, failed_record(variant, exc))
         raise
-    write_json_atomic(custody_path, record)
-    print(f"prepare: {variant.name}: {dest} verified (sha256 {record['sha256']})")
+    write_dataset_custody(custody_path, record)
+    print(f"prepare: {variant.name}: {dest} verified (sha256 {record.sha256})")
 
 
 if __name__ == "__main__":

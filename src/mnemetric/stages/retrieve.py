@@ -1,8 +1,9 @@
 """Stage retrieve: run the memory system over the suite → upstream retrievallog + reader contexts.
 
 The work is ``mnemetric.longmemeval.retrieve.write_retrieval`` (the one path `mnemetric retrieve`
-takes too). The usage sidecar holds the cost of the work of any model the memory system calls
-(embeddings); the run's counters (sent, hits, seconds) go to the terminal and the run log."""
+takes too). The adapted file is read once; the records outside the suite are skipped unparsed. The
+usage sidecar holds the cost of the work of any model the memory system calls (embeddings); the
+run's counters (sent, hits, seconds) go to the terminal and the run log."""
 
 from __future__ import annotations
 
@@ -27,8 +28,7 @@ def main() -> None:
     p = stage_params(PARAMS)
     memory: MemorySystem = build(p["memory"], "params.yaml memory")
     stats, start = UsageStats(), time.monotonic()
-    ids = set(read_suite(p["paths.suite"]).question_ids)
-    records = [r for r in read_adapted(p["paths.adapted"]) if r.eval.question_id in ids]
+    records = list(read_adapted(p["paths.adapted"], only=read_suite(p["paths.suite"]).question_ids))
     r = p["retrieval"]
     n = write_retrieval(memory, records, granularity=r["granularity"], k=r["context_k"], budget=r["context_tokens"],
                         log=p["paths.retrieval_log"], contexts=p["paths.contexts"], total=len(records),

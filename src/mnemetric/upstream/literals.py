@@ -16,6 +16,10 @@ out exactly as at run time: ``"\\b"`` in a normal string is U+0008):
 
 Lookups: a module-level assignment by name, a module-level function by name, an assignment (``=``)
 or augmentation (``+=``) of a local name inside a function, and a function's returned literal.
+
+Format templates: the string literals a function uses with ``str.format`` (:func:`formatted_literals`),
+each with the if/elif/else tests on its path, and readers of such tests (:func:`implied_bool`,
+:func:`compared_strings`), so a caller can tell which branch chooses which template.
 """
 
 from __future__ import annotations
@@ -263,3 +267,127 @@ def returned_string(tree: ast.Module, func_name: str, filename: str) -> str:
     if value is None:
         raise UpstreamFormatError(filename, f"{func_name}() does not return a string literal")
     return value
+
+
+# --------------------------------------------------------------------------- format templates and their branches
+
+
+Condition = tuple[ast.expr, bool]
+"""An if-test on the path to a statement, and whether the path takes its true branch."""
+
+
+def all_functions(tree: ast.AST) -> list[FunctionNode]:
+    """Every function definition in ``tree``, nested ones included, in :func:`ast.walk` order."""
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def parameters(func: FunctionNode) -> list[str]:
+    """The names of ``func``'s positional-only, ordinary and keyword-only parameters, in that order."""
+    a = func.args
+    return [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+
+
+def format_receivers(func: ast.AST) -> set[str]:
+    """Names ``X`` used as ``X.format(...)`` anywhere in ``func``."""
+    return {n.func.value.id for n in ast.walk(func)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "format"
+            and isinstance(n.func.value, ast.Name)}
+
+
+def formatted_literals(func: FunctionNode) -> Iterator[tuple[str, tuple[Condition, ...]]]:
+    """(text, conditions) for every string literal of ``func`` used as a ``str.format`` template —
+    ``"...".format(...)`` directly, or bound by ``=`` to a name that is ``.format``-ed anywhere in the
+    function — with the if/elif/else tests on its path (not inside nested functions or classes)."""
+    return _formatted(func.body, (), format_receivers(func))
+
+
+def _formatted(stmts: list[ast.stmt], conds: tuple[Condition, ...], receivers: set[str]
+               ) -> Iterator[tuple[str, tuple[Condition, ...]]]:
+    for stmt in stmts:
+        if isinstance(stmt, ast.If):
+            yield from _formatted(stmt.body, (*conds, (stmt.test, True)), receivers)
+            yield from _formatted(stmt.orelse, (*conds, (stmt.test, False)), receivers)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
+            for block in ("body", "orelse", "finalbody"):
+                yield from _formatted(getattr(stmt, block, []), conds, receivers)
+            for handler in getattr(stmt, "handlers", []):
+                yield from _formatted(handler.body, conds, receivers)
+        else:
+            for text in _formatted_in_statement(stmt, receivers):
+                yield text, conds
+
+
+def _formatted_in_statement(stmt: ast.stmt, receivers: set[str]) -> Iterator[str]:
+    """Literals assigned (``=``) to a ``.format``-ed name, and literals ``.format``-ed directly."""
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        text = string_value(stmt.value)
+        if text is not None and any(isinstance(t, ast.Name) and t.id in receivers for t in _targets(stmt)):
+            yield text
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+            text = string_value(node.func.value)
+            if text is not None:
+                yield text
+
+
+def implied_bool(test: ast.expr, name: str, truth: bool) -> bool | None:
+    """The value of the boolean ``name`` implied by taking the ``truth`` branch of ``test`` — for
+    ``name``, ``not name`` and ``name ==/!=/is/is not True/False`` — else None (the test is not about it)."""
+    if isinstance(test, ast.Name) and test.id == name:
+        return truth
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return implied_bool(test.operand, name, not truth)
+    if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
+            and test.left.id == name and isinstance(test.comparators[0], ast.Constant)
+            and isinstance(test.comparators[0].value, bool)):
+        equal = isinstance(test.ops[0], (ast.Eq, ast.Is))
+        if not equal and not isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
+            return None
+        return test.comparators[0].value if equal == truth else not test.comparators[0].value
+    return None
+
+
+def compared_strings(test: ast.expr, name: str, constants: Mapping[str, frozenset[str]]
+                     ) -> tuple[frozenset[str], bool] | None:
+    """(values, positive) for ``name == 'x'`` (either side), ``name in [...]`` (a literal collection or a
+    name of ``constants``), their negations (positive False) and an ``or`` of positive ones; else None."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        parts = [compared_strings(v, name, constants) for v in test.values]
+        if parts and all(p is not None and p[1] for p in parts):
+            return frozenset().union(*(p[0] for p in parts)), True
+        return None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(right, ast.Name) and right.id == name and isinstance(op, (ast.Eq, ast.NotEq)):
+        left, right = right, left
+    if not (isinstance(left, ast.Name) and left.id == name):
+        return None
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        return frozenset({right.value}), isinstance(op, ast.Eq)
+    if isinstance(op, (ast.In, ast.NotIn)):
+        values = constants.get(right.id) if isinstance(right, ast.Name) else string_collection(right)
+        if values is not None:
+            return values, isinstance(op, ast.In)
+    return None
+
+
+def string_collection(node: ast.AST | None) -> frozenset[str] | None:
+    """The values of a list/tuple/set display made only of string literals, else None."""
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return None
+    values = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return frozenset(values) if len(values) == len(node.elts) else None
+
+
+def module_string_collections(tree: ast.Module) -> dict[str, frozenset[str]]:
+    """Module-level ``NAME = [...]`` (or tuple / set) string collections, by name."""
+    out: dict[str, frozenset[str]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            values = string_collection(stmt.value)
+            if values is not None:
+                out[stmt.targets[0].id] = values
+    return out

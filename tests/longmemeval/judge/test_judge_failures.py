@@ -25,7 +25,6 @@ from tests.support.openai_server import FakeOpenAIServer  # noqa: E402
 
 from mnemetric.llm import WorkUsage  # noqa: E402
 from mnemetric.llm.usage import write_usage  # noqa: E402
-from mnemetric.longmemeval.suite import SuiteRecord, write_suite  # noqa: E402
 
 QA_STAGE = [sys.executable, "-m", "mnemetric.stages.qa_metrics"]
 
@@ -43,9 +42,9 @@ def lines(path: Path) -> list[dict]:
 
 
 def prepare_qa_inputs(ws: Path, params: dict) -> list[str]:
-    """The suite (the 30 judged questions) and empty usage sidecars of retrieve and answer."""
+    """Empty usage sidecars of retrieve and answer (the workspace's questions file holds the 30 judged
+    questions: the suite qa_metrics scores); returns the judged ids."""
     ids = [h["question_id"] for h in lines(ws / params["paths"]["hypotheses"])]
-    write_suite(ws / params["paths"]["suite"], SuiteRecord("full", "sample", "full", 0, tuple(ids)))
     for key in ("retrieve_usage", "answer_usage"):
         write_usage(ws / params["paths"][key], WorkUsage())
     return ids

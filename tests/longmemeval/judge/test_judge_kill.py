@@ -67,12 +67,14 @@ def qid_of(content: str) -> str:
 
 
 def make_workspace(tmp_path: Path) -> tuple[Path, dict]:
-    """params.yaml + data/adapted/<variant>.jsonl + data/runs/hypotheses.jsonl; returns (ws, params)."""
+    """params.yaml + data/adapted/<variant>.jsonl + the questions file of the judged questions (what stage
+    suite writes for them) + data/runs/hypotheses.jsonl; returns (ws, params)."""
     from hydra.utils import instantiate
 
     from mnemetric.longmemeval.adapted import read_adapted
     from mnemetric.config import compose_to
     from mnemetric.io import write_jsonl_atomic
+    from mnemetric.longmemeval.questions import Question, write_questions
     from mnemetric.stages.adapt import adapt_file
 
     ws, checkout = tmp_path / "ws", tmp_path / "LongMemEval"
@@ -84,7 +86,9 @@ def make_workspace(tmp_path: Path) -> tuple[Path, dict]:
     params = yaml.safe_load((ws / "params.yaml").read_text(encoding="utf-8"))
     adapted = ws / params["paths"]["adapted"]
     adapt_file(instantiate(params["adapter"]), ROOT / params["variant"]["path"], adapted)
-    qids = [r.eval.question_id for r in read_adapted(adapted)][:QUESTIONS]
+    records = list(read_adapted(adapted))[:QUESTIONS]
+    qids = [r.eval.question_id for r in records]
+    write_questions(ws / params["paths"]["questions"], map(Question.of_adapted, records))
     hyps = [{"question_id": q, "hypothesis": f"[hyp {q} {'YES' if i % 3 else 'NO'}] my answer"}
             for i, q in enumerate(qids)]
     write_jsonl_atomic(ws / params["paths"]["hypotheses"], hyps)

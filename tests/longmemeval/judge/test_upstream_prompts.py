@@ -20,7 +20,7 @@ import pytest
 from mnemetric.errors import DownloadError, InputError, IntegrityError, MnemetricError, UpstreamFormatError
 from mnemetric.longmemeval.judge import upstream_file as uf
 from mnemetric.longmemeval.judge import upstream_prompts as up
-from mnemetric.longmemeval.judge.template_extraction import TEMPLATE_KEYS, extract_templates
+from mnemetric.longmemeval.judge.upstream_prompts import TEMPLATE_KEYS, extract_templates
 from mnemetric.longmemeval.judge.upstream_file import locate_evaluate_qa
 from mnemetric.longmemeval.judge.upstream_prompts import PromptSet, parse_label, template_key_for
 from tests.support.file_server import FileServer

@@ -17,7 +17,7 @@ from mnemetric.longmemeval.memory import MemorySystem, Retrieved
 from mnemetric.longmemeval.memory.bm25 import BM25, UpstreamBM25
 from mnemetric.longmemeval.memory.simple import FullContext, NoMemory, Oracle
 from mnemetric.longmemeval.harness import ranked_corpus, retrieve_all, run_memory, upstream_corpus
-from mnemetric.longmemeval.scoring.retrieval_corpus import haystack_corpus
+from mnemetric.longmemeval.corpus import haystack_corpus
 
 from tests.conftest import ROOT
 

@@ -1,5 +1,5 @@
-"""`mnemetric sample` and `python -m mnemetric.longmemeval.sample`: the command's entry point in process (exit code,
-stdout, stderr) and, for the drift check and `python -m`, in a fresh interpreter."""
+"""`mnemetric sample`: the command's entry point in process (exit code, stdout, stderr) and, for the drift
+check and `python -m mnemetric.cli`, in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -101,8 +101,8 @@ def test_bad_options_are_clean_errors(run, tmp_path, args, key):
     assert not (tmp_path / "x.json").exists()
 
 
-def test_python_dash_m_mnemetric_sample_is_the_same_command(tmp_path):
+def test_python_dash_m_mnemetric_cli_sample_is_the_command(tmp_path):
     shutil.copy(COMMITTED, tmp_path / "sample.json")
-    proc = run_process("--check", "--out", tmp_path / "sample.json", module="mnemetric.longmemeval.sample")
+    proc = run_process("--check", "--out", tmp_path / "sample.json", module="mnemetric.cli")
     assert proc.returncode == 0, proc.stderr
     assert "up to date" in proc.stdout

@@ -11,13 +11,12 @@ from mnemetric.longmemeval.hypotheses import read_hypotheses, read_judged
 from mnemetric.longmemeval.reference import read_reference as read_reference_minimal
 from mnemetric.errors import InputError
 from mnemetric.longmemeval.judge import upstream_prompts as up
+from mnemetric.longmemeval.judgments import judge_provenance, official_equivalence
+from mnemetric.longmemeval.rules import OFFICIAL_JUDGE_MODEL
 from mnemetric.longmemeval.scoring.qa import (
-    OFFICIAL_JUDGE_MODEL,
     QUESTION_TYPES,
     join_with_reference,
-    judge_provenance,
     match_ids,
-    official_equivalence,
     point_estimates,
     qa_intervals,
     qa_metrics,

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from mnemetric.longmemeval.judge.upstream_prompts import PROMPT_SET_SHA256, SHA256
-from mnemetric.longmemeval.judgments import JudgeCall, JudgeParams, JudgeTrace
-from mnemetric.longmemeval.scoring.qa import judge_provenance
+from mnemetric.longmemeval.judgments import JudgeCall, JudgeParams, JudgeTrace, judge_provenance
 from mnemetric.longmemeval.scoring.qa_report import judge_traces
 
 OK = {"temperature": 0, "max_tokens": 10, "n": 1}

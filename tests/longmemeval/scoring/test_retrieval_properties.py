@@ -1,7 +1,7 @@
 """Property tests: the library against a deliberately naive second implementation (loops, math.log2).
 
 The naive code below is written from docs/upstream-protocol.md section 2 only, independently of
-src/mnemetric/longmemeval/scoring/retrieval.py and retrieval_corpus.py, and must agree to 1e-12 on random corpora and rankings.
+src/mnemetric/longmemeval/scoring/retrieval.py and longmemeval/corpus.py, and must agree to 1e-12 on random corpora and rankings.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from mnemetric.longmemeval.scoring.retrieval import (
     recall_any_at_k,
     recall_fraction_at_k,
 )
-from mnemetric.longmemeval.scoring.retrieval_corpus import haystack_corpus, targets
+from mnemetric.longmemeval.corpus import haystack_corpus, targets
 
 TOL = 1e-12
 KS = (1, 2, 3, 5, 10, 30, 50)

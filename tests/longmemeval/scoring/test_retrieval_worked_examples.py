@@ -24,7 +24,7 @@ from mnemetric.longmemeval.scoring.retrieval_averaging import (
     average_exclude_abs,
     average_exclude_abs_and_no_user_target,
 )
-from mnemetric.longmemeval.scoring.retrieval_corpus import (
+from mnemetric.longmemeval.corpus import (
     has_user_target,
     haystack_corpus,
     session_corpus,

@@ -13,7 +13,7 @@ always gives the same bytes. The output uses the upstream instance schema as typ
     synthetic.py   large haystacks for benchmarks
     output.py      the bytes: streamed JSON, atomic write, sha256
 
-Command line: ``mnemetric sample`` (or ``python -m mnemetric.longmemeval.sample``), see mnemetric.cli.sample.
+Command line: ``mnemetric sample``, see mnemetric.cli.sample.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Pure functions (no I/O). Parity source: xiaowu0162/LongMemEval src/evaluation/pr
 Differences from upstream, on purpose: values are not rounded (upstream prints 4 decimals); an
 empty bucket gives ``None`` (JSON null), never NaN — so task_averaged is null when any type is
 empty where upstream prints nan; upstream's assertion on the judge model is not an exception here
-but the ``official_equivalence`` flag (:func:`judge_provenance`).
+but the ``official_equivalence`` flag (:func:`mnemetric.longmemeval.judgments.judge_provenance`).
 
 Intervals (:func:`qa_intervals`; a Mnemetric addition, not part of upstream's output), each
 labelled with the method that made it:
@@ -39,7 +39,7 @@ import numpy as np
 from mnemetric.errors import InputError
 from mnemetric.stats import clopper_pearson, minimal_detectable_difference, stratified_bootstrap
 
-from mnemetric.longmemeval.rules import ABSTENTION_MARK, OFFICIAL_JUDGE_MODEL, OFFICIAL_JUDGE_PARAMS  # noqa: E402
+from mnemetric.longmemeval.rules import ABSTENTION_MARK  # noqa: E402
 from mnemetric.longmemeval.rules import UPSTREAM_PRINT_ORDER as QUESTION_TYPES  # noqa: E402
 CI_LEVEL = 0.95
 SHOW_IDS = 10
@@ -196,47 +196,3 @@ def join_with_reference(judged: Iterable[tuple[str, bool]], ref_types: Mapping[s
     pairs = list(judged)
     coverage = match_ids([q for q, _ in pairs], ref_types, allow_partial, file=file)
     return [(q, ref_types[q], label) for q, label in pairs], coverage
-
-
-
-
-def judge_provenance(models: Iterable[str], prompt_set_sha256: str | None,
-                     source_sha256: str | None = None, *, requested_models: Iterable[str] | None = None,
-                     params: Iterable[Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """Record which judge produced the labels and whether it is the official upstream judge.
-
-    Upstream (print_qa_metrics.py @ 9e0b455f) asserts every autoeval_label.model equals
-    "gpt-4o-2024-08-06". We do not raise: ``official_equivalence`` is True only if every label's
-    model (the id the server resolved) is that id, every request asked for that id (when known),
-    every request used upstream's parameters (temperature 0, max_tokens 10, n 1; when known), and
-    the prompt set is the pinned one (prompt-set sha256 equal to the recorded pin, or, while that
-    pin is not recorded, templates extracted from the sha256-pinned upstream file). A server that
-    merely names itself gpt-4o-2024-08-06 is not detectable here; the endpoint is recorded with
-    each judgment for that reason.
-    """
-    from mnemetric.longmemeval.judge.upstream_prompts import PROMPT_SET_SHA256, SHA256
-
-    model_list = list(models)
-    reasons = []
-    if not model_list:
-        reasons.append("no judged labels")
-    others = sorted({m for m in model_list if m != OFFICIAL_JUDGE_MODEL})
-    if others:
-        reasons.append(f"judge model(s) {others} differ from {OFFICIAL_JUDGE_MODEL}")
-    asked = sorted({m for m in (requested_models or []) if m != OFFICIAL_JUDGE_MODEL})
-    if asked:
-        reasons.append(f"requested judge model(s) {asked} differ from {OFFICIAL_JUDGE_MODEL}")
-    bad_params = [dict(p) for p in (params or []) if {k: p.get(k) for k in OFFICIAL_JUDGE_PARAMS} != OFFICIAL_JUDGE_PARAMS]
-    if bad_params:
-        reasons.append(f"judge request parameters {bad_params[0]} differ from upstream's {OFFICIAL_JUDGE_PARAMS}")
-    if PROMPT_SET_SHA256 is not None and prompt_set_sha256 != PROMPT_SET_SHA256:
-        reasons.append(f"prompt set sha256 {prompt_set_sha256} differs from the pinned {PROMPT_SET_SHA256}")
-    if PROMPT_SET_SHA256 is None and source_sha256 != SHA256:
-        reasons.append(f"prompts not extracted from the pinned upstream evaluate_qa.py (sha256 {SHA256})")
-    return {"official_equivalence": not reasons, "judge_models": sorted(set(model_list)),
-            "prompt_set_sha256": prompt_set_sha256, "reasons": reasons}
-
-
-def official_equivalence(models: Iterable[str], prompt_set_sha256: str | None, source_sha256: str | None = None) -> bool:
-    """Shorthand for ``judge_provenance(...)["official_equivalence"]``."""
-    return judge_provenance(models, prompt_set_sha256, source_sha256)["official_equivalence"]

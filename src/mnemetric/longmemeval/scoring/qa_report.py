@@ -28,7 +28,7 @@ from typing import Any
 
 from mnemetric.io import write_json_atomic
 from mnemetric.longmemeval.hypotheses import JudgedHypothesis, read_judged
-from mnemetric.longmemeval.judgments import JudgeTrace
+from mnemetric.longmemeval.judgments import JudgeTrace, judge_provenance
 from mnemetric.errors import InputError
 from mnemetric.llm.failures import QuestionFailure, failures_path, read_failures
 from mnemetric.llm.usage import UsageRecord
@@ -37,10 +37,10 @@ from mnemetric.longmemeval.scoring.qa import (
     QUESTION_TYPES,
     check_items,
     join_with_reference,
-    judge_provenance,
     qa_intervals,
     qa_metrics,
 )
+from mnemetric.longmemeval.scoring.qa_detail import QADetail, write_qa_detail
 
 SHOW_FAILED = 10
 INTERVAL_NOTE = ("intervals are a Mnemetric addition, not upstream metrics; each names its method: "
@@ -203,11 +203,11 @@ def plot_path(headline: str | Path) -> Path:
 
 @dataclass(frozen=True)
 class QAScored:
-    """A judged file scored: its lines, its failed questions, and the detail dict (metrics/detail/qa.json)."""
+    """A judged file scored: its lines, its failed questions, and the detail (metrics/detail/qa.json)."""
 
     judged: list[JudgedHypothesis]
     failures: list[QuestionFailure]
-    detail: dict[str, Any]
+    detail: QADetail
 
 
 def score_judged_file(judged_file: str | Path, ref_types: Mapping[str, str], *, names: Mapping[str, Any],
@@ -224,16 +224,18 @@ def score_judged_file(judged_file: str | Path, ref_types: Mapping[str, str], *, 
     report = qa_report(judged, ref_types, judge=traces["judge"] if judge is None else judge, traces=traces,
                        resamples=resamples, seed=seed, allow_partial=allow_partial, file=str(judged_file),
                        reference_file=str(reference_file), failures=failures)
-    return QAScored(judged, failures, {**names, **report, "cost": None if usage is None else cost_block(*usage)})
+    record = {**names, **report, "cost": None if usage is None else cost_block(*usage)}
+    return QAScored(judged, failures, QADetail.from_record(record, file="<qa detail>"))
 
 
-def write_qa_files(headline: str | Path, detail: Mapping[str, Any], *, names: Mapping[str, Any],
+def write_qa_files(headline: str | Path, detail: QADetail, *, names: Mapping[str, Any],
                    detail_file: str | Path | None = None, plot_file: str | Path | None = None) -> dict[str, Any]:
     """Write the detail (default :func:`detail_path`), the per-type plot rows (default
     :func:`plot_path`) and the headline ``names + judge + qa_headline(detail)``, each atomically, in
     that order; returns the headline."""
-    out = {**names, "judge": detail["judge"]["name"], **qa_headline(detail)}
-    write_json_atomic(detail_path(headline) if detail_file is None else detail_file, detail)
-    write_json_atomic(plot_path(headline) if plot_file is None else plot_file, per_type_plot_rows(detail))
+    record = detail.to_record()
+    out = {**names, "judge": detail.judge.name, **qa_headline(record)}
+    write_qa_detail(detail_path(headline) if detail_file is None else detail_file, detail)
+    write_json_atomic(plot_path(headline) if plot_file is None else plot_file, per_type_plot_rows(record))
     write_json_atomic(headline, out)
     return out

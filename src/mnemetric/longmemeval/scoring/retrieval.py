@@ -4,7 +4,7 @@ Every function here is pure: plain lists in, numbers out, one question at a time
 reference for the ``longmemeval-session-upstream-v1`` kernels is xiaowu0162/LongMemEval @
 9e0b455f4ef0e2ab8f2e582289761153549043fc ``src/retrieval/eval_utils.py``. The functions are
 written from the facts in docs/upstream-protocol.md section 2; no upstream code is copied.
-Beside this module: ``retrieval_corpus`` (the corpus rules of run_retrieval.py: a question's
+Beside this module: ``mnemetric.longmemeval.corpus`` (the corpus rules of run_retrieval.py: a question's
 corpus ids and targets), ``retrieval_averaging`` (upstream's two averaging rules) and
 ``retrieval_profiles`` (the named profiles that pick a per-question function).
 

@@ -28,6 +28,15 @@ Metrics = dict[str, dict[str, float | None]]
 """Per-question result: level ("session" / "turn") -> metric name -> value."""
 
 
+def split_at_k(name: str) -> tuple[str, int] | None:
+    """A metric name ``<stem>@<k>`` (``recall_all@5``) as (stem, k); None for any other name
+    (no ``@``, an empty stem, or a k that is not a whole number >= 0). The one parser of these names."""
+    stem, sep, k = name.rpartition("@")
+    if not sep or not stem or not k.isascii() or not k.isdigit():
+        return None
+    return stem, int(k)
+
+
 def keeps_exclude_abs(question_id: str, has_user_target: bool | None = None) -> bool:
     """Rule ``exclude_abs`` (print_retrieval_metrics.py): kept iff "_abs" is not in the question id.
 
@@ -105,7 +114,7 @@ def average_exclude_abs_and_no_user_target(
     """Mean over questions that are not "_abs" AND have a has_answer=true user turn.
 
     Rule of src/retrieval/run_retrieval.py main() (xiaowu0162/LongMemEval @ 9e0b455f).
-    ``has_user_target`` maps question_id -> bool (see retrieval_corpus.has_user_target); a missing
+    ``has_user_target`` maps question_id -> bool (see longmemeval.corpus.has_user_target); a missing
     question id raises KeyError. Same return shape as average_exclude_abs.
     """
     kept = [q for q in per_question if keeps_exclude_abs_and_no_user_target(q, has_user_target[q])]

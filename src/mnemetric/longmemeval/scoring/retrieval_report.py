@@ -31,7 +31,7 @@ from typing import Any
 from mnemetric.errors import InputError
 from mnemetric.io import require_file
 from mnemetric.longmemeval.rules import QUESTION_TYPES
-from mnemetric.longmemeval.scoring.retrieval_averaging import AVERAGING_RULES, average_over
+from mnemetric.longmemeval.scoring.retrieval_averaging import AVERAGING_RULES, average_over, split_at_k
 from mnemetric.longmemeval.scoring.scored_retrieval import ScoredRetrieval, levels_from_record, mapping_from_record
 from mnemetric.stats import bootstrap_mean, clopper_pearson
 
@@ -104,8 +104,8 @@ def recall_curve(block: Mapping[str, Any], metric: str = "recall_all") -> list[d
     turn), for `dvc plots` (template recall_curve: recall against k, one line per granularity)."""
     rows = []
     for level in LEVELS:
-        points = [(int(name.split("@")[1]), value) for name, value in block.get(level, {}).items()
-                  if name.startswith(f"{metric}@") and value is not None]
+        points = [(parsed[1], value) for name, value in block.get(level, {}).items()
+                  if (parsed := split_at_k(name)) and parsed[0] == metric and value is not None]
         rows += [{"granularity": level, "k": k, "recall": v} for k, v in sorted(points)]
     return rows
 

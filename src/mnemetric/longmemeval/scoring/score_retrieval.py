@@ -19,7 +19,7 @@ from mnemetric.longmemeval.reference import reference_ids
 from mnemetric.longmemeval.retrieval_log import RetrievalLogRecord, read_retrieval_log
 from mnemetric.longmemeval.rules import GRANULARITIES
 from mnemetric.longmemeval.scoring.retrieval import DEFAULT_KS
-from mnemetric.longmemeval.scoring.retrieval_corpus import has_user_target, haystack_corpus, targets
+from mnemetric.longmemeval.corpus import has_user_target, haystack_corpus, targets
 from mnemetric.longmemeval.scoring.retrieval_profiles import RetrievalProfile, get_profile
 from mnemetric.longmemeval.scoring.retrieval_report import RetrievalMetricFiles, retrieval_metric_files
 from mnemetric.longmemeval.scoring.scored_retrieval import QuestionFacts, ScoredRetrieval

@@ -66,7 +66,7 @@ class QuestionFacts:
     question_type: str
     """The question's type as the log names it (upstream ``question_type``)."""
     has_user_target: bool
-    """Whether its haystack holds a has_answer=true user turn (retrieval_corpus.has_user_target)."""
+    """Whether its haystack holds a has_answer=true user turn (longmemeval.corpus.has_user_target)."""
 
     def to_record(self) -> dict[str, Any]:
         return {"question_type": self.question_type, "has_user_target": self.has_user_target}

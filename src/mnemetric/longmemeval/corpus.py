@@ -1,6 +1,7 @@
-"""LongMemEval (V1) retrieval corpus rules: one question's corpus and targets, from its own haystack.
+"""The LongMemEval (V1) retrieval corpus: one question's corpus and targets, from its own haystack.
 
-Pure functions. Source: ``src/retrieval/run_retrieval.py`` (xiaowu0162/LongMemEval @
+The harness (running a memory system) and retrieval scoring (re-deriving a log's corpus) both take
+the corpus from here. Pure functions. Source: ``src/retrieval/run_retrieval.py`` (xiaowu0162/LongMemEval @
 9e0b455f4ef0e2ab8f2e582289761153549043fc), written from the facts in docs/upstream-protocol.md
 section 2.1; no upstream code is copied. The substrings are those of ``longmemeval/rules.py``:
 a corpus id containing ``TARGET_MARK`` ("answer") is a target; an answer session (or user turn)
@@ -12,6 +13,7 @@ A turn is a ``(role, content, has_answer)`` tuple or any object with those attri
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mnemetric.longmemeval.rules import GRANULARITIES, NO_ANSWER_MARK, TARGET_MARK, is_target
@@ -81,3 +83,36 @@ def has_user_target(sessions: Iterable[Iterable[Any]]) -> bool:
         for turns in sessions
         for role, _, has_answer in map(_turn_fields, turns)
     )
+
+
+@dataclass(frozen=True)
+class CorpusItem:
+    """One document of a question's upstream corpus, with the memory-view item it stands for."""
+
+    corpus_id: str
+    text: str
+    timestamp: str
+    """The session's date (upstream's ``timestamp`` of a ranked item)."""
+    session_id: str
+    """The memory view's opaque session id."""
+    turn_index: int | None
+    """0-based turn of a turn document; None for a session document."""
+
+
+def upstream_corpus(memory_sessions: Sequence[Any], eval_sessions: Sequence[Any], granularity: str) -> list[CorpusItem]:
+    """The question's upstream corpus (user turns only, noans relabelling) in upstream's order: the
+    haystack file order (run_retrieval.py), not our chronological replay. ``memory_sessions`` and
+    ``eval_sessions`` are the two halves of an adapted record's sessions (adapted.MemorySession with
+    ``session_id``, ``messages``, ``position``; adapted.EvalSession with ``upstream_id``, ``date``,
+    ``has_answer``), aligned."""
+    items: list[CorpusItem] = []
+    pairs = sorted(zip(memory_sessions, eval_sessions, strict=True), key=lambda pair: pair[0].position)
+    for mem, ev in pairs:
+        turns = [(m.role, m.content, h) for m, h in zip(mem.messages, ev.has_answer, strict=True)]
+        if granularity == "session":
+            cid, text = session_corpus(ev.upstream_id, turns)
+            items.append(CorpusItem(cid, text, ev.date, mem.session_id, None))
+            continue
+        for cid, text in turn_corpus(ev.upstream_id, turns):
+            items.append(CorpusItem(cid, text, ev.date, mem.session_id, int(cid.rsplit("_", 1)[1]) - 1))
+    return items

@@ -1,0 +1,189 @@
+"""metrics/detail/qa.json, typed once: :class:`QADetail` (reader beside writer; ``json.dump(indent=2)``).
+
+What stage qa_metrics and `mnemetric score-qa --detail` write (:func:`~mnemetric.longmemeval.scoring.qa_report.
+score_judged_file` builds it), keys in this order:
+
+* ``reader``, ``memory``, ``variant``, ``suite``: the names recorded (a string or null);
+* ``judge``: ``{name, models, prompt_set_sha256, source_sha256, endpoints}``;
+* ``official_equivalence`` (true or false) and ``official_equivalence_reasons`` (strings);
+* ``per_type``: for each of upstream's six types, in print_qa_metrics.py's order, ``{accuracy, n, ci95,
+  mdd80}`` (accuracy null for an empty type; ci95 and mdd80 objects from mnemetric.stats, or null);
+* ``task_averaged``, ``overall`` (numbers or null), ``abstention`` ``{accuracy, n}``, ``n``;
+* ``ci95``: ``{task_averaged, overall, abstention}`` (each an interval object or null); ``bootstrap``:
+  ``{resamples, seed, level, note}``;
+* ``coverage``: ``{n_reference, n_judged, n_failed, missing, scope}``; ``failures``: ``{n, by_stage,
+  by_reason, question_ids}``; ``cost``: the cost block (an object) or null;
+* ``errata_sensitivity``, only with errata enabled (an object).
+
+The interval, MDD, cost and errata objects are kept as the objects they are (their layout belongs to
+:mod:`mnemetric.stats`, :func:`~mnemetric.longmemeval.scoring.qa_report.cost_block` and
+:mod:`mnemetric.longmemeval.errata`); every other field is checked and named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from mnemetric.io import write_json_atomic
+from mnemetric.longmemeval.rules import UPSTREAM_PRINT_ORDER
+from mnemetric.records import OBJECT, OPTIONAL_NUMBER, OPTIONAL_STRING, Fields, read_json_file
+
+_FIX: Final = "regenerate it with `dvc repro qa_metrics` (or `mnemetric score-qa ... --detail FILE`)"
+NAMES: Final = ("reader", "memory", "variant", "suite")
+KEYS: Final = (*NAMES, "judge", "official_equivalence", "official_equivalence_reasons", "per_type", "task_averaged",
+               "overall", "abstention", "n", "ci95", "bootstrap", "coverage", "failures", "cost", "errata_sensitivity")
+
+
+def _object_or_null(f: Fields, name: str) -> dict[str, Any] | None:
+    value = f.get(name, ((Mapping, type(None)), "an object or null"))
+    return None if value is None else dict(value)
+
+
+@dataclass(frozen=True)
+class JudgeBlock:
+    name: str
+    models: tuple[str, ...]
+    prompt_set_sha256: str | None
+    source_sha256: str | None
+    endpoints: tuple[str, ...]
+
+    @classmethod
+    def from_fields(cls, f: Fields) -> JudgeBlock:
+        f.only(("name", "models", "prompt_set_sha256", "source_sha256", "endpoints"))
+        return cls(f.string("name"), f.strings("models"), f.optional_string("prompt_set_sha256"),
+                   f.optional_string("source_sha256"), f.strings("endpoints"))
+
+    def to_record(self) -> dict[str, Any]:
+        return {"name": self.name, "models": list(self.models), "prompt_set_sha256": self.prompt_set_sha256,
+                "source_sha256": self.source_sha256, "endpoints": list(self.endpoints)}
+
+
+@dataclass(frozen=True)
+class TypeBlock:
+    """One question type: accuracy (None when empty), n, its interval and its MDD (objects, or None)."""
+
+    accuracy: float | None
+    n: int
+    ci95: Mapping[str, Any] | None
+    mdd80: Mapping[str, Any] | None
+
+    @classmethod
+    def from_fields(cls, f: Fields) -> TypeBlock:
+        f.only(("accuracy", "n", "ci95", "mdd80"))
+        return cls(f.get("accuracy", OPTIONAL_NUMBER), f.count("n"), _object_or_null(f, "ci95"),
+                   _object_or_null(f, "mdd80"))
+
+    def to_record(self) -> dict[str, Any]:
+        return {"accuracy": self.accuracy, "n": self.n, "ci95": self.ci95, "mdd80": self.mdd80}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    n_reference: int
+    n_judged: int
+    n_failed: int
+    missing: tuple[str, ...]
+    scope: str
+
+    @classmethod
+    def from_fields(cls, f: Fields) -> Coverage:
+        f.only(("n_reference", "n_judged", "n_failed", "missing", "scope"))
+        return cls(f.count("n_reference"), f.count("n_judged"), f.count("n_failed"), f.strings("missing"),
+                   f.string("scope"))
+
+    def to_record(self) -> dict[str, Any]:
+        return {"n_reference": self.n_reference, "n_judged": self.n_judged, "n_failed": self.n_failed,
+                "missing": list(self.missing), "scope": self.scope}
+
+
+@dataclass(frozen=True)
+class Failures:
+    n: int
+    by_stage: Mapping[str, int]
+    by_reason: Mapping[str, int]
+    question_ids: tuple[str, ...]
+
+    @classmethod
+    def from_fields(cls, f: Fields) -> Failures:
+        f.only(("n", "by_stage", "by_reason", "question_ids"))
+        stage, reason = f.at("by_stage"), f.at("by_reason")
+        ids = f.strings("question_ids")
+        if f.count("n") != len(ids):
+            raise f.error("n", f"{f.raw['n']} but question_ids holds {len(ids)}")
+        return cls(len(ids), {k: stage.count(k) for k in stage.raw}, {k: reason.count(k) for k in reason.raw}, ids)
+
+    def to_record(self) -> dict[str, Any]:
+        return {"n": self.n, "by_stage": dict(self.by_stage), "by_reason": dict(self.by_reason),
+                "question_ids": list(self.question_ids)}
+
+
+@dataclass(frozen=True)
+class QADetail:
+    """metrics/detail/qa.json (see the module docstring for its layout)."""
+
+    names: Mapping[str, str | None]
+    """reader, memory, variant, suite."""
+    judge: JudgeBlock
+    official_equivalence: bool
+    official_equivalence_reasons: tuple[str, ...]
+    per_type: Mapping[str, TypeBlock]
+    task_averaged: float | None
+    overall: float | None
+    abstention_accuracy: float | None
+    abstention_n: int
+    n: int
+    ci95: Mapping[str, Any]
+    bootstrap: Mapping[str, Any]
+    coverage: Coverage
+    failures: Failures
+    cost: Mapping[str, Any] | None
+    errata_sensitivity: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str) -> QADetail:
+        """Validate a detail file; errors name the file and the field (``per_type.multi-session.n``)."""
+        f = Fields.of(raw, file=file, record="<file>", fix=_FIX).only(KEYS)
+        per = f.at("per_type", OBJECT)
+        types = [t for t in per.raw]
+        if types != list(UPSTREAM_PRINT_ORDER):
+            raise per.error("<keys>", f"expected the six types {list(UPSTREAM_PRINT_ORDER)} in that order, got {types}")
+        reasons = f.strings("official_equivalence_reasons")
+        abstention = f.at("abstention").only(("accuracy", "n"))
+        ci95 = f.at("ci95").only(("task_averaged", "overall", "abstention"))
+        bootstrap = f.at("bootstrap").only(("resamples", "seed", "level", "note"))
+        bootstrap.count("resamples"), bootstrap.integer("seed"), bootstrap.number("level"), bootstrap.string("note")
+        return cls({k: f.get(k, OPTIONAL_STRING) for k in NAMES}, JudgeBlock.from_fields(f.at("judge")),
+                   f.boolean("official_equivalence"), reasons,
+                   {t: TypeBlock.from_fields(per.at(t)) for t in types}, f.get("task_averaged", OPTIONAL_NUMBER),
+                   f.get("overall", OPTIONAL_NUMBER), abstention.get("accuracy", OPTIONAL_NUMBER),
+                   abstention.count("n"), f.count("n"), {k: _object_or_null(ci95, k) for k in ci95.raw},
+                   dict(bootstrap.raw), Coverage.from_fields(f.at("coverage")), Failures.from_fields(f.at("failures")),
+                   _object_or_null(f, "cost"),
+                   dict(f.get("errata_sensitivity", OBJECT)) if "errata_sensitivity" in f.raw else None)
+
+    def to_record(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: self.names.get(k) for k in NAMES}
+        out |= {"judge": self.judge.to_record(), "official_equivalence": self.official_equivalence,
+                "official_equivalence_reasons": list(self.official_equivalence_reasons),
+                "per_type": {t: b.to_record() for t, b in self.per_type.items()},
+                "task_averaged": self.task_averaged, "overall": self.overall,
+                "abstention": {"accuracy": self.abstention_accuracy, "n": self.abstention_n}, "n": self.n,
+                "ci95": dict(self.ci95), "bootstrap": dict(self.bootstrap), "coverage": self.coverage.to_record(),
+                "failures": self.failures.to_record(), "cost": self.cost}
+        if self.errata_sensitivity is not None:
+            out["errata_sensitivity"] = dict(self.errata_sensitivity)
+        return out
+
+
+def write_qa_detail(path: str | Path, detail: QADetail) -> None:
+    """Write the detail file atomically (``json.dump(indent=2)``)."""
+    write_json_atomic(path, detail.to_record())
+
+
+def read_qa_detail(path: str | Path) -> QADetail:
+    """Read and validate metrics/detail/qa.json."""
+    raw = read_json_file(path, missing_fix="run `dvc repro qa_metrics` first", fix=_FIX)
+    return QADetail.from_record(raw, file=str(path))
