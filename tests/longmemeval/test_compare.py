@@ -65,9 +65,11 @@ def test_task_averaged_and_per_type_by_hand():
     assert r["task_averaged"]["a_mean"] == pytest.approx(3 / 6)
     assert r["task_averaged"]["b_mean"] == pytest.approx(4 / 6)
     assert r["task_averaged"]["p_value"] is None  # McNemar compares micro accuracies only
-    # per type user: A right on both, B wrong on both -> interval is exactly [-1, -1]
+    # per type user: A right on both, B wrong on both -> the bootstrap says exactly [-1, -1]; the
+    # score interval (primary) does not exclude 0 on two questions (McNemar p = 0.5)
     user = r["per_type"]["single-session-user"]
-    assert (user["low"], user["high"]) == (-1.0, -1.0)
+    assert (user["bootstrap_low"], user["bootstrap_high"]) == (-1.0, -1.0)
+    assert user["low"] == -1.0 and user["high"] > 0 and user["p_value"] == 0.5
 
 
 def test_flip_list():
@@ -176,17 +178,68 @@ def test_retrieval_excludes_abs_and_compares_turn_only_when_both_have_it():
 
 
 def test_regression_gate_and_metric_names():
-    result = {"qa": {"overall": {"n": 40, "diff": -0.1, "low": -0.2, "high": -0.01, "level": 0.95},
-                     "task_averaged": {"n": 40, "diff": -0.1, "low": -0.2, "high": 0.0, "level": 0.95},
+    result = {"qa": {"overall": {"n": 40, "diff": -0.1, "low": -0.2, "high": -0.01, "level": 0.95,
+                                 "p_value": 0.03, "test": "mcnemar exact, two-sided", "a_only": 6, "b_only": 0},
+                     "task_averaged": {"n": 40, "diff": -0.1, "low": -0.2, "high": 0.0, "level": 0.95,
+                                       "p_value": None, "interval_method": "MOVER"},
                      "per_type": {}},
               "retrieval": {"levels": {"session": {"recall_all@10": {"n": 30, "diff": 0.2, "low": 0.1,
-                                                                     "high": 0.3, "level": 0.95}}}}}
+                                                                     "high": 0.3, "level": 0.95, "p_value": 0.001}}}}}
     reason = regression(result, "overall")
-    assert reason is not None and "overall dropped" in reason and "[-0.2000, -0.0100]" in reason
+    assert reason is not None and "overall dropped" in reason and "p = 0.03 < alpha 0.05" in reason
+    assert regression(result, "overall", alpha=0.01) is None          # --alpha 0.01: not below
     assert regression(result, "task_averaged") is None  # touching 0 is not significant
+    below = {**result["qa"]["task_averaged"], "high": -0.001}
+    assert "lies below 0" in regression({**result, "qa": {**result["qa"], "task_averaged": below}}, "task_averaged")
+    # B better with a tiny p is not a regression
     assert regression(result, "recall_all@10") is None and regression(result, "session.recall_all@10") is None
     with pytest.raises(ConfigError, match=r"(?s)unknown metric 'recall_all@3'.*recall_all@10"):
         find_metric(result, "recall_all@3")
+
+
+def test_four_one_way_flips_do_not_fail_the_gate():
+    # the README's sample case: 43 questions, A right on 4 that B misses, nothing the other way.
+    # McNemar p = 2 (1/2)^4 = 0.125: not significant, so no regression, although the paired bootstrap
+    # interval lies below 0 (the old gate failed CI here at every n)
+    ids = [f"q{i:02d}" for i in range(43)]
+    types = {q: TYPES[i % 6] for i, q in enumerate(ids)}
+    a = {q: i < 10 for i, q in enumerate(ids)}
+    b = {q: 4 <= i < 10 for i, q in enumerate(ids)}
+    r = compare_qa(a, b, types, resamples=500)
+    overall = r["overall"]
+    assert (overall["a_only"], overall["b_only"], overall["p_value"]) == (4, 0, 0.125)
+    assert overall["bootstrap_high"] < 0                    # what the old gate read
+    assert regression({"qa": r, "retrieval": {"levels": {}}}, "overall") is None
+    assert overall["interval_method"].startswith("Tango") and overall["low"] < overall["diff"] < overall["high"]
+
+
+def test_zero_discordant_pairs_give_a_non_degenerate_interval():
+    ids = [f"q{i:02d}" for i in range(30)]
+    types = {q: "single-session-preference" for q in ids}
+    a = {q: i < 27 for i, q in enumerate(ids)}            # accuracy 0.9, identical runs
+    rec = compare_qa(a, dict(a), types, resamples=200)["per_type"]["single-session-preference"]
+    assert (rec["bootstrap_low"], rec["bootstrap_high"]) == (0.0, 0.0)   # the old, degenerate interval
+    z2 = 1.959963984540054 ** 2
+    assert (rec["low"], rec["high"]) == (pytest.approx(-z2 / (30 + z2)), pytest.approx(z2 / (30 + z2)))
+
+
+def test_exploratory_rows_are_holm_adjusted():
+    _, types, a, b = _table()
+    r = compare_qa(a, b, types, resamples=20)
+    assert r["primary"] == ["overall", "task_averaged"]
+    block = r["exploratory"]
+    tested = {t: rec["p_value"] for t, rec in r["per_type"].items()}
+    assert block["adjustment"] == "holm" and block["family_size"] == len(tested) == 6 and block["alpha"] == 0.05
+    assert block["familywise_rate_unadjusted"] == pytest.approx(1 - 0.95 ** 6)
+    assert "26%" in block["note"]
+    # Holm by hand: p sorted ascending, multiplied by 6, 5, ..., running max, capped at 1
+    ps = sorted(tested.values())
+    expected, running = [], 0.0
+    for i, p in enumerate(ps):
+        running = max(running, min(1.0, (6 - i) * p))
+        expected.append(running)
+    assert sorted(rec["p_holm"] for rec in r["per_type"].values()) == pytest.approx(expected)
+    assert "p_holm" not in r["overall"]
 
 
 @settings(max_examples=40, deadline=None)

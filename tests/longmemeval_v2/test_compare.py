@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from mnemetric.stats.score import tango_interval
+
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.longmemeval_v2.compare import NotComparable, compare_v2, read_run, render_table
 
@@ -51,8 +53,10 @@ def test_paired_accuracy_worked_example(runs):
     assert (abst["n"], abst["a_mean"], abst["b_mean"], abst["p_value"]) == (1, 0.0, 1.0, 1.0)
     web, ent = acc["per_domain"]["web"], acc["per_domain"]["enterprise"]
     assert (web["a_mean"], web["b_mean"], web["p_value"]) == (0.5, 0.75, 1.0)  # 2 * (1 + 3) / 8 -> capped at 1
-    # every enterprise pair goes 0 -> 1, so every resample's difference is 1
-    assert (ent["diff"], ent["low"], ent["high"], ent["p_value"]) == (1.0, 1.0, 1.0, 0.5)  # 2 * (1/2)^2
+    # every enterprise pair goes 0 -> 1: every resample's difference is 1, so the bootstrap says [1, 1];
+    # the primary score interval on two questions reaches below 0 (mirror of tests/stats: Tango(0, 2, 2))
+    assert (ent["diff"], ent["bootstrap_low"], ent["bootstrap_high"], ent["p_value"]) == (1.0, 1.0, 1.0, 0.5)
+    assert ent["high"] == 1.0 and ent["low"] == pytest.approx(-tango_interval(0, 2, 2)[1]) and ent["low"] < 0
     cats = acc["per_category"]
     assert list(cats) == ["static", "static-abs", "dynamic", "dynamic-abs", "procedure", "procedure-abs", "gotchas"]
     assert (cats["static"]["n"], cats["static"]["diff"], cats["static"]["p_value"]) == (3, 0.0, 1.0)

@@ -13,6 +13,7 @@ from scipy.stats import binomtest
 
 from mnemetric.errors import InputError
 from mnemetric.stats import PairedComparison, compare_paired, discordant, mcnemar_exact, paired_bootstrap_diff
+from mnemetric.stats.score import tango_interval
 
 
 @pytest.mark.parametrize("b, c, expected", [
@@ -84,7 +85,10 @@ def test_compare_paired_worked_example():
     assert result.diff == pytest.approx(1 / 3)
     assert (result.a_only, result.b_only) == (1, 3)
     assert result.p_value == pytest.approx(2 * (1 + 4) / 16)     # 2 P[X <= 1], X ~ Bin(4, 1/2) = 0.625
-    assert result.interval == paired_bootstrap_diff(a, b, resamples=300, seed=2).interval
+    boot = paired_bootstrap_diff(a, b, resamples=300, seed=2)
+    assert (result.bootstrap_low, result.bootstrap_high) == boot.interval      # secondary, named
+    assert result.interval == tango_interval(3, 1, 6)                          # primary: the score interval
+    assert result.interval_method.startswith("Tango")
     assert result.to_record()["test"] == "mcnemar exact, two-sided"
 
 
@@ -96,7 +100,9 @@ def test_compare_paired_macro_and_float_values():
     assert (macro.a_mean, macro.b_mean, macro.diff) == (0.75, 0.75, 0.0)
     assert macro.p_value is None and (macro.a_only, macro.b_only) == (1, 1)   # McNemar only for micro
     floats = compare_paired([0.2, 0.4], [0.3, 0.9], resamples=50, seed=0)
-    assert floats.p_value is None and floats.a_only is None
+    # not 0/1: the exact sign test (B higher on both items: 2 (1/2)^2 = 0.5) and the bootstrap interval
+    assert floats.p_value == 0.5 and floats.test == "sign test exact, two-sided" and floats.a_only is None
+    assert floats.interval == (floats.bootstrap_low, floats.bootstrap_high)
     assert floats.diff == pytest.approx(0.3)
 
 

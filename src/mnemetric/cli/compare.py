@@ -90,7 +90,8 @@ def load_run(name: str, repo: Path) -> RunData:
                    scored.question_types())
 
 
-def compare_runs(a: RunData, b: RunData, *, force: bool, resamples: int, seed: int) -> dict[str, Any]:
+def compare_runs(a: RunData, b: RunData, *, force: bool, resamples: int, seed: int,
+                 alpha: float = 0.05) -> dict[str, Any]:
     """The whole comparison; NotComparable unless the keys agree or ``force``."""
     from mnemetric.longmemeval.compare import NotComparable, compare_qa, compare_retrieval, differences
 
@@ -98,13 +99,14 @@ def compare_runs(a: RunData, b: RunData, *, force: bool, resamples: int, seed: i
     if diffs and not force:
         raise NotComparable(diffs, a.name, b.name)
     types = {**a.types, **b.types}
-    kw = {"resamples": resamples, "seed": seed}
+    kw = {"resamples": resamples, "seed": seed, "level": 1 - alpha}
     return {
         "a": {"revision": a.name, "commit": a.short, "keys": a.keys.to_record()},
         "b": {"revision": b.name, "commit": b.short, "keys": b.keys.to_record()},
         "comparable": not diffs,
         "differences": [d.to_record() for d in diffs],
-        "qa": compare_qa(a.labels, b.labels, types, source=f"{a.name} vs {b.name} judged", **kw),
+        "alpha": alpha,
+        "qa": compare_qa(a.labels, b.labels, types, alpha=alpha, source=f"{a.name} vs {b.name} judged", **kw),
         "retrieval": compare_retrieval(a.retrieval or {}, b.retrieval or {},
                                        source=f"{a.name} vs {b.name} retrieval logs", **kw),
     }
@@ -114,41 +116,73 @@ def _num(x: float | None, signed: bool = False) -> str:
     return "—" if x is None else (f"{x:+.3f}" if signed else f"{x:.3f}")
 
 
-def _row(name: str, rec: dict[str, Any]) -> list[str]:
+def _p(x: float | None) -> str:
+    return "" if x is None else f"{x:.4f}"
+
+
+def _row(name: str, rec: dict[str, Any], alpha: float, holm: bool = False) -> list[str]:
     ci = "—" if rec.get("low") is None else f"[{rec['low']:+.3f}, {rec['high']:+.3f}]"
-    p = "" if rec.get("p_value") is None else f"{rec['p_value']:.4f}"
-    sig = "*" if rec.get("low") is not None and (rec["low"] > 0 or rec["high"] < 0) else ""
-    return [name, str(rec["n"]), _num(rec["a_mean"]), _num(rec["b_mean"]), _num(rec["diff"], True) + sig, ci, p]
+    p = rec.get("p_holm") if holm else rec.get("p_value")
+    if rec.get("p_value") is not None:
+        sig = "*" if p is not None and p < alpha else ""
+    else:
+        sig = "*" if rec.get("low") is not None and (rec["low"] > 0 or rec["high"] < 0) else ""
+    return [name, str(rec["n"]), _num(rec["a_mean"]), _num(rec["b_mean"]), _num(rec["diff"], True) + sig, ci,
+            _p(rec.get("p_value")), _p(rec.get("p_holm")) if holm else ""]
 
 
 def rows(result: dict[str, Any]) -> list[list[str]]:
-    """Table rows: QA (overall, task-averaged, abstention, per type), then retrieval per level."""
-    qa = result["qa"]
-    out = [_row(k, qa[k]) for k in ("overall", "task_averaged", "abstention") if k in qa]
-    out += [_row(f"  {t}", rec) for t, rec in qa["per_type"].items()]
+    """Table rows: the primary QA rows (overall, task-averaged), the exploratory ones (abstention,
+    per type; starred by Holm-adjusted p), then retrieval per level."""
+    qa, alpha = result["qa"], result.get("alpha", 0.05)
+    out = [_row(k, qa[k], alpha) for k in ("overall", "task_averaged") if k in qa]
+    explore = [("abstention", qa["abstention"])] if "abstention" in qa else []
+    explore += [(f"  {t}", rec) for t, rec in qa["per_type"].items()]
+    if explore:
+        out.append(["exploratory (per type, Holm-adjusted p):", "", "", "", "", "", "", ""])
+        out += [_row(name, rec, alpha, holm=True) for name, rec in explore]
     for lvl, block in result["retrieval"]["levels"].items():
-        out += [_row(f"{lvl} {m}", rec) for m, rec in block.items()]
+        out += [_row(f"{lvl} {m}", rec, alpha) for m, rec in block.items()]
     return out
 
 
-HEADER = ["metric", "n", "A", "B", "B − A", "95% CI (paired bootstrap)", "McNemar p"]
+def header(result: dict[str, Any]) -> list[str]:
+    level = 1 - result.get("alpha", 0.05)
+    return ["metric", "n", "A", "B", "B − A", f"{level:.0%} CI (score)", "exact p", "Holm p"]
+
+
+def _notes(result: dict[str, Any]) -> list[str]:
+    alpha = result.get("alpha", 0.05)
+    lines = [f"* exact paired test p < {alpha:g} (McNemar; sign test for non-0/1 metrics; exploratory rows: "
+             "Holm-adjusted p); task_averaged: its interval excludes 0",
+             "CI: Tango score interval for paired proportions (0/1 metrics), per-type Tango intervals combined "
+             "by MOVER (task_averaged), paired percentile bootstrap (other metrics); the bootstrap interval of "
+             "every row is in --json (bootstrap_low, bootstrap_high)"]
+    note = (result["qa"].get("exploratory") or {}).get("note")
+    return lines + ([note] if note else [])
 
 
 def render_table(result: dict[str, Any]) -> str:
-    body = [HEADER, *rows(result)]
-    widths = [max(len(r[i]) for r in body) for i in range(len(HEADER))]
+    head = header(result)
+    body = [head, *rows(result)]
+    widths = [max(len(r[i]) for r in body if r[1]) for i in range(len(head))]   # section lines have no n
     lines = [_title(result), ""]
     for j, r in enumerate(body):
+        if not r[1] and j:
+            lines.append(r[0])
+            continue
         lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines + ["", "* the interval excludes 0", *_flip_lines(result, "")])
+    return "\n".join(lines + ["", *_notes(result), *_flip_lines(result, "")])
 
 
 def render_markdown(result: dict[str, Any]) -> str:
-    lines = [f"### {_title(result)}", "", "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    head = header(result)
+    lines = [f"### {_title(result)}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(c.strip() for c in r) + " |" for r in rows(result)]
-    return "\n".join(lines + ["", "\\* the interval excludes 0", "", *_flip_lines(result, "- ")])
+    notes = [n.replace("*", "\\*", 1) if n.startswith("*") else n for n in _notes(result)]
+    return "\n".join(lines + ["", *notes, "", *_flip_lines(result, "- ")])
 
 
 def _title(result: dict[str, Any]) -> str:
@@ -168,6 +202,17 @@ def _flip_lines(result: dict[str, Any], bullet: str) -> list[str]:
     return lines
 
 
+def _alpha(text: str) -> float:
+    """--alpha: a number strictly between 0 and 1 (argparse reports anything else, no traceback)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a level strictly between 0 and 1, got {text}")
+    return value
+
+
 def emit(text: str) -> None:
     """Print ``text``; a reader that closed the pipe early (``| head``) ends the output quietly."""
     import os
@@ -182,10 +227,11 @@ def emit(text: str) -> None:
          "Compare run B against run A on the same questions, read at each revision without a checkout "
          "(`workspace` = the files on disk). Refuses runs that are not comparable (dataset, question set, adapter, "
          "scoring profile, judge, reader, retrieval budget), naming every differing field, unless --force. QA: "
-         "paired difference of overall, task-averaged and per-type accuracy with a paired bootstrap interval "
-         "(stratified by type), exact McNemar p, flipped questions; retrieval: paired differences of "
-         "recall_all@5/10 and ndcg_any@5/10 (exclude_abs). Exit 0, or 1 with --fail-on-regression METRIC "
-         "when METRIC drops significantly (its interval of B - A lies below 0).")
+         "paired difference of overall and task-averaged accuracy (primary), per-type and abstention accuracy "
+         "(exploratory, Holm-adjusted p), with a score interval for paired proportions, exact McNemar p, "
+         "flipped questions; retrieval: paired differences of recall_all@5/10 and ndcg_any@5/10 (exclude_abs). "
+         "Exit 0, or 1 with --fail-on-regression METRIC when METRIC drops significantly: B - A < 0 with the "
+         "exact paired test's two-sided p below --alpha (task_averaged: its score interval lies below 0).")
 def _compare(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("a", metavar="A", help="baseline revision or experiment name")
     p.add_argument("b", metavar="B", help="candidate revision or experiment name")
@@ -194,17 +240,19 @@ def _compare(p: argparse.ArgumentParser) -> Handler:
     fmt.add_argument("--json", action="store_true", help="print the whole comparison as JSON")
     p.add_argument("--force", action="store_true", help="compare runs that are not comparable (differences first)")
     p.add_argument("--fail-on-regression", metavar="METRIC", action="append", default=[],
-                   help="exit 1 if METRIC drops significantly (overall, task_averaged, a question type, "
-                        "recall_all@10, turn.ndcg_any@5, ...); may repeat")
+                   help="exit 1 if METRIC drops significantly by the exact paired test (overall, task_averaged, "
+                        "a question type, recall_all@10, turn.ndcg_any@5, ...); may repeat; each is tested at --alpha")
+    p.add_argument("--alpha", type=_alpha, default=0.05,
+                   help="two-sided significance level of the gate and the stars; intervals at 1 - alpha (default 0.05)")
     p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples")
     p.add_argument("--seed", type=count, default=0, help="bootstrap seed")
     p.add_argument("--repo", type=Path, default=Path("."), help="the project's git checkout")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval.compare import find_metric, refusal, regression
+        from mnemetric.longmemeval.compare import find_metric, gate_basis, refusal, regression
 
         result = compare_runs(load_run(a.a, a.repo), load_run(a.b, a.repo), force=a.force,
-                              resamples=a.resamples, seed=a.seed)
+                              resamples=a.resamples, seed=a.seed, alpha=a.alpha)
         for metric in a.fail_on_regression:
             find_metric(result, metric)  # an unknown name stops before anything is printed
         if result["differences"] and not a.json:
@@ -213,9 +261,10 @@ def _compare(p: argparse.ArgumentParser) -> Handler:
             print("warning (--force): " + refusal(diffs, a.a, a.b), file=sys.stderr)
         emit(json.dumps(result, indent=2) if a.json else render_markdown(result) if a.md else render_table(result))
         for metric in a.fail_on_regression:
-            if find_metric(result, metric).get("high") is None:
-                print(f"warning: {metric} has no interval (too few questions), so it cannot gate", file=sys.stderr)
-        reasons = [r for r in (regression(result, m) for m in a.fail_on_regression) if r]
+            why = gate_basis(result, metric)
+            if why:
+                print(f"warning: {why}", file=sys.stderr)
+        reasons = [r for r in (regression(result, m, a.alpha) for m in a.fail_on_regression) if r]
         for reason in reasons:
             print(f"regression: {reason}", file=sys.stderr)
         return 1 if reasons else 0

@@ -252,7 +252,8 @@ def _run(p: argparse.ArgumentParser) -> Handler:
             "--domain or the folder name: web, enterprise, or upstream's <method>_<domain>_<tier>). Refuses runs "
             "that do not hold the same questions (domains, ids, question fields, haystack), naming what differs. "
             "Accuracy (score) B - A overall, without / with abstention questions, per domain and per category: a "
-            "paired bootstrap interval and the exact McNemar p; questions failed in either run are left out and "
+            "score interval for paired proportions (Tango; the paired bootstrap one in the JSON) and the exact "
+            "McNemar p; questions failed in either run are left out and "
             "listed. Query latency p50 / p95 (upstream's rules) and its B - A are reported apart, never mixed "
             "into accuracy. Example: mnemetric v2 compare runs/v2-bm25 runs/v2-dense --out compare.json")
 def _compare(p: argparse.ArgumentParser) -> Handler:

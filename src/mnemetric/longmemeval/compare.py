@@ -11,17 +11,27 @@ QA (:func:`compare_qa`), per question i with labels a_i, b_i in {0, 1} (B minus 
 
 * overall = mean over all questions; task_averaged = unweighted mean of the six per-type means
   ("_abs" questions in their own type, as print_qa_metrics.py); per type = mean within the type;
-* interval: paired percentile bootstrap (``mnemetric.stats.paired_bootstrap_diff``), questions
-  resampled jointly for both runs, stratified by question type (per type: within the type);
+* primary rows: overall, then task_averaged (``primary``); the per-type and abstention rows are
+  exploratory (``exploratory``): each carries ``p_holm``, its McNemar p Holm-adjusted over those
+  rows (``mnemetric.stats.score.holm``), and the block states the family size, alpha, and the
+  family-wise rate the unadjusted p-values would have (1 - (1 - alpha)^m, e.g. 0.30 for m = 7);
+* interval (``mnemetric.stats.compare_paired``, named by ``interval_method``): Tango's score
+  interval for paired proportions (overall, per type, abstention), the per-type Tango intervals
+  combined by MOVER (task_averaged); the paired percentile bootstrap (questions resampled jointly,
+  stratified by type) is kept as ``bootstrap_low`` / ``bootstrap_high``;
 * McNemar exact two-sided p from the discordant pairs (``mnemetric.stats.mcnemar_exact``);
 * flips: questions whose label differs, with id, type and old -> new label.
 
 Retrieval (:func:`compare_retrieval`): per-question metrics (``ScoredRetrieval.per_question`` of
 ``score_retrieval_log``), rule
-exclude_abs (question ids containing "_abs" left out, print_retrieval_metrics.py); paired bootstrap
-of the mean difference, pooled over questions (the mean is a plain mean, so resampled as averaged).
+exclude_abs (question ids containing "_abs" left out, print_retrieval_metrics.py); the same
+``compare_paired`` records: for 0/1 recall Tango's interval and McNemar's p, otherwise the paired
+bootstrap of the mean difference, pooled over questions, and the exact sign test.
 
-A regression (:func:`regression`) is a significant drop: the interval of B - A lies below 0.
+A regression (:func:`regression`) is a significant drop by the exact paired test: B - A < 0 with
+the exact two-sided p (McNemar for 0/1 values, the sign test otherwise) below alpha (0.05 unless
+``--alpha``), never the bootstrap interval. task_averaged has no such test: it regresses when its
+MOVER score interval at level 1 - alpha lies below 0.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from mnemetric.longmemeval.judgments import JudgeTrace
 from mnemetric.longmemeval.scoring.qa import ABSTENTION_MARK, QUESTION_TYPES
 from mnemetric.longmemeval.scoring.scored_retrieval import Metrics
 from mnemetric.stats.paired import compare_paired
+from mnemetric.stats.score import familywise_rate, holm
 
 HEADLINE_RETRIEVAL = ("recall_all@5", "recall_all@10", "ndcg_any@5", "ndcg_any@10")
 LEVELS = ("session", "turn")
@@ -180,8 +191,28 @@ def _check_types(ids: Sequence[str], types: Mapping[str, str], source: str) -> N
             raise InputError(source, q, "question_type", f"unknown type {types[q]!r}")
 
 
+def _exploratory(out: dict[str, Any], alpha: float) -> None:
+    """Holm-adjust the per-type and abstention p-values in place; the ``exploratory`` block."""
+    recs = [*out["per_type"].values(), *([out["abstention"]] if "abstention" in out else [])]
+    tested = [r for r in recs if r["p_value"] is not None]
+    for r, adj in zip(tested, holm([r["p_value"] for r in tested])):
+        r["p_holm"] = adj
+    for r in recs:
+        r.setdefault("p_holm", None)
+    m = len(tested)
+    out["primary"] = list(QA_METRICS)
+    out["exploratory"] = {
+        "rows": [*out["per_type"], *(["abstention"] if "abstention" in out else [])],
+        "adjustment": "holm", "family_size": m, "alpha": alpha,
+        "familywise_rate_unadjusted": familywise_rate(m, alpha) if m else 0.0,
+        "note": (f"exploratory: with {m} unadjusted tests at alpha {alpha:g}, at least one would be significant by "
+                 f"chance up to {familywise_rate(m, alpha) if m else 0.0:.0%} of the time (independent tests, "
+                 f"no true difference); p_holm keeps that family-wise rate at most {alpha:g}"),
+    }
+
+
 def compare_qa(a: Mapping[str, bool], b: Mapping[str, bool], types: Mapping[str, str], *,
-               resamples: int = 1000, seed: int = 0, level: float = 0.95,
+               resamples: int = 1000, seed: int = 0, level: float = 0.95, alpha: float = 0.05,
                source: str = "<judged>") -> dict[str, Any]:
     """Paired QA comparison on the questions both runs judged (see the module docstring)."""
     ids, only_a, only_b = paired_ids(a, b)
@@ -205,6 +236,7 @@ def compare_qa(a: Mapping[str, bool], b: Mapping[str, bool], types: Mapping[str,
     if abst:
         out["abstention"] = compare_paired([va[i] for i in abst], [vb[i] for i in abst], None, "micro",
                                            **kw).to_record()
+    _exploratory(out, alpha)
     out["flips"] = [f.to_record() for f in flips(a, b, types)]
     return out
 
@@ -258,13 +290,31 @@ def find_metric(result: Mapping[str, Any], metric: str) -> dict[str, Any]:
     return table[metric]
 
 
-def regression(result: Mapping[str, Any], metric: str) -> str | None:
-    """Why ``metric`` dropped significantly (the interval of B - A lies entirely below 0), else None."""
+def regression(result: Mapping[str, Any], metric: str, alpha: float = 0.05) -> str | None:
+    """Why ``metric`` dropped significantly, else None (module docstring): B - A < 0 with the exact
+    paired p below ``alpha``; for a record without a test (task_averaged), its interval below 0."""
     rec = find_metric(result, metric)
+    diff = rec.get("diff")
+    if diff is None or diff >= 0:
+        return None
+    if rec.get("p_value") is not None:
+        if rec["p_value"] >= alpha:
+            return None
+        test = rec.get("test") or "exact paired test"
+        return (f"{metric} dropped: B - A = {diff:+.4f}, {test} p = {rec['p_value']:.4g} < alpha {alpha:g} "
+                f"(a_only {rec.get('a_only')}, b_only {rec.get('b_only')}, n = {rec['n']})")
     if rec.get("high") is None or rec["high"] >= 0:
         return None
-    return (f"{metric} dropped: B - A = {rec['diff']:+.4f}, {rec['level']:.0%} paired bootstrap interval "
+    return (f"{metric} dropped: B - A = {diff:+.4f}, {rec['level']:.0%} {rec.get('interval_method', 'interval')} "
             f"[{rec['low']:+.4f}, {rec['high']:+.4f}] lies below 0 (n = {rec['n']})")
+
+
+def gate_basis(result: Mapping[str, Any], metric: str) -> str | None:
+    """None if ``metric`` can gate; else why not (no test and no interval: too few questions)."""
+    rec = find_metric(result, metric)
+    if rec.get("p_value") is None and rec.get("high") is None:
+        return f"{metric} has no test and no interval (too few questions), so it cannot gate"
+    return None
 
 
 class NotComparable(MnemetricError):

@@ -139,8 +139,8 @@ def cost_rows(cost: Mapping[str, Any] | None) -> tuple[CostRow, ...]:
 def flips_between(baseline: Mapping[str, bool], current: Mapping[str, bool], types: Mapping[str, str],
                   baseline_name: str, *, resamples: int = 1000, seed: int = 0) -> Flips:
     """Questions whose label differs between the baseline's and this run's judged labels (ids in
-    both), with the paired difference of overall accuracy (this run − baseline; paired bootstrap
-    stratified by type) and the exact McNemar p-value (stats.paired)."""
+    both), with the paired difference of overall accuracy (this run − baseline; Tango's score
+    interval for paired proportions, stats.score) and the exact McNemar p-value (stats.paired)."""
     common = [q for q in current if q in baseline]
     rows = tuple(Flip(q, types.get(q, "unknown"), "correct" if baseline[q] else "wrong",
                       "correct" if current[q] else "wrong") for q in common if baseline[q] != current[q])

@@ -18,12 +18,16 @@ in {0, 1} for each run (upstream's ``overall_full_set`` is the mean of s over th
   whose eval function is not / is llm_abstention_checker;
 * ``per_domain.<domain>``; ``per_category.<category>`` (every category of CATEGORY_MAP, pooled over the
   domains, by the row's category as upstream assigns it: a non-abstention row may sit in an ``-abs`` one);
-* the bootstrap of the three overall slices is stratified by domain (each domain is a run of fixed size,
-  combined as the leaderboard combines them); per domain and per category it is pooled (a category's
-  per-domain cells can hold one or two questions, where stratified resampling keeps no variance);
-* each record (``mnemetric.stats.compare_paired``): means, diff, percentile interval of the paired bootstrap
-  (questions resampled jointly for both runs), exact two-sided McNemar p from the discordant pairs
-  (``a_only`` = right in A only, ``b_only`` = right in B only); an empty slice has n = 0 and nulls.
+* each record (``mnemetric.stats.compare_paired``): means, diff, Tango's score interval for paired
+  proportions (``low``/``high``, named by ``interval_method``; never [0, 0], even with no discordant
+  pair), exact two-sided McNemar p from the discordant pairs (``a_only`` = right in A only, ``b_only``
+  = right in B only); an empty slice has n = 0 and nulls;
+* the paired percentile bootstrap is kept as ``bootstrap_low``/``bootstrap_high`` (secondary): for the
+  three overall slices stratified by domain (each domain is a run of fixed size, combined as the
+  leaderboard combines them); per domain and per category pooled (a category's per-domain cells can
+  hold one or two questions, where stratified resampling keeps no variance);
+* a star marks McNemar p < 0.05 (each slice tested on its own: the per-domain and per-category rows
+  are exploratory and not adjusted for multiplicity).
 
 Latency (``latency``), reported apart and never mixed into accuracy: over each run's own scored rows
 (as its aggregated_metrics.json ``memory_query`` block), d = memory_query_duration_seconds,
@@ -254,7 +258,7 @@ def _num(x: float | None, fmt: str) -> str:
 
 def _acc_row(name: str, rec: Mapping[str, Any]) -> list[str]:
     ci = "—" if rec["low"] is None else f"[{rec['low']:+.3f}, {rec['high']:+.3f}]"
-    sig = "*" if rec["low"] is not None and (rec["low"] > 0 or rec["high"] < 0) else ""
+    sig = "*" if rec["p_value"] is not None and rec["p_value"] < 0.05 else ""
     return [name, str(rec["n"]), _num(rec["a_mean"], ".3f"), _num(rec["b_mean"], ".3f"),
             _num(rec["diff"], "+.3f") + sig, ci, _num(rec["p_value"], ".4f")]
 
@@ -274,8 +278,10 @@ def render_table(result: Mapping[str, Any]) -> str:
     body += [_acc_row(f"domain {d}", rec) for d, rec in acc["per_domain"].items()]
     body += [_acc_row(f"  {c}", rec) for c, rec in acc["per_category"].items() if rec["n"]]
     head = f"B = {result['b']['name']} against A = {result['a']['name']} ({result['paired']} paired questions)"
-    header = ["slice", "n", "A", "B", "B − A", "95% CI (paired bootstrap)", "McNemar p"]
-    lines = [head, "", "accuracy (score), B − A:", *_table(header, body), "* the interval excludes 0"]
+    header = ["slice", "n", "A", "B", "B − A", "95% CI (score)", "McNemar p"]
+    lines = [head, "", "accuracy (score), B − A:", *_table(header, body),
+             "* exact McNemar p < 0.05 (each slice on its own: domain and category rows are exploratory, unadjusted)",
+             "CI: Tango score interval for paired proportions; the paired bootstrap interval is in --json"]
     lat_body = [[f"{scope} {k.split('_')[0]}", _num(rec["a"][k], ".3f"), _num(rec["b"][k], ".3f"),
                  _num(rec["diff"][k], "+.3f")]
                 for scope, rec in (("overall", lat["overall"]), *lat["per_domain"].items())

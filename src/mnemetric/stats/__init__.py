@@ -5,8 +5,10 @@ needed, one stratum label per item. Each module's docstring carries its formulas
 
 * :mod:`.intervals`: Wilson and Clopper-Pearson intervals for k of n (no scipy at run time);
 * :mod:`.bootstrap`: one percentile-bootstrap engine (pooled, stratified, paired; micro/macro);
-* :mod:`.paired`: exact McNemar test, discordant counts, :class:`PairedComparison`;
-* :mod:`.power`: minimal detectable difference of a paired binary comparison (Connor 1987).
+* :mod:`.paired`: exact McNemar (and sign) test, discordant counts, :class:`PairedComparison`;
+* :mod:`.score`: Tango's score interval for paired proportions, MOVER over strata, Holm's adjustment;
+* :mod:`.power`: minimal detectable difference of a paired binary comparison (the exact McNemar
+  test's power by enumeration; Connor 1987's normal approximation as an option).
 
 All of it is a Mnemetric addition: upstream LongMemEval reports point estimates only.
 """
@@ -25,7 +27,8 @@ from mnemetric.stats.bootstrap import (
 )
 from mnemetric.stats.intervals import clopper_pearson, normal_quantile, wilson
 from mnemetric.stats.paired import Discordant, PairedComparison, compare_paired, discordant, mcnemar_exact
-from mnemetric.stats.power import DetectableDifference, minimal_detectable_difference, paired_power
+from mnemetric.stats.power import DetectableDifference, exact_mcnemar_power, minimal_detectable_difference, paired_power
+from mnemetric.stats.score import familywise_rate, holm, mover_mean, tango_interval
 
 __all__ = [
     "CHUNK_ELEMENTS",
@@ -38,13 +41,18 @@ __all__ = [
     "clopper_pearson",
     "compare_paired",
     "discordant",
+    "exact_mcnemar_power",
+    "familywise_rate",
+    "holm",
     "mcnemar_exact",
     "minimal_detectable_difference",
+    "mover_mean",
     "normal_quantile",
     "paired_bootstrap_diff",
     "paired_power",
     "percentile_interval",
     "pooled_bootstrap",
     "stratified_bootstrap",
+    "tango_interval",
     "wilson",
 ]

@@ -39,7 +39,8 @@ resamples): the paired percentile interval covers the true difference 0.909 of t
 30, 60, 133) for the stratified macro difference, against a nominal 0.95. The percentile
 bootstrap is too narrow for small n (its variance has divisor n, not n - 1, and 0/1 data are
 discrete); for a single proportion use ``intervals.wilson`` / ``clopper_pearson``, and for a
-paired 0/1 comparison of few items let the exact McNemar p-value (``paired.py``) decide.
+paired 0/1 comparison use Tango's score interval (``score.py``, the primary interval of
+``paired.compare_paired``) and let the exact McNemar p-value (``paired.py``) decide.
 """
 
 from __future__ import annotations

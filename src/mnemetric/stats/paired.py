@@ -1,4 +1,4 @@
-"""Paired comparison of two runs on the same items: exact McNemar test and a paired bootstrap.
+"""Paired comparison of two runs on the same items: exact McNemar test, score interval, bootstrap.
 
 Generic statistics (no benchmark knowledge), a Mnemetric addition (upstream LongMemEval compares
 no runs). Two runs A and B score the same n items, a[i] and b[i] for item i (0/1 for accuracy).
@@ -18,8 +18,22 @@ computed in exact integer arithmetic and rounded once to a float. The test is co
 and conservative (its size is at most alpha). It compares micro accuracies only: strata are
 ignored, so :func:`compare_paired` gives it only for the "micro" statistic.
 
-The difference and its interval come from :func:`mnemetric.stats.bootstrap.paired_bootstrap_diff`
-(diff = statistic(b) - statistic(a): positive means B is higher).
+For values that are not all 0/1 the same exact binomial test runs on the items where the runs
+differ (b = #{a_i > b_i}, c = #{a_i < b_i}): the exact two-sided sign test, of which McNemar's is
+the 0/1 case ("micro" only, as above).
+
+The difference is diff = statistic(b) - statistic(a) (positive means B is higher). Its primary
+interval (``low``, ``high``, named by ``interval_method``):
+
+* 0/1 values, "micro": Tango's score interval from (b_only, a_only, n) (:mod:`.score`); never
+  [0, 0], and its coverage holds at n = 30 where the bootstrap's does not (measured in
+  tests/stats/test_simulation.py);
+* 0/1 values, "macro" with strata: the per-stratum Tango intervals combined by MOVER (:mod:`.score`);
+  None if a declared stratum is empty;
+* other values: the paired percentile bootstrap.
+
+The paired percentile bootstrap (:func:`mnemetric.stats.bootstrap.paired_bootstrap_diff`) is always
+reported too, as ``bootstrap_low`` / ``bootstrap_high`` (secondary; None when ``resamples`` is 0).
 """
 
 from __future__ import annotations
@@ -34,6 +48,11 @@ import numpy as np
 
 from mnemetric.errors import InputError
 from mnemetric.stats.bootstrap import STATISTICS, Groups, _read_fields, as_values, paired_bootstrap_diff, strata_codes
+from mnemetric.stats.score import MOVER_METHOD, TANGO_METHOD, mover_mean, tango_interval
+
+BOOTSTRAP_METHOD = "paired percentile bootstrap"
+MCNEMAR_TEST = "mcnemar exact, two-sided"
+SIGN_TEST = "sign test exact, two-sided"
 
 
 class Discordant(NamedTuple):
@@ -104,13 +123,19 @@ class PairedComparison:
     """b_mean - a_mean."""
     low: float | None
     high: float | None
-    """Paired percentile bootstrap interval of ``diff`` at ``level``."""
+    """Primary interval of ``diff`` at ``level`` (module docstring), made by ``interval_method``."""
+    interval_method: str
+    bootstrap_low: float | None
+    bootstrap_high: float | None
+    """Paired percentile bootstrap interval of ``diff`` at ``level`` (secondary)."""
     level: float
     resampling: str
     resamples: int
     seed: int
     p_value: float | None
-    """Exact McNemar p-value (binary outcomes, "micro" only), else None."""
+    """"micro" only: exact McNemar p-value (0/1 outcomes), else the exact sign test's; None for "macro"."""
+    test: str | None
+    """Which test gave ``p_value``."""
     a_only: int | None
     b_only: int | None
     """Discordant counts (binary outcomes), else None."""
@@ -121,10 +146,10 @@ class PairedComparison:
 
     def to_record(self) -> dict[str, Any]:
         return {"n": self.n, "statistic": self.statistic, "a_mean": self.a_mean, "b_mean": self.b_mean,
-                "diff": self.diff, "low": self.low, "high": self.high, "level": self.level,
+                "diff": self.diff, "low": self.low, "high": self.high, "interval_method": self.interval_method,
+                "bootstrap_low": self.bootstrap_low, "bootstrap_high": self.bootstrap_high, "level": self.level,
                 "resampling": self.resampling, "resamples": self.resamples, "seed": self.seed,
-                "p_value": self.p_value, "test": None if self.p_value is None else "mcnemar exact, two-sided",
-                "a_only": self.a_only, "b_only": self.b_only}
+                "p_value": self.p_value, "test": self.test, "a_only": self.a_only, "b_only": self.b_only}
 
     @classmethod
     def from_record(cls, raw: Mapping[str, Any], *, file: str, line: int | str) -> PairedComparison:
@@ -132,28 +157,61 @@ class PairedComparison:
         record = f"line {line}" if isinstance(line, int) else line
         opt = (float, None)
         fields = {"n": int, "statistic": str, "a_mean": opt, "b_mean": opt, "diff": opt, "low": opt, "high": opt,
+                  "interval_method": str, "bootstrap_low": opt, "bootstrap_high": opt,
                   "level": float, "resampling": str, "resamples": int, "seed": int, "p_value": opt,
-                  "a_only": (int, None), "b_only": (int, None)}
+                  "test": (str, None), "a_only": (int, None), "b_only": (int, None)}
         return cls(**_read_fields(raw, fields, file, record))
 
 
 def compare_paired(a: Sequence[float], b: Sequence[float], strata: Sequence[Hashable] | None = None,
                    statistic: str = "micro", resamples: int = 1000, seed: int = 0, level: float = 0.95, *,
                    labels: Sequence[Hashable] | None = None, source: str = "<paired values>") -> PairedComparison:
-    """Means, paired bootstrap interval of b - a, and (for 0/1 outcomes, "micro") the exact McNemar p.
+    """Means, primary and bootstrap intervals of b - a, and ("micro") the exact paired test's p.
 
     Arguments as :func:`~mnemetric.stats.bootstrap.paired_bootstrap_diff`; the means are the
-    chosen statistic on each run (for "macro", the mean of stratum means).
+    chosen statistic on each run (for "macro", the mean of stratum means). Which interval is
+    primary and which test runs: the module docstring.
     """
-    diff = paired_bootstrap_diff(a, b, strata, statistic, resamples, seed, level, labels=labels, source=source)
+    boot = paired_bootstrap_diff(a, b, strata, statistic, resamples, seed, level, labels=labels, source=source)
     a_mean = _statistic_of(a, strata, statistic, labels, source)
     b_mean = _statistic_of(b, strata, statistic, labels, source)
     binary = _binary(a, "a", source) is not None and _binary(b, "b", source) is not None
-    counts = discordant(a, b, source=source) if binary and diff.n else None
-    p_value = mcnemar_exact(*counts) if counts is not None and statistic == "micro" else None
-    return PairedComparison(diff.n, statistic, a_mean, b_mean, diff.point, diff.low, diff.high, diff.level,
-                            diff.resampling, resamples, seed, p_value,
+    counts = discordant(a, b, source=source) if binary and boot.n else None
+    p_value = test = None
+    if statistic == "micro" and boot.n:
+        if counts is not None:
+            p_value, test = mcnemar_exact(*counts), MCNEMAR_TEST
+        else:
+            va, vb = as_values(a, "a", source), as_values(b, "b", source)
+            p_value, test = mcnemar_exact(int(np.sum(va > vb)), int(np.sum(va < vb))), SIGN_TEST
+    low, high, method = boot.low, boot.high, BOOTSTRAP_METHOD
+    if counts is not None and statistic == "micro":
+        low, high = tango_interval(counts.b_only, counts.a_only, boot.n, level)
+        method = TANGO_METHOD
+    elif counts is not None and statistic == "macro":
+        low, high = _mover(a, b, strata, labels, level, source)
+        method = MOVER_METHOD
+    return PairedComparison(boot.n, statistic, a_mean, b_mean, boot.point, low, high, method, boot.low, boot.high,
+                            boot.level, boot.resampling, resamples, seed, p_value, test,
                             counts.a_only if counts else None, counts.b_only if counts else None)
+
+
+def _mover(a: Sequence[float], b: Sequence[float], strata: Sequence[Hashable], labels: Sequence[Hashable] | None,
+           level: float, source: str) -> tuple[float | None, float | None]:
+    """MOVER interval of the mean of stratum differences from per-stratum Tango intervals (0/1 values);
+    (None, None) if a declared stratum holds no item."""
+    va, vb = as_values(a, "a", source), as_values(b, "b", source)
+    codes, order = strata_codes(strata, va.size, source, labels)
+    diffs, intervals = [], []
+    for j in range(len(order)):
+        sa, sb = va[codes == j].astype(bool), vb[codes == j].astype(bool)
+        if sa.size == 0:
+            return None, None
+        x, y = int(np.sum(~sa & sb)), int(np.sum(sa & ~sb))
+        diffs.append((x - y) / sa.size)
+        intervals.append(tango_interval(x, y, sa.size, level))
+    _, low, high = mover_mean(diffs, intervals)
+    return low, high
 
 
 def _statistic_of(values: Sequence[float], strata: Sequence[Hashable] | None, statistic: str,

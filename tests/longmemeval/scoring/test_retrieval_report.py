@@ -12,6 +12,7 @@ import pytest
 from mnemetric.errors import InputError
 from mnemetric.longmemeval.scoring.retrieval_report import (
     BOOTSTRAP_METHOD,
+    EXACT_METHOD,
     MeanBlock,
     read_retrieval_detail,
     recall_curve,
@@ -74,18 +75,27 @@ def test_historical_names_are_the_headline_under_that_profile():
 def test_detail_intervals_name_their_method_and_cover_the_mean():
     d = retrieval_metrics(SCORED, 500, 0)["exclude_abs"]
     ci = d["ci95"]["session"]["recall_all@5"]
-    assert ci["method"] == BOOTSTRAP_METHOD and ci["low"] <= 2 / 3 <= ci["high"]
-    # values 1, 1, 0: a resample mean is k/3; P[mean 0] = 1/27 = 3.7% > 2.5%,
-    # so the 2.5% quantile is 0 and the 97.5% quantile is 1 (8/27 = 29.6% of resamples are all ones)
-    assert (ci["low"], ci["high"]) == (0.0, 1.0)
-    # a per-type block with constant values has a degenerate interval
+    # values 1, 1, 0 are 0/1: a proportion 2 of 3, so the exact Clopper-Pearson interval (scipy's
+    # binomtest(2, 3).proportion_ci(method="exact") = [0.094299, 0.991596])
+    assert ci["method"] == EXACT_METHOD and ci["low"] <= 2 / 3 <= ci["high"]
+    assert (ci["low"], ci["high"]) == (pytest.approx(0.0942993240, abs=1e-9), pytest.approx(0.9915962413, abs=1e-9))
+    # a per-type block with constant values: 0 of 1, not the bootstrap's degenerate [0, 0]
     ku = d["per_type"]["knowledge-update"]["ci95"]["session"]["recall_all@5"]  # q3 only: 0
-    assert (ku["low"], ku["high"]) == (0.0, 0.0)
+    assert (ku["low"], ku["high"]) == (0.0, pytest.approx(0.975))
+    # values that are not all 0/1 keep the percentile bootstrap: 0.5, 0.5, 0.0 -> resample means k/6
+    # for k even; P[0] = 1/27 > 2.5% and P[0.5] = 8/27 > 2.5%, so [0, 0.5]
+    from mnemetric.longmemeval.scoring.retrieval_report import _interval
+
+    boot = _interval([0.5, 0.5, 0.0], 500, 0)
+    assert boot["method"] == BOOTSTRAP_METHOD and (boot["low"], boot["high"]) == (0.0, 0.5)
 
 
-def test_no_resamples_no_intervals():
+def test_no_resamples_no_bootstrap_intervals():
+    from mnemetric.longmemeval.scoring.retrieval_report import _interval
+
     d = retrieval_metrics(SCORED, 0, 0)["exclude_abs"]
-    assert d["ci95"]["session"]["recall_all@5"] is None
+    assert d["ci95"]["session"]["recall_all@5"]["method"] == EXACT_METHOD   # exact: no resamples needed
+    assert _interval([0.5, 0.25], 0, 0) is None
 
 
 def test_recall_curve_rows_for_both_levels():

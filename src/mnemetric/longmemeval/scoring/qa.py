@@ -24,7 +24,8 @@ labelled with the method that made it:
   (``stratified_bootstrap``, statistic "macro"), so every replicate keeps the type sizes, as the
   number itself weighs each type equally whatever its size;
 * per type, the minimal detectable difference of a paired comparison of that many questions at
-  80% power, two-sided alpha 0.05 (``mnemetric.stats.power``, Connor 1987), with its assumption.
+  80% power, two-sided alpha 0.05, for the test ``mnemetric compare`` runs: the exact McNemar
+  test's power by exact enumeration (``mnemetric.stats.power``), with its assumption.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ SHOW_FAILED = 10
 INTERVAL_NOTE = ("intervals are a Mnemetric addition, not upstream metrics; each names its method: "
                  "proportions (per type, overall, abstention) exact Clopper-Pearson, task_averaged a "
                  "percentile bootstrap stratified by question type; mdd80 = minimal detectable difference "
-                 "of a paired comparison at 80% power (its assumption is recorded with it)")
+                 "of the exact McNemar test at 80% power, by exact enumeration (its assumption is recorded with it)")
 
 
 def judge_traces(traces: Sequence[JudgeTrace | None]) -> dict[str, Any]:

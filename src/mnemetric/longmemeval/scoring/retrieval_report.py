@@ -5,9 +5,13 @@ returns the metrics dict. The
 averages are upstream's two rules (scoring/retrieval_averaging.py); the per-type breakdown and the intervals are
 Mnemetric additions, labelled as such in the file.
 
-Intervals: every retrieval number is a plain mean over questions (per rule, or per rule and type),
-so its interval is a pooled percentile bootstrap of that mean (``mnemetric.stats.bootstrap_mean``,
-the same draws as the intervals before it); each ``ci95`` entry names that method.
+Intervals: every retrieval number is a plain mean over questions (per rule, or per rule and type).
+Where every per-question value is 0 or 1 (recall_any / recall_all at k, and any metric that happens
+to be 0/1 on these questions) the mean is a proportion k/n and its interval is the exact
+Clopper-Pearson interval (``mnemetric.stats.clopper_pearson``; the percentile bootstrap covered
+0.816 for 0/1 recall at n = 36, and says [1, 1] when every question scores 1); otherwise a pooled
+percentile bootstrap of that mean (``mnemetric.stats.bootstrap_mean``, the same draws as the
+intervals before it). Each ``ci95`` entry names its method; the exact one does not need resamples.
 
 Two views: :func:`retrieval_metrics` is the detail (metrics/detail/retrieval.json);
 :func:`retrieval_headline` the headline (metrics/retrieval.json): for each rule, n and the
@@ -30,15 +34,26 @@ from mnemetric.official import OfficialEquivalence
 from mnemetric.longmemeval.rules import QUESTION_TYPES
 from mnemetric.longmemeval.scoring.retrieval_averaging import AVERAGING_RULES, average_over, split_at_k
 from mnemetric.longmemeval.scoring.scored_retrieval import ScoredRetrieval, levels_from_record, mapping_from_record
-from mnemetric.stats import bootstrap_mean
+from mnemetric.stats import bootstrap_mean, clopper_pearson
 
 BOOTSTRAP_METHOD = "percentile bootstrap of the mean over questions (pooled)"
-BOOTSTRAP_NOTE = "percentile bootstrap of each mean over questions; a Mnemetric addition, not an upstream metric"
+EXACT_METHOD = "clopper-pearson exact (every per-question value 0/1)"
+BOOTSTRAP_NOTE = ("Clopper-Pearson exact interval where every per-question value is 0/1, else a percentile "
+                  "bootstrap of the mean over questions; a Mnemetric addition, not an upstream metric")
 NAME_KEYS = ("profile", "official_equivalence", "memory", "variant", "suite", "granularity")
 """The keys both files start with (the headline holds these, then the rules)."""
 HEADLINE_METRICS = ("recall_all", "ndcg_any", "recall", "ndcg")
 HEADLINE_KS = (5, 10)
 LEVELS = ("session", "turn")
+
+
+def _interval(values: list[float], resamples: int, seed: int) -> dict[str, Any] | None:
+    """{low, high, method} of the mean of ``values`` (module docstring); None without an interval."""
+    if values and all(v in (0, 1) for v in values):
+        low, high = clopper_pearson(int(sum(values)), len(values), 0.95)
+        return {"low": low, "high": high, "method": EXACT_METHOD}
+    res = bootstrap_mean(values, resamples, seed) if values and resamples > 0 else None
+    return {"low": res.low, "high": res.high, "method": BOOTSTRAP_METHOD} if res is not None and res.interval else None
 
 
 def _block(per_question: Mapping[str, Any], kept: list[str], resamples: int, seed: int) -> dict[str, Any]:
@@ -52,9 +67,7 @@ def _block(per_question: Mapping[str, Any], kept: list[str], resamples: int, see
         ci[level] = {}
         for name in metrics:
             values = [v for q in kept if (v := per_question[q].get(level, {}).get(name)) is not None]
-            res = bootstrap_mean(values, resamples, seed) if values and resamples > 0 else None
-            ci[level][name] = ({"low": res.low, "high": res.high, "method": BOOTSTRAP_METHOD}
-                               if res is not None and res.interval else None)
+            ci[level][name] = _interval(values, resamples, seed)
     return avg | {"ci95": ci}
 
 
