@@ -105,13 +105,15 @@ def test_the_longmemeval_family_builds_metrics_run_json():
 
 def test_conf_config_yaml_lists_the_families_conf_groups_and_the_schema_their_sections():
     """The families register their conf groups and params sections; nothing generic names them."""
-    from mnemetric.schema import conf_order, family_sections
+    from mnemetric.schema import BASE, conf_order, family_sections
 
     fams = conf_families()
     defaults = [next(iter(d)) for d in yaml.safe_load((CONF / "config.yaml").read_text())["defaults"] if isinstance(d, dict)]
-    assert sorted(defaults) == sorted(["benchmark", *(g for f in fams for g in f.conf_groups)])
+    base_groups = ["benchmark", "executor"]  # the generic groups: the headline family, how model calls run
+    assert sorted(defaults) == sorted([*base_groups, *(g for f in fams for g in f.conf_groups)])
     sections = family_sections(fams)
-    assert set(sections) == {"benchmark", "llm", *(k for f in fams for k in f.params_sections)}
+    assert set(BASE) == {*base_groups, "llm"}
+    assert set(sections) == {*BASE, *(k for f in fams for k in f.params_sections)}
     assert [k for k in conf_order() if k in sections or k == "paths"] == list(compose(conf_dir=CONF))
 
 
