@@ -88,7 +88,7 @@ def test_non_answers_are_reported_failed_not_labelled_and_not_official(tmp_path)
     assert m["n"] == QUESTIONS - 2 and m["coverage"]["n_failed"] == 2 and m["coverage"]["n_judged"] == QUESTIONS - 2
     assert m["failures"]["question_ids"] == [null_q, refused_q]
     assert m["official_equivalence"]["value"] is False
-    assert any(r.startswith("2 question(s) failed") and null_q in r for r in m["official_equivalence_reasons"])
+    assert any(r.startswith("2 question(s) failed") and null_q in r for r in m["official_equivalence"]["reasons"])
     expected = sum("YES]" in h["hypothesis"] for h in lines(ws / params["paths"]["hypotheses"])
                    if h["question_id"] not in kinds) / (QUESTIONS - 2)
     assert m["overall"] == expected
