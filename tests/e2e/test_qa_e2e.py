@@ -40,7 +40,9 @@ def test_repro_answers_and_judges_offline(reproduced_repo):
     assert m["cost"]["total"]["responses"] == 0 and m["cost"]["total"]["usd"] == 0
     assert "requests_sent" not in m["cost"]["total"] and "seconds" not in m["cost"]["total"]
     assert m["failures"]["n"] == 0 and m["coverage"]["n_failed"] == 0
-    assert [e["stage"] for e in run_log(reproduced_repo.path)] == ["retrieve", "answer", "judge"]
+    # V1's stages that may call a model each log a run (the V2 step stages log their own entries too)
+    assert [e["stage"] for e in run_log(reproduced_repo.path) if not e["stage"].startswith("v2")] == [
+        "retrieve", "answer", "judge"]
     judged = (reproduced_repo.path / "data/runs/hypotheses.jsonl.eval-results-lexical").read_text().splitlines()
     first = json.loads(judged[0])
     assert set(first["autoeval_label"]) == {"model", "label"} and first["autoeval_label"]["model"] == "mnemetric-lexical-v1"
@@ -97,5 +99,6 @@ def test_llm_path_runs_for_real_and_a_second_run_sends_nothing(dvc_repo, tmp_pat
             {"answer": (0, n), "judge": (0, n)}
         assert all(e["time"].endswith("Z") and e["seconds"] >= 0 for e in warm)
     for path in dvc_repo.path.rglob("*"):
-        if path.is_file() and ".git" not in path.parts:
+        # tests/ (copied as a clone has it) holds this very file, which names the key it looks for
+        if path.is_file() and ".git" not in path.parts and path.parts[len(dvc_repo.path.parts)] != "tests":
             assert b"sk-test-SECRET-e2e" not in path.read_bytes(), path
