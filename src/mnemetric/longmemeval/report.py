@@ -249,9 +249,20 @@ def report_model(p: Mapping[str, Any], card: str = "", baseline: str | None = No
     check_layout(inputs["qa"], str(detail(p["paths.metrics_qa"])))
     judged = Path(p["paths.judged"])
     flips = baseline_flips(p, baseline, **flip_options) if baseline else None
-    return build_report(inputs["qa"], inputs["retrieval"], inputs["data"], run=inputs["run"],
-                        judged_sha256=sha256_file(judged) if judged.is_file() else None, flips=flips,
-                        result_card=card)
+    model = build_report(inputs["qa"], inputs["retrieval"], inputs["data"], run=inputs["run"],
+                         judged_sha256=sha256_file(judged) if judged.is_file() else None, flips=flips,
+                         result_card=card)
+    return with_attribution(model, detail(p["paths.metrics_qa"]).parent / "attribution.json")
+
+
+def with_attribution(model: Report, path: Path) -> Report:
+    """The model with the failure-attribution table when the run has metrics/detail/attribution.json."""
+    from dataclasses import replace
+
+    from mnemetric.longmemeval.attribution_report import read_optional, report_table
+
+    att = read_optional(path)
+    return model if att is None else replace(model, tables=(*model.tables, report_table(att)))
 
 
 def write_report(p: dict, out: Path, flips=None, *, card: str = "") -> str:

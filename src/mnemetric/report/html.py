@@ -143,6 +143,16 @@ def flips(f: Flips | None) -> str:
             f"{stat_html}\n{table}\n</section>")
 
 
+def tables(model: Report) -> str:
+    """The family's own tables (:class:`TableSection`), each its own section."""
+    out = []
+    for t in model.tables:
+        note = f'\n<p class="note">{esc(t.note)}</p>' if t.note else ""
+        body = _table(t.head, ([esc(c) for c in r] for r in t.rows), numeric=t.numeric)
+        out.append(f'<section id="{esc(t.id)}">\n<h2>{esc(t.title)}</h2>\n{body}{note}\n</section>')
+    return "\n".join(out)
+
+
 def cost(model: Report) -> str:
     if not model.cost:
         return ""
@@ -162,7 +172,7 @@ def result_card(model: Report) -> str:
 def render_report(model: Report) -> str:
     """The complete page (UTF-8 text). Sections without data are left out, never shown as 0."""
     parts = [banner(model), f"<h1>{esc(model.title)}</h1>", custody(model.custody), headline(model),
-             per_type(model), retrieval(model), flips(model.flips), cost(model), result_card(model)]
+             per_type(model), retrieval(model), flips(model.flips), tables(model), cost(model), result_card(model)]
     body = "\n".join(p for p in parts if p)
     return ('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

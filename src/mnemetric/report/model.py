@@ -132,6 +132,20 @@ class CostRow:
 
 
 @dataclass(frozen=True)
+class TableSection:
+    """A titled table a family adds to its page (e.g. V1's failure attribution); cells are plain text."""
+
+    id: str
+    """The section's HTML id."""
+    title: str
+    head: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    numeric: tuple[int, ...] = ()
+    """Columns shown right-aligned."""
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything one report page shows, in page order (banner first)."""
 
@@ -156,3 +170,5 @@ class Report:
     """Markdown written by the caller, shown verbatim in a <pre> block."""
     notes: tuple[str, ...] = field(default=())
     """Extra lines shown under the headline table (e.g. the bootstrap note)."""
+    tables: tuple[TableSection, ...] = ()
+    """A family's own tables, shown after the flips."""
