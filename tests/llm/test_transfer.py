@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -110,14 +108,15 @@ def test_a_damaged_or_truncated_file_is_refused_by_line_and_nothing_is_written(s
         assert not (target / VECTORS_FILENAME).exists(), name
 
 
-def test_cli_export_filters_and_a_bad_import_exits_without_traceback(source, tmp_path, capsys):
+def test_cli_export_filters_and_a_bad_import_exits_without_traceback(source, tmp_path, capsys, monkeypatch):
     from mnemetric.cli import main
 
     out = tmp_path / "embedding-responses.jsonl"
     assert main(["cache", "export", str(out), "--stage", "embeddings", "--no-embeddings"]) == 0
     assert "exported 2 response(s) and 0 embedding vector(s)" in capsys.readouterr().out
     out.write_text(out.read_text()[:-5])
-    proc = subprocess.run([sys.executable, "-m", "mnemetric.cli", "cache", "import", str(out)], capture_output=True,
-                          text=True, env={**__import__("os").environ, "MNEMETRIC_CACHE_DIR": str(tmp_path / "m2")})
-    assert proc.returncode != 0 and "Traceback" not in proc.stderr
-    assert str(out) in proc.stderr and "line 4" in proc.stderr
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "machine-2"))
+    assert main(["cache", "import", str(out)]) != 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {out}: line 4") and "Traceback" not in err
+    assert not (tmp_path / "machine-2" / CACHE_FILENAME).exists()
