@@ -154,6 +154,12 @@ def test_disputed_file(tmp_path):
     path.write_text('{"question_id": "q1"')
     with pytest.raises(InputError, match=r"line 1.*JSON"):
         read_disputed(path)
+    audit = tmp_path / "judge_audit.json"   # the judge-audit layout (one object, `disputed` by question)
+    audit.write_text(json.dumps({"judges": [], "disputed": {"q1": ["negative control accepted by lexical"]}}, indent=2))
+    assert read_disputed(audit) == {"q1": ("negative control accepted by lexical",)}
+    audit.write_text(json.dumps({"disputed": {"q1": "not a list"}}))
+    with pytest.raises(InputError, match=r"disputed\.q1"):
+        read_disputed(audit)
 
 
 def test_stage_on_the_sample_run_is_the_committed_file(sample_run_outputs, tmp_path):

@@ -8,9 +8,10 @@ this order): ``schema``, ``precedence`` (the causes in precedence order,
 suite, in the questions file's order (:class:`~mnemetric.longmemeval.attribution.QuestionAttribution`).
 Deterministic: no clock, no counters of this run.
 
-The disputed-verdicts file (``attribution.disputed``; the seam the judge-validity work fills): JSONL,
-one ``{"question_id": str, "reason": str}`` per line (an optional ``source`` string names what
-disputes it); a question may have several lines (reasons kept in file order).
+The disputed-verdicts file (``attribution.disputed``; the seam the judge-validity work fills): a
+judge-audit file (`mnemetric judge-audit validity --out`, one JSON object whose ``disputed`` maps each
+question id to its reasons), or JSONL, one ``{"question_id": str, "reason": str}`` per line (an optional
+``source`` string names what disputes it; a question may have several lines, reasons kept in file order).
 
 Every error names the file, the record and the field.
 """
@@ -113,8 +114,12 @@ def write_attribution(path: str | Path, attribution: AttributionFile) -> None:
 
 
 def read_disputed(path: str | Path) -> dict[str, tuple[str, ...]]:
-    """question_id -> its dispute reasons (file order), from the disputed-verdicts JSONL (module docstring)."""
+    """question_id -> its dispute reasons (file order), from the disputed-verdicts JSONL (module docstring),
+    or from a judge-audit file (one JSON object whose ``disputed`` is ``{question_id: [reason, ...]}``)."""
     require_file(path, fix="set attribution.disputed to the judge-validity output, or null")
+    audit = _audit_disputes(path)
+    if audit is not None:
+        return audit
     out: dict[str, list[str]] = {}
     with open(path, encoding="utf-8") as fh:
         for lineno, text in enumerate(fh, start=1):
@@ -131,6 +136,19 @@ def read_disputed(path: str | Path) -> dict[str, tuple[str, ...]]:
             source = f.optional_string("source") if "source" in raw else None
             out.setdefault(qid, []).append(f"{source}: {reason}" if source else reason)
     return {q: tuple(r) for q, r in out.items()}
+
+
+def _audit_disputes(path: str | Path) -> dict[str, tuple[str, ...]] | None:
+    """The ``disputed`` block of a judge-audit file (`mnemetric judge-audit validity --out`), None for JSONL."""
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return None  # several lines: the JSONL layout
+    if not isinstance(raw, dict) or "disputed" not in raw:
+        return None
+    f = Fields.of(raw, file=str(path), record="<file>")
+    block = f.at("disputed")
+    return {q: block.strings(q) for q in block.raw}
 
 
 def _evidence_maps(retrieval_log: str | Path, contexts: str | Path) -> tuple[dict, dict]:
