@@ -50,6 +50,8 @@ class BatchAPI:
         self.error_for: Callable[[str, dict], int | None] | None = None
         self.truncate_output = False
         self.extra_line = False
+        self.endings: list[tuple[str, int | None]] = []
+        """With ``auto``: how the next batches end (status, lines run) instead of completed, one per batch."""
         self.hold = threading.Event()
         self.hold.set()
         self._n = 0
@@ -180,7 +182,10 @@ class BatchAPI:
                 return 200, b
             if method == "GET" and len(parts) == 2:
                 self.retrieves[b["id"]] = self.retrieves.get(b["id"], 0) + 1
-                if self.auto and b["status"] in FLOW:
+                if self.auto and b["status"] == "in_progress" and self.endings:
+                    status, done = self.endings.pop(0)
+                    self.advance(b["id"], status, done=done)
+                elif self.auto and b["status"] in FLOW:
                     self.advance(b["id"], FLOW[b["status"]], done=0)
                 return 200, b
         return 404, {"error": {"message": f"Unknown path /v1/{'/'.join(parts)}", "type": "invalid_request_error"}}
