@@ -11,8 +11,8 @@ embeddings replies (non-answers and scripted per-request errors included) and it
 written. Faults: ``error_for(custom_id, body)`` → an HTTP status for that request (sent the way OpenAI does
 it: ``error: null`` and ``response.status_code``) or None; :meth:`advance` with ``done=`` runs only the first
 lines (expired: the rest get ``batch_expired`` error lines; cancelled: no lines); ``fail`` (validation
-errors); ``truncate_output`` (the output file cut in the middle of its last line); ``extra_line`` (an output
-line for a custom_id not in the batch); :meth:`delete` (the batch and its files vanish: 404). ``hold`` (a
+errors); ``truncate_output`` (output files served cut in the middle of their last line); ``extra_line`` (output files
+served with a line for a custom_id not in the batch); :meth:`delete` (the batch and its files vanish: 404). ``hold`` (a
 threading.Event, set = released) blocks file-content downloads, to kill a client in
 completed-but-not-downloaded.
 
@@ -114,17 +114,11 @@ class BatchAPI:
             err += [{"id": self._id("batch_req"), "custom_id": x["custom_id"], "response": None,
                      "error": {"code": "batch_expired", "message": "This request could not be executed before the "
                                "completion window expired."}} for x in lines[len(ran):]]
-        if self.extra_line:
-            out.append({"id": "batch_req_x", "custom_id": "f" * 64, "error": None,
-                        "response": {"status_code": 200, "request_id": "req_x", "body": {}}})
         data = "".join(json.dumps(x) + "\n" for x in out).encode()
-        if self.truncate_output and data:
-            data = data[: len(data) - len(json.dumps(out[-1])) // 2 - 1]
-        b["output_file_id"] = self._store(data, "batch_output") if out else None
+        b["output_file_id"] = self._store(data, "batch_output", "output.jsonl") if out else None
         b["error_file_id"] = self._store("".join(json.dumps(x) + "\n" for x in err).encode(), "batch_output") \
             if err else None
-        b["request_counts"] = {"total": len(lines), "completed": len(out) - (1 if self.extra_line else 0),
-                               "failed": len(err)}
+        b["request_counts"] = {"total": len(lines), "completed": len(out), "failed": len(err)}
 
     def _store(self, data: bytes, purpose: str, name: str = "file.jsonl") -> str:
         fid = self._id("file")
@@ -145,6 +139,11 @@ class BatchAPI:
         self.hold.wait()
         with self.lock:
             f = self.files.get(parts[1])
+        if f is not None and self.truncate_output and f["filename"] == "output.jsonl":  # cut on the way
+            f = {**f, "data": f["data"][: len(f["data"]) - len(f["data"].rsplit(b"\n", 2)[-2]) // 2 - 1]}
+        if f is not None and self.extra_line and f["filename"] == "output.jsonl":
+            f = {**f, "data": f["data"] + json.dumps({"id": "batch_req_x", "custom_id": "f" * 64, "error": None, "response": {
+                "status_code": 200, "request_id": "req_x", "body": {}}}).encode() + b"\n"}
         if f is None:
             handler._send(404, {"error": {"message": f"No such File object: {parts[1]}", "type": "invalid_request_error"}})
         else:
