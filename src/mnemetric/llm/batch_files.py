@@ -55,9 +55,10 @@ def request_body(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def request_line(key: str, payload: Mapping[str, Any]) -> bytes:
-    """One input line (with its newline) for the request ``key``."""
+    """One input line (with its newline) for the request ``key``: keys sorted, so the same request gives the
+    same bytes whoever writes it (the executor, or ``mnemetric batch export`` from the ledger)."""
     line = {"custom_id": key, "method": "POST", "url": URLS[payload["kind"]], "body": request_body(payload)}
-    return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    return (json.dumps(line, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n").encode("utf-8")
 
 
 def split_lines(lines: Iterable[tuple[str, bytes]], max_requests: int = MAX_REQUESTS,
