@@ -12,7 +12,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mnemetric.cli.registry import Handler, group, subcommand
-from mnemetric.errors import MnemetricError
+from mnemetric.errors import ConfigError
+from mnemetric.execute.batch_remote import BatchError
 
 group("batch", "the OpenAI Batch API ledger: status, cancel, forget; export/import batch files for other runners",
       "Batches submitted by `-S executor=batch` / `--executor batch` (or exported by executor=batch-export) are "
@@ -35,7 +36,7 @@ def _open(a: argparse.Namespace):
 def _slot(ledger, name: str):
     slot = ledger.get(name)
     if slot is None:
-        raise MnemetricError(f"{ledger.path}: no batch or slot {name!r} (see `mnemetric batch status`)")
+        raise BatchError(f"{ledger.path}: no batch or slot {name!r} (see `mnemetric batch status`)")
     return slot
 
 
@@ -56,7 +57,7 @@ def _status(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--all", action="store_true", help="include batches that are done")
 
     def handler(a: argparse.Namespace) -> int:
-        from mnemetric.execute.batch_remote import BatchError, Remote
+        from mnemetric.execute.batch_remote import Remote
         from mnemetric.llm.batch_ledger import DONE
 
         with _open(a) as ledger:
@@ -98,10 +99,10 @@ def _cancel(p: argparse.ArgumentParser) -> Handler:
         with _open(a) as ledger:
             slots = ledger.slots(states=("submitted",)) if a.all else [_slot(ledger, n) for n in a.batch]
             if not slots:
-                raise MnemetricError("batch cancel: name the batches to cancel, or --all")
+                raise ConfigError("batch cancel", "no batch named", fix="name the batches to cancel, or pass --all")
             for s in slots:
                 if s.state != "submitted":
-                    raise MnemetricError(f"{ledger.path}: {s.name} is {s.state}, not a submitted batch; nothing to "
+                    raise BatchError(f"{ledger.path}: {s.name} is {s.state}, not a submitted batch; nothing to "
                                          "cancel at a server (`mnemetric batch forget` drops a slot)")
                 batch = Remote(s.base_url, ledger).cancel(s)
                 print(f"{batch.id}: {batch.status}")
@@ -144,7 +145,7 @@ def _export(p: argparse.ArgumentParser) -> Handler:
             slots = [_slot(ledger, n) for n in a.slot] if a.slot else ledger.slots(states=(EXPORTED,))
             for s in slots:
                 if s.state != EXPORTED:
-                    raise MnemetricError(f"{ledger.path}: {s.name} is {s.state}, not exported: only requests no "
+                    raise BatchError(f"{ledger.path}: {s.name} is {s.state}, not exported: only requests no "
                                          "server is running are exported (no request is paid twice)")
                 path = a.out / f"{s.slot}.jsonl"
                 with atomic_open(path, "wb") as fh:

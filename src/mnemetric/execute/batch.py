@@ -34,24 +34,21 @@ runner (``vllm run-batch``) instead of submitting; ``mnemetric batch import`` st
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from mnemetric.errors import ConfigError
-from mnemetric.execute.batch_remote import TERMINAL, BatchError, BatchPending, Remote
+from mnemetric.execute.batch_remote import BatchError, BatchPending, Remote
 from mnemetric.execute.calls import ANSWER, FAILURE, NON_ANSWER, CallOutcome, ModelCall, latency_measured
 from mnemetric.execute.immediate import ImmediateExecutor, outcome_of
-from mnemetric.llm.batch_files import MAX_BYTES, MAX_REQUESTS, URLS, cache_row, request_line, split_lines, went_by_batch
+from mnemetric.llm.batch_files import MAX_BYTES, MAX_REQUESTS, URLS, request_line, split_lines, went_by_batch
 from mnemetric.llm.batch_ledger import DONE, EXPORTED, OPEN, Ledger, Slot
 from mnemetric.llm.budget import Budget, PriceTable, UsageStats, estimate_chat_tokens, estimate_prompt_tokens
 from mnemetric.llm.cache import ResponseCache, canonical_json
-from mnemetric.llm.replies import chat_result, non_answer_reason, parse_chat_response, usage_of
-from mnemetric.llm.types import LLMRequestError, MalformedResponse, Usage
+from mnemetric.llm.replies import chat_result, non_answer_reason, usage_of
+from mnemetric.llm.types import LLMRequestError, Usage
 
 MODES = ("openai", "export")
 RETRYABLE = frozenset({408, 409, 429})
@@ -343,53 +340,16 @@ class BatchExecutor:
 
     def _export_message(self, slots: list[Slot]) -> str:
         files = [f"  {self.export_dir / (s.slot + '.jsonl')}: {s.requests} request(s), model {s.model}, {URLS[s.kind]}"
-                 for s in slots]
+                 if s.mode == "export" else f"  batch {s.name}: {s.requests} request(s) in flight at the Batch API "
+                 "(collected by a run with executor=batch)" for s in slots]
         return (f"exported {sum(s.requests for s in slots)} request(s) for another batch runner:\n" + "\n".join(files)
                 + "\n  next: run each file, e.g. `vllm run-batch -i FILE -o OUT.jsonl --model MODEL`, then "
                 "`mnemetric batch import OUT.jsonl`, then rerun this command (it sends nothing already imported)")
 
-    # -- following -------------------------------------------------------------------------------
     def _follow(self, slots: list[Slot], want: dict[str, ModelCall], desc: str, progress: bool) -> tuple[dict, list]:
-        """Poll until every slot has ended; collect each as it ends. Returns key → (kind, line, reason) for
-        the lines that were not stored, and the problems (failed / cancelled batches) to report."""
-        from mnemetric.execute.batch_collect import collect
+        from mnemetric.execute.batch_collect import follow
 
-        results: dict[str, tuple] = {}
-        problems: list[str] = []
-        started, open_slots = time.monotonic(), list(slots)
-        with tqdm(total=sum(s.requests for s in slots), desc=f"{desc} (batch)", unit="req",
-                  disable=not progress) as bar:
-            while open_slots:
-                still, done_count, states = [], 0, []
-                for slot in open_slots:
-                    slot = self.ledger.get(slot.slot)
-                    if slot is None or slot.state == DONE:
-                        done_count += slot.requests if slot else 0
-                        continue
-                    if slot.state != "submitted":  # another live process is preparing it
-                        still.append(slot)
-                        continue
-                    batch = self.remote(self._url_of(slot)).retrieve(slot)
-                    states.append(f"{batch.id}: {batch.status}")
-                    if batch.status in TERMINAL:
-                        found, problem = collect(self, slot, batch, want)
-                        results.update(found)
-                        problems += [problem] if problem else []
-                        done_count += slot.requests
-                    else:
-                        still.append(slot)
-                        counts = batch.request_counts
-                        done_count += (int(counts.completed) + int(counts.failed)) if counts else 0
-                bar.n = min(done_count, bar.total)
-                bar.set_postfix_str("; ".join(states)[:120], refresh=False)
-                bar.refresh()
-                open_slots = still
-                if open_slots:
-                    if self.max_wait is not None and time.monotonic() - started > float(self.max_wait):
-                        raise BatchPending(f"batch(es) {', '.join(s.name for s in open_slots)} still running after "
-                                           f"max_wait={self.max_wait}s; rerun to collect (ledger {self.ledger.path})")
-                    time.sleep(self.poll_interval)
-        return results, problems
+        return follow(self, slots, want, desc, progress)
 
     # -- dry run and lifetime --------------------------------------------------------------------
     def plan(self, calls: Sequence[ModelCall]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Reading a finished batch into the response cache (for :class:`~mnemetric.execute.batch.BatchExecutor`), and
+"""Following batches until they end (:func:`follow`, with progress), reading a finished batch into the response cache (for :class:`~mnemetric.execute.batch.BatchExecutor`), and
 importing the output file of another batch runner (``mnemetric batch import``).
 
 Both read every line first (:func:`mnemetric.llm.batch_files.read_results`: a truncated file, an unknown or
@@ -10,11 +10,15 @@ ledger. A kill between the rows and the ledger write only repeats idempotent wri
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from mnemetric.errors import InputError
+from mnemetric.execute.batch_remote import TERMINAL, BatchPending
 from mnemetric.llm.batch_files import ResultLine, cache_row, read_results
 from mnemetric.llm.batch_ledger import DONE, EXPORTED, OPEN, Ledger
 from mnemetric.llm.cache import ResponseCache
@@ -84,6 +88,51 @@ def collect(ex: Any, slot: Any, batch: Any, want: Mapping[str, Any]) -> tuple[di
         problem = (f"batch {batch.id} (model {slot.model}) was CANCELLED: {len(rows)} of {slot.requests} "
                    "replies kept")
     return results, problem
+
+
+def follow(ex: Any, slots: list, want: Mapping[str, Any], desc: str, progress: bool) -> tuple[dict, list]:
+    """Poll until every slot has ended; collect each as it ends. Returns key → (kind, line, reason) for
+    the lines that were not stored, and the problems (failed / cancelled batches) to report."""
+    results: dict[str, tuple] = {}
+    problems: list[str] = []
+    started, open_slots = time.monotonic(), list(slots)
+    with tqdm(total=sum(s.requests for s in slots), desc=f"{desc} (batch)", unit="req",
+              disable=not progress) as bar:
+        while open_slots:
+            still, done_count, states = [], 0, []
+            for slot in open_slots:
+                slot = ex.ledger.get(slot.slot)
+                if slot is None or slot.state == DONE:
+                    done_count += slot.requests if slot else 0
+                    continue
+                if slot.state != "submitted" and slot.owner_gone:  # its preparer died meanwhile
+                    slot = ex._recover(slot)
+                    if slot is None:  # dropped: nothing was created; its requests go in the next round
+                        continue
+                if slot.state != "submitted":  # another live process is preparing it
+                    still.append(slot)
+                    continue
+                batch = ex.remote(ex._url_of(slot)).retrieve(slot)
+                states.append(f"{batch.id}: {batch.status}")
+                if batch.status in TERMINAL:
+                    found, problem = collect(ex, slot, batch, want)
+                    results.update(found)
+                    problems += [problem] if problem else []
+                    done_count += slot.requests
+                else:
+                    still.append(slot)
+                    counts = batch.request_counts
+                    done_count += (int(counts.completed) + int(counts.failed)) if counts else 0
+            bar.n = min(done_count, bar.total)
+            bar.set_postfix_str("; ".join(states)[:120], refresh=False)
+            bar.refresh()
+            open_slots = still
+            if open_slots:
+                if ex.max_wait is not None and time.monotonic() - started > float(ex.max_wait):
+                    raise BatchPending(f"batch(es) {', '.join(s.name for s in open_slots)} still running after "
+                                       f"max_wait={ex.max_wait}s; rerun to collect (ledger {ex.ledger.path})")
+                time.sleep(ex.poll_interval)
+    return results, problems
 
 
 def import_output(paths: Sequence[str | Path], ledger: Ledger, cache: ResponseCache) -> dict[str, Any]:
