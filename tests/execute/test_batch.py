@@ -158,3 +158,36 @@ def test_rows_are_marked_and_the_budget_counts_batch_requests(server):
     with ResponseCache() as cache:
         assert len(cache) == 3
         assert all(BATCH_MARK in cache.get(c.key) for c in calls(server.base_url, 3))
+
+
+def test_embeddings_go_one_text_per_line_into_the_same_cache_rows(server):
+    from mnemetric.execute import ModelCall
+
+    texts = ["alpha", "beta", "alpha"]
+    embeds = [ModelCall.embedding(role="embeddings", model="e", text=t, base_url=server.base_url) for t in texts]
+    with batch() as ex:
+        out = ex.run(embeds)
+    with ImmediateExecutor(LLM, progress=False) as live:  # the rows are the live client's: a live rerun hits
+        again = live.run(embeds)
+        assert live.usage.requests_sent == 0
+    assert [o.embedding for o in out] == [o.embedding for o in again] and out[0].embedding == out[2].embedding
+    assert len(server.batch.submitted) == 2 and server.count == 0
+
+
+def test_the_v2_harness_times_queries_inside_measuring_latency():
+    from mnemetric.execute import latency_measured
+    from mnemetric.longmemeval_v2.harness import MemoryQuestion, query_memory
+
+    seen = []
+
+    class Memory:
+        def query(self, text, image):
+            seen.append(latency_measured())
+            return [{"type": "text", "value": "x"}]
+
+    class Counter_:
+        def count(self, text):
+            return len(text)
+
+    query_memory(Memory(), MemoryQuestion("q", "t", None, ()), system="s", counter=Counter_(), max_tokens=100)
+    assert seen == [True] and not latency_measured()
