@@ -43,6 +43,8 @@ OPEN: Final = ("preparing", "uploaded", "submitted")
 """States of a slot at a Batch API that is not finished."""
 EXPORTED: Final = "exported"
 DONE: Final = "done"
+STALE_S: Final = 3600.0
+"""Seconds after which a slot still preparing or uploaded counts as abandoned, whoever holds it."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS slots (
@@ -88,8 +90,9 @@ class Slot:
 
     @property
     def owner_gone(self) -> bool:
-        """The process that prepared this slot has died (this host) — or runs elsewhere and is presumed alive."""
-        return self.host == HOST and not pid_alive(self.pid)
+        """The process preparing this slot has died (this host), or has not moved it for :data:`STALE_S`
+        seconds (any host: an upload and a create take seconds)."""
+        return (self.host == HOST and not pid_alive(self.pid)) or time.time() - self.updated_at > STALE_S
 
 
 _COLUMNS = ", ".join(f.name for f in fields(Slot))
