@@ -38,7 +38,7 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 TOLERATED_UNITS = ("day", "week", "month")
 """Counts in these units may be off by one on temporal-reasoning questions (upstream's temporal rubric)."""
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_MONTH = r"(?:" + "|".join(m.capitalize() + "|" + m[:3].capitalize() + r"\.?" for m in MONTHS) + r")"
+_MONTH = r"(?:" + "|".join(m.capitalize() + "|" + m[:3].capitalize() + r"\.?" for m in MONTHS) + r"|Sept\.?)"
 _UNIT = re.compile(r"\b(\d+)(\s+(?:day|week|month|year|hour|minute)s?)\b", re.I)
 _MONTH_DAY = re.compile(r"\b(" + _MONTH + r"\s+)(\d{1,2})(st|nd|rd|th)?\b", re.I)
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(st|nd|rd|th)?(\s+(?:of\s+)?" + _MONTH + r")\b", re.I)
