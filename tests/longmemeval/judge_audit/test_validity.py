@@ -174,3 +174,19 @@ def test_the_reader_names_a_bad_file(tmp_path):
         read_judge_audit(bad)
     with pytest.raises(InputError, match="judge-audit validity"):
         read_judge_audit(tmp_path / "missing.json")
+
+
+def test_the_v2_report_refuses_a_judge_audit_by_name():
+    from mnemetric.errors import ConfigError
+    from mnemetric.longmemeval_v2.doors import report
+
+    with pytest.raises(ConfigError, match="--judge-audit"):
+        report({}, "", None, judge_audit="metrics/detail/judge_audit.json")
+
+
+def test_a_matrix_of_one_judge_twice_is_refused(sample_run_outputs):
+    from mnemetric.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="distinct judges"):
+        run_validity([OfflineLexicalJudge(), OfflineLexicalJudge()], sample_run_outputs / JUDGED,
+                     reference_by_id(SAMPLE), None)
