@@ -131,6 +131,7 @@ def _bridge(a: argparse.Namespace) -> int:
 def _validity(a: argparse.Namespace) -> int:
     from contextlib import closing, contextmanager
 
+    from mnemetric.execute import build_executor
     from mnemetric.llm.cache import default_cache_dir
     from mnemetric.longmemeval.judge_audit.files import write_judge_audit
     from mnemetric.longmemeval.judge_audit.run import isolated_executor, run_validity
@@ -138,8 +139,8 @@ def _validity(a: argparse.Namespace) -> int:
 
     judges = build_judges(a, a.judges or ["lexical"], a.models or [])
     folder = a.repeat_cache or default_cache_dir() / "judge-audit"
-    section, llm, _ = executor_parts(a)
-    with closing(command_executor(a)) as executor:
+    section, llm, where = executor_parts(a)
+    with closing(build_executor(section, llm, where=where)) as executor:
         @contextmanager
         def repeat_executor(r: int):
             folder.mkdir(parents=True, exist_ok=True)

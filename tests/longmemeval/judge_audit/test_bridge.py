@@ -18,10 +18,9 @@ from mnemetric.longmemeval.judge_audit.bridge import (
 from mnemetric.official import OfficialEquivalence
 from mnemetric.stats.agreement import agreement
 from tests.conftest import ROOT
-from tests.longmemeval.judge_audit.toy_judges import rule_reply
+from tests.longmemeval.judge_audit.toy_judges import JUDGED, SAMPLE, rule_reply, sample_slice
 from tests.support.openai_server import FakeOpenAIServer
 
-SAMPLE = ROOT / "data" / "sample" / "longmemeval_sample.json"
 TYPES = {"a": "multi-session", "b": "multi-session", "c": "multi-session", "d": "temporal-reasoning",
          "e": "temporal-reasoning", "f": "temporal-reasoning"}
 OFFICIAL = {"a": True, "b": True, "c": False, "d": True, "e": False, "f": False}
@@ -62,7 +61,7 @@ def server(monkeypatch):
 
 
 def test_the_command_bridges_a_loopback_candidate_on_the_sample_run(sample_run_outputs, tmp_path, server, capsys):
-    judged = sample_run_outputs / "data/runs/hypotheses.jsonl.eval-results-lexical"
+    judged = sample_slice(sample_run_outputs, tmp_path)
     before = judged.read_bytes()
     out, lines = tmp_path / "bridge.json", tmp_path / "cand.jsonl"
     option = tmp_path / "candidate.yaml"  # a YAML path (no composition needed for the judge)

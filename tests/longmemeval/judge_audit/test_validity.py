@@ -22,13 +22,11 @@ from mnemetric.longmemeval.judge_audit.files import KEYS, read_judge_audit, writ
 from mnemetric.longmemeval.judge_audit.run import isolated_executor, run_validity
 from mnemetric.longmemeval.reference import reference_by_id
 from tests.conftest import ROOT
-from tests.longmemeval.judge_audit.toy_judges import Coin, rule_reply
+from tests.longmemeval.judge_audit.toy_judges import JUDGED, SAMPLE, Coin, rule_reply, sample_slice
 from tests.support.openai_server import FakeOpenAIServer
 from tests.support.standin_evaluate_qa import write_standin
 
-SAMPLE = ROOT / "data" / "sample" / "longmemeval_sample.json"
 MODEL = "gpt-4o-2024-08-06"
-JUDGED = "data/runs/hypotheses.jsonl.eval-results-lexical"
 
 
 @pytest.fixture()
@@ -48,22 +46,6 @@ def matrix(base_url: str, checkout: Path, sha: str) -> list:
 def _strict_says(gold: object, answer: str) -> bool:  # tests/…/toy_judges.rule_reply's strict rule, restated
     words = set(normalize(answer).split())
     return f" {normalize(gold)} " in f" {normalize(answer)} " and not {"not", "might"} & words
-
-
-def sample_slice(sample_run_outputs: Path, folder: Path) -> Path:
-    """The sample run's judged lines for its first question of each type and its first abstention question (7):
-    every template and every rule in a few dozen items (loopback requests cost tens of milliseconds each)."""
-    refs = reference_by_id(SAMPLE)
-    kept, seen = [], set()
-    for line in (sample_run_outputs / JUDGED).read_text().splitlines():
-        q = json.loads(line)["question_id"]
-        kind = "_abs" if "_abs" in q else refs[q].question_type
-        if kind not in seen:
-            seen.add(kind)
-            kept.append(line)
-    out = folder / "judged.jsonl"
-    out.write_text("\n".join(kept) + "\n")
-    return out
 
 
 def test_the_matrix_on_the_sample_run(sample_run_outputs, tmp_path, env):
@@ -190,3 +172,26 @@ def test_a_matrix_of_one_judge_twice_is_refused(sample_run_outputs):
     with pytest.raises(ConfigError, match="distinct judges"):
         run_validity([OfflineLexicalJudge(), OfflineLexicalJudge()], sample_run_outputs / JUDGED,
                      reference_by_id(SAMPLE), None)
+
+
+def test_the_command_measures_the_flip_rate_into_its_own_cache(sample_run_outputs, tmp_path, env, capsys):
+    """`mnemetric judge-audit validity --repeats` (the door: the run's executor option and llm settings, one
+    more executor per repeat over its own cache file); the report then shows a measured flip rate."""
+    from mnemetric.cli import main
+
+    judged = sample_slice(sample_run_outputs, tmp_path)
+    option = tmp_path / "strict.yaml"
+    option.write_text((ROOT / "conf/judge/strict.yaml").read_text())
+    out, folder = tmp_path / "audit.json", tmp_path / "repeats"
+    with FakeOpenAIServer(reply=Coin()) as server:
+        assert main(["judge-audit", "validity", str(judged), str(SAMPLE), "--judge", "lexical", "--judge", str(option),
+                     "--base-url", server.base_url, "--repeats", "1", "--repeat-cache", str(folder), "--out", str(out),
+                     ]) == 0
+    n_run = len(judged.read_text().splitlines())
+    rows = read_judge_audit(out).judges
+    assert rows[0].flip_rate is None and rows[1].flip_rate is not None
+    with ResponseCache(folder / "repeat-1.sqlite3") as cache:
+        assert len(cache.rows()) == n_run
+    with ResponseCache(default_cache_dir() / "llm-cache.sqlite3") as cache:
+        assert len(cache.rows()) == server.count - n_run  # the repeat's replies are in its own file only
+    assert "flip rate" in capsys.readouterr().out

@@ -1,14 +1,23 @@
-"""Scripted judges for the loopback OpenAI server: they read the reference and the response out of the
-prompt (our own strict/lenient wording, or the stand-in upstream templates) and answer yes/no by a rule
+"""Helpers of the judge-audit tests: a slice of the sample run, and scripted judges for the loopback OpenAI server
+(they read the reference and the response out of the
+prompt: our own strict/lenient wording, or the stand-in upstream templates) and answer yes/no by a rule
 simple enough to predict, so tests can say which verdict each judge gives."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import threading
+from pathlib import Path
 
 from mnemetric.longmemeval.judge.lexical import content_words, normalize
+from mnemetric.longmemeval.reference import reference_by_id
+from tests.conftest import ROOT
+
+SAMPLE = ROOT / "data" / "sample" / "longmemeval_sample.json"
+JUDGED = "data/runs/hypotheses.jsonl.eval-results-lexical"
+"""The sample run's judged file, relative to its workspace (tests/conftest.py ``sample_run_outputs``)."""
 
 _REF = re.compile(r"^(?:Reference|Guide|Why): (.*)$", re.M)
 _RESP = re.compile(r"^(?:Response to grade|Candidate): (.*)$", re.M)
@@ -44,3 +53,19 @@ class Coin:
     def __call__(self, messages) -> str:
         with self._lock:
             return next(self._next)
+
+
+def sample_slice(sample_run_outputs: Path, folder: Path) -> Path:
+    """The sample run's judged lines for its first question of each type and its first abstention question (7):
+    every template and every rule in a few dozen items (loopback requests cost tens of milliseconds each)."""
+    refs = reference_by_id(SAMPLE)
+    kept, seen = [], set()
+    for line in (sample_run_outputs / JUDGED).read_text().splitlines():
+        q = json.loads(line)["question_id"]
+        kind = "_abs" if "_abs" in q else refs[q].question_type
+        if kind not in seen:
+            seen.add(kind)
+            kept.append(line)
+    out = folder / "judged.jsonl"
+    out.write_text("\n".join(kept) + "\n")
+    return out

@@ -107,7 +107,11 @@ def isolated_executor(section: Mapping[str, Any] | None, llm: Mapping[str, Any] 
     if getattr(main, "budget", None) is not None:
         extra["budget"] = main.budget
     try:
-        ex = build_executor(section, llm, where="executor (judge-audit repeats)", **extra)
+        try:
+            ex = build_executor(section, llm, where="executor (judge-audit repeats)", **extra)
+        except TypeError as exc:  # an executor option that takes no cache of its own
+            raise ConfigError("executor", f"this executor cannot run the repeats over a separate cache ({exc})",
+                              fix="run `mnemetric judge-audit validity --repeats` with --executor immediate") from None
         try:
             yield ex
         finally:
