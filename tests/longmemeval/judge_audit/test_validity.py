@@ -174,7 +174,8 @@ def test_a_matrix_of_one_judge_twice_is_refused(sample_run_outputs):
                      reference_by_id(SAMPLE), None)
 
 
-def test_the_command_measures_the_flip_rate_into_its_own_cache(sample_run_outputs, tmp_path, env, capsys):
+def test_the_command_measures_the_flip_rate_into_its_own_cache(sample_run_outputs, tmp_path, env, capsys,
+                                                                monkeypatch):
     """`mnemetric judge-audit validity --repeats` (the door: the run's executor option and llm settings, one
     more executor per repeat over its own cache file); the report then shows a measured flip rate."""
     from mnemetric.cli import main
@@ -195,3 +196,10 @@ def test_the_command_measures_the_flip_rate_into_its_own_cache(sample_run_output
     with ResponseCache(default_cache_dir() / "llm-cache.sqlite3") as cache:
         assert len(cache.rows()) == server.count - n_run  # the repeat's replies are in its own file only
     assert "flip rate" in capsys.readouterr().out
+    page = tmp_path / "index.html"
+    monkeypatch.chdir(sample_run_outputs)  # the sample run's metrics
+    assert main(["report", "--out", str(page), "--judge-audit", str(out)]) == 0
+    html = page.read_text()
+    section = html[html.index('<section id="judge-validity">'):]
+    assert f"strict ({MODEL})" in section
+    assert f"/{n_run}, 1 repeat)" in section[:section.index("</section>")]  # the loopback judge's flip rate

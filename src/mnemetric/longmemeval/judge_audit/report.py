@@ -55,7 +55,8 @@ def judge_validity_section(audit: JudgeAudit) -> Section:
         rows.append((j["name"], str(o["n"]), _agree(o), _kappa(o),
                      f"{len(flips['yes_to_no'])} / {len(flips['no_to_yes'])}",
                      NOT_MEASURED if rep is None or rep["flip_rate"] is None
-                     else f"{100 * rep['flip_rate']:.1f}% ({rep['flips']}/{rep['compared']}, {rep['repeats']} repeats)"))
+                     else f"{100 * rep['flip_rate']:.1f}% ({rep['flips']}/{rep['compared']}, {rep['repeats']} "
+                          f"repeat{'' if rep['repeats'] == 1 else 's'})"))
     matrix = Table(("judge", "n", "agreement with the run", "Cohen's kappa [95% interval]", "flips yes→no / no→yes",
                     "repeat-judging flip rate"), tuple(rows), "Judge matrix: agreement with the run's verdicts",
                    numeric=(1,))
