@@ -132,7 +132,7 @@ def _validity(a: argparse.Namespace) -> int:
     from contextlib import closing, contextmanager
 
     from mnemetric.execute import build_executor
-    from mnemetric.llm.cache import default_cache_dir
+    from mnemetric.llm.cache import CACHE_FILENAME, default_cache_dir
     from mnemetric.longmemeval.judge_audit.files import write_judge_audit
     from mnemetric.longmemeval.judge_audit.run import isolated_executor, run_validity
     from mnemetric.longmemeval.reference import reference_by_id
@@ -143,8 +143,8 @@ def _validity(a: argparse.Namespace) -> int:
     with closing(build_executor(section, llm, where=where)) as executor:
         @contextmanager
         def repeat_executor(r: int):
-            folder.mkdir(parents=True, exist_ok=True)
-            with isolated_executor(section, llm, folder / f"repeat-{r}.sqlite3", executor) as ex:
+            # one folder per repeat: an executor that keeps state beside its cache (the batch ledger) keeps it apart too
+            with isolated_executor(section, llm, folder / f"repeat-{r}" / CACHE_FILENAME, executor) as ex:
                 yield ex
 
         record = run_validity(judges, a.judged, reference_by_id(a.ref), executor, repeats=a.repeats,

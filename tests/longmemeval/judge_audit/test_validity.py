@@ -191,7 +191,7 @@ def test_the_command_measures_the_flip_rate_into_its_own_cache(sample_run_output
     n_run = len(judged.read_text().splitlines())
     rows = read_judge_audit(out).judges
     assert rows[0].flip_rate is None and rows[1].flip_rate is not None
-    with ResponseCache(folder / "repeat-1.sqlite3") as cache:
+    with ResponseCache(folder / "repeat-1" / "llm-cache.sqlite3") as cache:
         assert len(cache.rows()) == n_run
     with ResponseCache(default_cache_dir() / "llm-cache.sqlite3") as cache:
         assert len(cache.rows()) == server.count - n_run  # the repeat's replies are in its own file only
