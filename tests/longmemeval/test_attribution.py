@@ -14,7 +14,7 @@ from mnemetric.longmemeval.attribution import (CAUSES, Evidence, attribute_quest
                                                evidence_items)
 from mnemetric.longmemeval.attribution_file import (AttributionFile, attribute_run, read_attribution, read_disputed,
                                                     write_attribution)
-from mnemetric.longmemeval.attribution_report import compare_lines, report_table
+from mnemetric.longmemeval.attribution_report import compare_lines, report_section
 from tests.conftest import ROOT
 
 HAY = frozenset({"ans_1", "ans_2", "filler_1", "filler_2"})
@@ -135,9 +135,9 @@ def test_file_round_trip_and_refusals(tmp_path):
     raw["questions"][2]["applies"] = ["answered_wrong", "not_retrieved"]
     with pytest.raises(InputError, match="precedence order"):
         AttributionFile.from_record(raw, file="f.json")
-    table = report_table(back)
-    assert table.title.startswith("Failure attribution (2 wrong of 3")
-    assert [r[1] for r in table.rows] == ["0", "0", "0", "1", "1"]
+    section = report_section(back)
+    assert section.title.startswith("Failure attribution (2 wrong of 3")
+    assert [r[1] for r in section.tables[0].rows] == ["0", "0", "0", "1", "1"]
 
 
 def test_disputed_file(tmp_path):
@@ -154,11 +154,14 @@ def test_disputed_file(tmp_path):
     path.write_text('{"question_id": "q1"')
     with pytest.raises(InputError, match=r"line 1.*JSON"):
         read_disputed(path)
-    audit = tmp_path / "judge_audit.json"   # the judge-audit layout (one object, `disputed` by question)
-    audit.write_text(json.dumps({"judges": [], "disputed": {"q1": ["negative control accepted by lexical"]}}, indent=2))
+    audit = tmp_path / "judge_audit.json"   # the judge-audit file (`mnemetric judge-audit validity --out`)
+    record = {"official_equivalence": {"value": False, "reasons": ["a judge audit is not a score"]},
+              "judged_file": {"path": "judged", "sha256": "0" * 64}, "reference_file": None, "judges": [],
+              "pairwise": [], "disputed": {"q1": ["negative control accepted by lexical"]}, "items": []}
+    audit.write_text(json.dumps(record, indent=2))
     assert read_disputed(audit) == {"q1": ("negative control accepted by lexical",)}
-    audit.write_text(json.dumps({"disputed": {"q1": "not a list"}}))
-    with pytest.raises(InputError, match=r"disputed\.q1"):
+    audit.write_text(json.dumps({**record, "disputed": {"q1": "not a list"}}))
+    with pytest.raises(InputError, match="disputed"):
         read_disputed(audit)
 
 

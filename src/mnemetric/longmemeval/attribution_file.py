@@ -139,16 +139,17 @@ def read_disputed(path: str | Path) -> dict[str, tuple[str, ...]]:
 
 
 def _audit_disputes(path: str | Path) -> dict[str, tuple[str, ...]] | None:
-    """The ``disputed`` block of a judge-audit file (`mnemetric judge-audit validity --out`), None for JSONL."""
+    """The disputed questions of a judge-audit file (`mnemetric judge-audit validity --out`, read through its
+    typed reader), None for the JSONL layout."""
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError:
         return None  # several lines: the JSONL layout
     if not isinstance(raw, dict) or "disputed" not in raw:
         return None
-    f = Fields.of(raw, file=str(path), record="<file>")
-    block = f.at("disputed")
-    return {q: block.strings(q) for q in block.raw}
+    from mnemetric.longmemeval.judge_audit.files import read_judge_audit
+
+    return dict(read_judge_audit(path).disputed)
 
 
 def _evidence_maps(retrieval_log: str | Path, contexts: str | Path) -> tuple[dict, dict]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from mnemetric.longmemeval.attribution import CAUSE_TEXT, CAUSES
 from mnemetric.longmemeval.attribution_file import AttributionFile, read_attribution
-from mnemetric.report.model import TableSection
+from mnemetric.report.model import Section, Table
 
 SHOW_IDS = 8
 """Question ids listed per cause on the page (the rest counted)."""
@@ -33,8 +33,8 @@ def _ids(ids: list[str]) -> str:
     return ", ".join(ids[:SHOW_IDS]) + (f" (+{more} more)" if more > 0 else "")
 
 
-def report_table(att: AttributionFile) -> TableSection:
-    """The page's "Failure attribution" table: per cause its questions, share of the wrong ones, ids."""
+def report_section(att: AttributionFile) -> Section:
+    """The page's "Failure attribution" section: per cause its questions, share of the wrong ones, ids."""
     counts, wrong = att.counts, att.counts["wrong"]
     rows = []
     for c in CAUSES:
@@ -42,8 +42,8 @@ def report_table(att: AttributionFile) -> TableSection:
         rows.append((CAUSE_TEXT[c], str(counts[c]), f"{counts[c] / wrong:.0%}" if wrong else "—", _ids(ids)))
     title = (f"Failure attribution ({wrong} wrong of {len(att.questions)}; {counts['correct']} correct, "
              f"{counts['not_judged']} without a verdict)")
-    return TableSection("attribution", title, ("cause", "questions", "share of wrong", "question ids"),
-                        tuple(rows), numeric=(1, 2), note=NOTE)
+    table = Table(("cause", "questions", "share of wrong", "question ids"), tuple(rows), numeric=(1, 2))
+    return Section("attribution", title, (NOTE,), (table,))
 
 
 def compare_lines(moves: Mapping[str, Any] | None, bullet: str = "  ") -> list[str]:

@@ -132,17 +132,24 @@ class CostRow:
 
 
 @dataclass(frozen=True)
-class TableSection:
-    """A titled table a family adds to its page (e.g. V1's failure attribution); cells are plain text."""
+class Table:
+    """A table of text cells (shown escaped) with a caption; ``numeric`` columns are right-aligned."""
 
-    id: str
-    """The section's HTML id."""
-    title: str
     head: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    caption: str = ""
     numeric: tuple[int, ...] = ()
-    """Columns shown right-aligned."""
-    note: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled section a family adds to its page: paragraphs, then tables (e.g. LongMemEval's judge validity)."""
+
+    id: str
+    """The HTML id (letters, digits, dashes)."""
+    title: str
+    paragraphs: tuple[str, ...] = ()
+    tables: tuple[Table, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -170,5 +177,5 @@ class Report:
     """Markdown written by the caller, shown verbatim in a <pre> block."""
     notes: tuple[str, ...] = field(default=())
     """Extra lines shown under the headline table (e.g. the bootstrap note)."""
-    tables: tuple[TableSection, ...] = ()
-    """A family's own tables, shown after the flips."""
+    sections: tuple[Section, ...] = ()
+    """A family's own sections, shown after the flips (before cost and the result card)."""
