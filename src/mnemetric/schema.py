@@ -64,6 +64,21 @@ class LLM:
     prices: dict[str, Price] = field(default_factory=dict)
 
 
+@dataclass
+class ExecutorSection:
+    """The ``executor`` section: the option (``_target_``, ``name``) and the run settings every executor takes
+    (:class:`mnemetric.execute.pool.PoolMapper`)."""
+
+    _target_: str = field(default=MISSING)  # type: ignore[assignment]
+    _partial_: bool = True
+    name: str = field(default=MISSING)  # type: ignore[assignment]
+    workers: Optional[int] = field(default=None, metadata=_spec(min=1, fix="an integer >= 1, or null: one per core"))
+    grace_seconds: float = field(default=30.0, metadata=_spec(min=0))
+    shard: Optional[str] = field(default=None, metadata=_spec(pattern=r"^[0-9]+/[0-9]+$",
+                                                              fix="K/N with 1 <= K <= N (quoted: \"1/4\"), or null"))
+    address: Optional[str] = None
+
+
 @dataclass(frozen=True)
 class Section:
     """One top-level params section, as a family (or the base) declares it.
@@ -79,7 +94,7 @@ class Section:
 
 
 COMPONENT = Section()
-BASE: dict[str, Section] = {"benchmark": COMPONENT, "executor": COMPONENT, "llm": Section(LLM)}
+BASE: dict[str, Section] = {"benchmark": COMPONENT, "executor": Section(ExecutorSection), "llm": Section(LLM)}
 """The sections every run has, whatever its families: the headline family, the executor that runs model calls
 and the one LLM client."""
 

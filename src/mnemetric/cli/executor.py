@@ -50,4 +50,7 @@ def command_executor(a: argparse.Namespace):
     path = option_path("executor", name, a.conf)
     cfg = composed(a.conf, [] if path is not None else [f"executor={name}"])
     section = load_option("executor", name, a.conf) if path is not None else cfg["executor"]
+    from mnemetric.cli.shards import executor_overrides
+
+    section = {**section, **executor_overrides(a)}  # --workers
     return build_executor(section, with_overrides(cfg["llm"], a), where=str(path or f"executor={name}"))
