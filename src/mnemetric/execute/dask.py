@@ -3,8 +3,8 @@
 ``executor.address`` null starts a ``LocalCluster`` here (``workers`` processes — one per usable core when
 null — one thread each) for the run and closes it at the end; an address (``tcp://host:8786``) joins that
 scheduler, whose workers must have Mnemetric and the run's plug-ins installed. :meth:`map` sends the task
-to every worker once (``scatter``, broadcast) and submits one future per question, at most a bounded
-window of them in flight, yielding the results in question order: the bytes of the immediate executor.
+to every worker once (``scatter``, broadcast) and submits one future per :data:`CHUNK` questions, at most a
+bounded window of them in flight, yielding the results in question order: the bytes of the immediate executor.
 
 Model calls (:meth:`run`) are the immediate executor's, from this process: one budget, one usage ledger,
 the response cache on this machine (an SQLite file must not be shared over a network filesystem, so the
@@ -26,11 +26,27 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def _apply(task: Callable[[Any], Any], item: Any) -> Any:
+CHUNK = 8
+"""Questions per Dask task: a task's round trip (client → scheduler → worker → client) costs milliseconds, so
+each carries a few questions."""
+
+
+def _apply(task: Callable[[Any], Any], items: list[Any]) -> list[Any]:
     try:
-        return task(item)
+        return [task(item) for item in items]
     except MnemetricError as exc:
         raise WorkerError(str(exc), exc.exit_code) from None
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    chunk: list[T] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 class DaskExecutor(ImmediateExecutor):
@@ -77,12 +93,12 @@ class DaskExecutor(ImmediateExecutor):
         window = 4 * max(1, len(client.scheduler_info().get("workers", {})) or usable_cores())
         pending: deque = deque()
         try:
-            for item in items:
-                pending.append(client.submit(_apply, shared, item, pure=False))
+            for chunk in _chunks(items, CHUNK):
+                pending.append(client.submit(_apply, shared, chunk, pure=False))
                 if len(pending) >= window:
-                    yield pending.popleft().result()
+                    yield from pending.popleft().result()
             while pending:
-                yield pending.popleft().result()
+                yield from pending.popleft().result()
         finally:
             for fut in pending:
                 fut.cancel()

@@ -13,8 +13,12 @@ backend's ``embed``); a memory system, whose protocol methods the harness fixes,
 
 conf/executor/<option>.yaml names the class by ``_target_`` with ``_partial_: true``; the run's
 ``llm:`` settings complete it (:func:`build_executor`). Options: ``immediate``
-(:class:`~mnemetric.execute.immediate.ImmediateExecutor`). A Batch-API or an engine executor is one
-more option of this group: nothing that builds calls changes.
+(:class:`~mnemetric.execute.immediate.ImmediateExecutor`), ``dask``
+(:class:`~mnemetric.execute.dask.DaskExecutor`: the per-question work on Dask distributed). A Batch-API
+executor is one more option of this group: nothing that builds calls changes. Every option takes the run
+settings ``workers``, ``grace_seconds``, ``shard`` and ``address`` (typed in :class:`mnemetric.schema.ExecutorSection`);
+an executor with a ``map(task, items)`` method runs per-question work on its pool
+(:mod:`mnemetric.execute.pool`).
 """
 
 from __future__ import annotations
