@@ -171,3 +171,18 @@ def test_retrieve_answer_judge_on_2_shards_merge_to_the_unsharded_chain(tmp_path
         assert (tmp_path / f"{name}.failures.jsonl").read_bytes() == (full / f"{name}.failures.jsonl").read_bytes()
     manifest = json.loads((parts[0] / "judged.jsonl.shard.json").read_text(encoding="utf-8"))
     assert manifest["command"] == "judge" and manifest["shard"] == "1/2"
+
+
+@pytest.mark.parametrize("key, value, problem", [("workers", 0, ">= 1"), ("workers", "2", "expected an integer"),
+                                                 ("grace_seconds", -1, ">= 0"), ("shard", "abc", "K/N"),
+                                                 ("nworkers", 2, "unknown key")])
+def test_the_executor_section_is_typed(key, value, problem):
+    import yaml
+
+    from mnemetric.schema import check_section
+
+    section = yaml.safe_load((ROOT / "conf" / "executor" / "immediate.yaml").read_text(encoding="utf-8"))
+    check_section("executor", section)
+    with pytest.raises(ConfigError, match=f"executor.{key}") as err:
+        check_section("executor", {**section, key: value})
+    assert problem in str(err.value)

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     from mnemetric.errors import install_interrupts, interrupt_message, restore_interrupts
 
     args = build_parser().parse_args(argv)
-    previous = install_interrupts()  # SIGINT/SIGTERM raise Interrupted: files being written are removed, one line, 128+signal
+    previous = install_interrupts()  # SIGINT/SIGTERM: files being written are removed, one line, exit 128+signal
     try:
         return args.handler(args)
     except MnemetricError as exc:

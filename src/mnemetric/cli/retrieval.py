@@ -74,7 +74,8 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
             shard = run_shard(a, executor)
             if shard is not None:
                 shard = ShardRun.start("retrieve", shard, _universe(a.dataset), data_file=a.dataset, config={
-                    "memory": load_option("memory", a.memory, a.conf), "adapter": load_option("adapter", a.adapter, a.conf),
+                    "memory": load_option("memory", a.memory, a.conf),
+                    "adapter": load_option("adapter", a.adapter, a.conf),
                     "granularity": a.granularity, "context_k": a.context_k, "context_tokens": a.context_tokens})
             n = write_retrieval(memory, _adapted(a.dataset, adapter), granularity=a.granularity,
                                 k=a.context_k, budget=a.context_tokens, log=a.out, contexts=a.contexts, total=n,

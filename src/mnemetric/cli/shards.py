@@ -35,8 +35,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "An input that is itself a shard sets it (SLURM: --shard $SLURM_ARRAY_TASK_ID/N; "
                         "Kubernetes Indexed Job: --shard $((JOB_COMPLETION_INDEX + 1))/N)")
     p.add_argument("--workers", type=positive_int, default=None, metavar="N",
-                   help="per-question work on N worker processes (executor.workers; default: the executor "
-                        "option's, null = one per core); the output bytes are those of one worker")
+                   help="per-question work (a memory system's retrieval) on N worker processes (executor.workers; "
+                        "default: the executor option's, null = one per core); the output bytes are those of one "
+                        "worker. Model calls are not spread: they run llm.max_concurrency at once")
 
 
 def executor_overrides(a: argparse.Namespace) -> dict:
@@ -85,7 +86,8 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
         from mnemetric.shard import merge
 
         done = merge(a.out, a.parts)
-        extra = f" (+ {done['failures']} failure line(s) → {a.out}.failures.jsonl)" if done["failures"] is not None else ""
+        fails = done["failures"]
+        extra = "" if fails is None else f" (+ {fails} failure line(s) → {a.out}.failures.jsonl)"
         print(f"merge: {done['shards']} {done['command']} shard(s), {done['lines']} line(s) → {a.out}{extra}")
         return 0
     return run

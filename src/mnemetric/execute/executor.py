@@ -16,7 +16,7 @@ conf/executor/<option>.yaml names the class by ``_target_`` with ``_partial_: tr
 (:class:`~mnemetric.execute.immediate.ImmediateExecutor`), ``dask``
 (:class:`~mnemetric.execute.dask.DaskExecutor`: the per-question work on Dask distributed). A Batch-API
 executor is one more option of this group: nothing that builds calls changes. Every option takes the run
-settings ``workers``, ``grace_seconds``, ``shard`` and ``address`` (typed in :class:`mnemetric.schema.ExecutorSection`);
+settings ``workers``, ``grace_seconds``, ``shard`` and ``address`` (typed: ``schema.ExecutorSection``);
 an executor with a ``map(task, items)`` method runs per-question work on its pool
 (:mod:`mnemetric.execute.pool`).
 """

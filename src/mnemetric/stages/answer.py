@@ -37,7 +37,8 @@ def main() -> None:
             answered = answer_file(reader, p["paths.contexts"], queries, executor)
         else:
             universe = [(q.question_id, q.question_type) for q in read_questions(p["paths.questions"])]
-            shard = answer_shard_run(getattr(executor, "shard", None), p["reader"], p["paths.contexts"], universe, p["paths.questions"])
+            shard = answer_shard_run(getattr(executor, "shard", None), p["reader"], p["paths.contexts"], universe,
+                                     p["paths.questions"])
             answered, lines, fails = answer_sharded(reader, p["paths.contexts"], queries, executor, shard)
     total = len(answered.hypotheses) + len(answered.failures)
     finish_stage_run("answer", executor.usage, start, answered.failures, total=total)

@@ -35,8 +35,9 @@ def main() -> None:
     records = list(read_adapted(p["paths.adapted"], only=read_suite(p["paths.suite"]).question_ids))
     r = p["retrieval"]
     with closing(build_executor(p["executor"], p["llm"])) as executor:
-        shard = ShardRun.start("retrieve", getattr(executor, "shard", None), [(x.eval.question_id, x.eval.question_type) for x in records],
-                               data_file=p["paths.adapted"], config={"memory": p["memory"], "retrieval": r})
+        universe = [(x.eval.question_id, x.eval.question_type) for x in records]
+        shard = ShardRun.start("retrieve", getattr(executor, "shard", None), universe, data_file=p["paths.adapted"],
+                               config={"memory": p["memory"], "retrieval": r})
         n = write_retrieval(memory, records, granularity=r["granularity"], k=r["context_k"],
                             budget=r["context_tokens"], log=p["paths.retrieval_log"], contexts=p["paths.contexts"],
                             total=len(records), executor=executor, shard=shard)
