@@ -83,10 +83,10 @@ class RetrieveTask:
             mine = self._local.memory = copy.deepcopy(self.memory)
         return mine
 
-    def __call__(self, rec: AdaptedRecord) -> tuple[dict, str]:
-        """(upstream log line, the contexts line) of one record."""
+    def __call__(self, rec: AdaptedRecord) -> tuple[str, str]:
+        """(upstream log line, contexts line) of one record, serialised here (a worker sends back text)."""
         line, context = next(retrieve_all(self._memory(), [rec], self.granularity, self.k, self.budget))
-        return line, context_line(context)
+        return json.dumps(line, ensure_ascii=False) + "\n", context_line(context)
 
 
 def write_retrieval(memory: MemorySystem, records: Iterable[AdaptedRecord], *, granularity: str, k: int,
@@ -118,7 +118,7 @@ def write_retrieval(memory: MemorySystem, records: Iterable[AdaptedRecord], *, g
         log_fh = stack.enter_context(atomic_open(log))
         ctx_fh = stack.enter_context(atomic_open(contexts)) if contexts is not None else None
         for line, context in bar:
-            log_fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+            log_fh.write(line)
             if ctx_fh is not None:
                 ctx_fh.write(context)
             n += 1
