@@ -52,6 +52,8 @@ class Budget:
 class Price:
     input: float = field(default=MISSING, metadata=_spec(min=0))  # type: ignore[assignment]
     output: float = field(default=MISSING, metadata=_spec(min=0))  # type: ignore[assignment]
+    batch_discount: Optional[float] = field(default=None, metadata=_spec(min=0))
+    """The fraction a Batch API takes off (OpenAI: 0.5; at most 1, checked by the price table)."""
 
 
 @dataclass
@@ -66,8 +68,9 @@ class LLM:
 
 @dataclass
 class ExecutorSection:
-    """The ``executor`` section: the option (``_target_``, ``name``) and the run settings every executor takes
-    (:class:`mnemetric.execute.pool.PoolMapper`)."""
+    """The ``executor`` section's common keys: the option (``_target_``, ``name``) and the run settings of
+    :class:`mnemetric.execute.pool.PoolMapper` (immediate, dask), each checked when present; an option may add
+    keys of its own (batch's ``poll_interval``, ...), which its constructor checks."""
 
     _target_: str = field(default=MISSING)  # type: ignore[assignment]
     _partial_: bool = True
@@ -91,10 +94,13 @@ class Section:
     shape: type | None = None
     components: tuple[str, ...] = ()
     fix: str = "every conf option names itself"
+    open: bool = False
+    """A component section whose common keys ``shape`` types (checked when present) and whose options add keys
+    of their own (e.g. ``executor``: ``workers`` typed; ``batch``'s ``poll_interval`` its own)."""
 
 
 COMPONENT = Section()
-BASE: dict[str, Section] = {"benchmark": COMPONENT, "executor": Section(ExecutorSection), "llm": Section(LLM)}
+BASE: dict[str, Section] = {"benchmark": COMPONENT, "executor": Section(ExecutorSection, open=True), "llm": Section(LLM)}
 """The sections every run has, whatever its families: the headline family, the executor that runs model calls
 and the one LLM client."""
 
@@ -204,6 +210,11 @@ def check_section(name: str, value: Any, known: typing.Mapping[str, Section] | N
     if section.shape is None:
         _check_component(name, value)
         return
+    if section.open:
+        _check_component(name, value)
+        known = {f.name for f in dataclasses.fields(section.shape)}
+        check_dataclass(name, {k: v for k, v in value.items() if k in known}, section.shape)
+        return
     subs = section.components
     check_dataclass(name, {k: v for k, v in value.items() if k not in subs} if isinstance(value, dict) and subs
                     else value, section.shape)
@@ -244,7 +255,7 @@ def run_schema(sections: typing.Mapping[str, Section] | None = None, order: typi
     rank = {name: i for i, name in enumerate(order)}
     fields: list[Any] = []
     for name, section in sorted(sections.items(), key=lambda kv: rank.get(kv[0], len(rank))):
-        if section.shape is None:
+        if section.shape is None or section.open:
             fields.append((name, Any, field(default=None)))
         else:
             fields.append((name, section.shape, field(default_factory=section.shape)))

@@ -175,7 +175,7 @@ def test_retrieve_answer_judge_on_2_shards_merge_to_the_unsharded_chain(tmp_path
 
 @pytest.mark.parametrize("key, value, problem", [("workers", 0, ">= 1"), ("workers", "2", "expected an integer"),
                                                  ("grace_seconds", -1, ">= 0"), ("shard", "abc", "K/N"),
-                                                 ("nworkers", 2, "unknown key")])
+                                                 ("address", 3, "expected a string")])
 def test_the_executor_section_is_typed(key, value, problem):
     import yaml
 

@@ -62,7 +62,12 @@ def build_executor(section: Mapping[str, Any] | None, llm: Mapping[str, Any] | N
 
     cfg = dict(section) if section else dict(DEFAULT)
     made = build(cfg, where)
-    executor = made(llm=dict(llm or {}), **extra) if cfg.get("_partial_") else made
+    try:
+        executor = made(llm=dict(llm or {}), **extra) if cfg.get("_partial_") else made
+    except TypeError as exc:  # a setting this option does not take (e.g. --workers for executor=batch)
+        raise ConfigError(where, f"{cfg.get('_target_')} cannot be built with these settings: {exc}",
+                          fix="drop the setting, or choose an executor that has it (immediate, dask: workers, "
+                              "grace_seconds, shard)") from None
     missing = [a for a in ("name", "usage", "run", "plan", "close") if not hasattr(executor, a)]
     if missing:
         raise ConfigError(f"{where}._target_", f"{type(executor).__name__} is not an executor (no {', '.join(missing)})",
