@@ -1,9 +1,12 @@
 """Stream the items of a top-level JSON list without loading the whole file, strictly.
 
 The official LongMemEval files are one JSON list (the M variant is ~2.7 GB). ``iter_json_items``
-reads bytes in chunks, decodes them as UTF-8 incrementally and decodes one item at a time with
-:meth:`json.JSONDecoder.raw_decode`, reading more only when an item is not yet complete, so
-memory stays at about one item.
+parses it through ijson's C parser (:mod:`mnemetric.jsonfast`) as long as the bytes are plain strict
+JSON; at the first thing that parser reads differently or refuses, the rest of the file (from the
+first item not yet handed out) goes through the strict reader here (:func:`strict_items`), which
+names every flaw. The strict reader reads bytes in chunks, decodes them as UTF-8 incrementally and
+decodes one item at a time with :meth:`json.JSONDecoder.raw_decode`, reading more only when an item
+is not yet complete. Either way memory stays at about one item.
 
 Strict means RFC 8259 JSON in UTF-8, nothing Python's ``json`` adds or forgives:
 
@@ -18,7 +21,7 @@ Strict means RFC 8259 JSON in UTF-8, nothing Python's ``json`` adds or forgives:
 Before reading, the path must be a regular, uncompressed file (:func:`mnemetric.io.require_file`:
 a FIFO would block the reader, a gzip file would fail as "UTF-16").
 
-File-level problems name ``line N`` (and the byte or character offset); a broken item names
+File-level problems name ``line N`` (with column, character and byte offset); a broken item names
 ``index N``. Value flaws (the last three rules) come back with the item as :class:`Flaw` records
 (JSON path + message) so a validator can name the field and go on with the next item.
 """
