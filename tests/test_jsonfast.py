@@ -84,3 +84,12 @@ def test_objects_are_plain_dicts_to_callers(tmp_path):
     assert isinstance(item, dict) and item == {"a": {"b": 1}}
     item["a"] = 2  # a caller may overwrite a key: the fast path's repeated-key note is only read while it parses
     assert json.dumps(item) == '{"a": 2}' and jsonfast._local.repeated
+
+
+@pytest.mark.parametrize("text", ["[" + "[" * 100_000 + "]" * 100_000 + "]", "[" + '{"a": [' * 1500])
+def test_deep_nesting_never_reaches_yajl(tmp_path, text):
+    """ijson keeps a path per level (memory grows with the square of the depth): the strict reader judges it."""
+    path = tmp_path / "x.json"
+    path.write_text(text)
+    with pytest.raises(Exception):  # noqa: B017 - ijson's premature end: iter_json_items hands over
+        _fast(path, 1 << 20)

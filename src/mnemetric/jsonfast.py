@@ -13,6 +13,7 @@ a lone high surrogate escape (``"\\ud800"``):    the bytes are scanned for lone 
   silently read as ``"?"``                         before yajl sees them
 form feed and vertical tab accepted as space     the bytes are scanned for them
 a non-list top level yields no item, no error    the first byte must be ``[``
+memory growing with the square of the depth      > 1,000 unclosed brackets so far, or 64 in a row
 ==============================================  =================================================
 
 Everything yajl refuses (NaN, Infinity, ``1e999``, integers beyond 64 bits, trailing data, bytes that
@@ -39,6 +40,12 @@ _SPACES = (b"\x0b", b"\x0c")
 _HIGH, _LOW = rb"\\u[dD][89abAB][0-9a-fA-F]{2}", rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _IS_HIGH, _IS_LOW = re.compile(_HIGH), re.compile(_LOW)
+MAX_DEPTH = 1000
+"""Open brackets less closed ones read so far (those in strings too: a bound, not the depth) beyond
+which the strict reader takes over: ijson keeps a path per level, so its memory grows with the square
+of the depth (100,000 levels would take gigabytes); the strict reader names the item instead."""
+_RUNS = (b"[" * 64, b"{" * 64)
+"""Deep nesting inside one read (where the balance above can be back to 0 at its end)."""
 PAIR = 12
 """Bytes of a surrogate pair's two escapes; a backslash this close to a read's end may start a cut one."""
 
@@ -65,7 +72,7 @@ class _Scanned:
     halves (bytes that are not UTF-8), so a read's last escape (pair) is held back for the next read."""
 
     def __init__(self, fh: BinaryIO, head: bytes):
-        self.fh, self.pending, self.suspect = fh, head, ""
+        self.fh, self.pending, self.suspect, self.depth = fh, head, "", 0
 
     def read(self, size: int = -1) -> bytes:
         if size == 0:  # ijson's probe for bytes or text
@@ -79,6 +86,10 @@ class _Scanned:
             if not more:
                 break  # the end of the file: nothing to wait for
             data += more
+        self.depth += data.count(b"[") + data.count(b"{") - data.count(b"]") - data.count(b"}")
+        if self.depth > MAX_DEPTH or any(run in data for run in _RUNS):
+            self.suspect = "deep nesting"
+            return b""  # never given to yajl: ijson ends with an error, the strict reader takes over
         if any(s in data for s in _SPACES):
             self.suspect = "a form feed or vertical tab"
         elif b"\\u" in data and _lone_surrogate(data):
