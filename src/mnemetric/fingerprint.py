@@ -21,6 +21,7 @@ Paths and clock times are never part of a fingerprint: the same code gives the s
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import importlib.util
 from dataclasses import dataclass
@@ -104,8 +105,14 @@ def module_closure(module: str) -> dict[str, Path]:
     return found
 
 
+@functools.cache
+def _packages_distributions() -> dict[str, list[str]]:
+    """Top-level package -> distributions; read once per process (it scans every installed distribution)."""
+    return dict(importlib.metadata.packages_distributions())
+
+
 def _distribution(top: str) -> tuple[str | None, str | None]:
-    dists = importlib.metadata.packages_distributions().get(top) or []
+    dists = _packages_distributions().get(top) or []
     if not dists:
         return None, None
     name = sorted(dists)[0]
