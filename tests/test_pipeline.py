@@ -31,6 +31,7 @@ def test_dvc_loads_the_pipeline():
     assert set(DVC_YAML["stages"]) <= names
 
 
+@functools.cache
 def _imports_of(path: Path, module: str) -> set[str]:
     """Modules named by the import statements of one file (relative ones resolved), written here
     independently of mnemetric.fingerprint."""
