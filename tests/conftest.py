@@ -109,10 +109,17 @@ def reproduced_sample(tmp_path_factory) -> Path:
             init_repo(repo, env)
             proc = subprocess.run(["dvc", "repro"], cwd=repo, env=env, capture_output=True, text=True, timeout=900)
             assert proc.returncode == 0, f"dvc repro failed:\n{proc.stdout}\n{proc.stderr}"
+            (shared / "reproduced-sample.stdout").write_text(proc.stdout)
             done.write_text("ok\n")
     missing = [rel for rel in SAMPLE_RUN_OUTPUTS if not (repo / rel).exists()]
     assert not missing, missing
     return repo
+
+
+@pytest.fixture(scope="session")
+def reproduced_sample_stdout(reproduced_sample: Path) -> str:
+    """What the first `dvc repro` of reproduced_sample's fresh clone printed (its stdout)."""
+    return (reproduced_sample.parent / "reproduced-sample.stdout").read_text()
 
 
 @pytest.fixture(scope="session")

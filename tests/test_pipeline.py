@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from pathlib import Path
 
@@ -30,6 +31,7 @@ def test_dvc_loads_the_pipeline():
     assert set(DVC_YAML["stages"]) <= names
 
 
+@functools.cache
 def _imports_of(path: Path, module: str) -> set[str]:
     """Modules named by the import statements of one file (relative ones resolved), written here
     independently of mnemetric.fingerprint."""
@@ -73,11 +75,76 @@ def stage_closure(stage: str) -> set[Path]:
     return {p.relative_to(ROOT) for p in seen.values()}
 
 
-@pytest.mark.parametrize("stage", sorted(DVC_YAML["stages"]))
+def stage_closure_modules(stage: str) -> set[str]:
+    """stage_closure as module names."""
+    out = set()
+    for path in stage_closure(stage):
+        parts = path.relative_to("src").with_suffix("").parts
+        out.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return out
+
+
+CODE_STAGES = sorted(set(DVC_YAML["stages"]) - {"fingerprint"})
+"""The stages whose code stage fingerprint records (each depends on its ``stages/<stage>.json``)."""
+
+
+@functools.cache
+def _code_record(stage: str) -> dict:
+    from mnemetric.stages.fingerprint import stage_code
+
+    return stage_code(stage)
+
+
+@pytest.mark.parametrize("stage", CODE_STAGES)
 def test_stage_deps_cover_the_code_it_imports(stage):
-    """Code that decides a number is a dependency: editing any module a stage imports reruns it."""
-    deps = [Path(d) for d in DVC_YAML["stages"][stage].get("deps", []) if not str(d).startswith("$")]
-    trivial = {Path("src/mnemetric/__init__.py")}  # an empty file
-    missing = sorted(str(f) for f in stage_closure(stage) - trivial
-                     if not any(f == d or d in f.parents for d in deps))
-    assert missing == [], f"dvc.yaml stage {stage!r} lacks deps for: {missing}"
+    """Code that decides a number is a dependency: editing any module a stage imports reruns it. A stage
+    depends on its code record (``${paths.fingerprints}/stages/<stage>.json``, written by stage fingerprint,
+    which depends on all of src/mnemetric and plugins/), and that record covers every module of the
+    stage's import closure, found here independently of mnemetric.fingerprint."""
+    deps = [str(d) for d in DVC_YAML["stages"][stage].get("deps", [])]
+    assert f"${{paths.fingerprints}}/stages/{stage}.json" in deps, \
+        f"dvc.yaml stage {stage!r} lacks its code record dep ${{paths.fingerprints}}/stages/{stage}.json"
+    recorded = set(_code_record(stage)["modules"])
+    trivial = {"mnemetric"}  # src/mnemetric/__init__.py, an empty file
+    missing = sorted(stage_closure_modules(stage) - recorded - trivial)
+    assert missing == [], f"the code record of stage {stage!r} lacks modules: {missing}"
+
+
+@pytest.mark.parametrize("stage", CODE_STAGES)
+def test_stage_code_is_not_listed_file_by_file(stage):
+    """A module the stage's code record covers is not also a dvc.yaml dep of it: each per-file dep is a
+    hash DVC checks on every `dvc repro` (hundreds of them made a no-op repro take seconds)."""
+    recorded = {_source(m).relative_to(ROOT).as_posix() for m in _code_record(stage)["modules"]}
+    listed = sorted(str(d) for d in DVC_YAML["stages"][stage].get("deps", []) if str(d) in recorded)
+    assert listed == [], f"dvc.yaml stage {stage!r}: drop these deps, its code record covers them: {listed}"
+
+
+def test_fingerprint_writes_the_code_record_of_every_stage():
+    from mnemetric.stages.fingerprint import stage_names
+
+    spec = DVC_YAML["stages"]["fingerprint"]
+    assert stage_names() == CODE_STAGES
+    outs = {next(iter(o)) if isinstance(o, dict) else o for o in spec["outs"]}
+    assert {f"${{paths.fingerprints}}/stages/{s}.json" for s in CODE_STAGES} <= outs
+    assert {"src/mnemetric", "plugins"} <= set(spec["deps"])
+
+
+def test_a_stage_that_builds_families_records_their_code():
+    """Stages that take the families from the registry (conf/benchmark ``_target_``) run the families'
+    packages: their code records hold those modules; a stage that does not, does not."""
+    assert "mnemetric.longmemeval.family" in _code_record("run_manifest")["modules"]
+    assert "mnemetric.longmemeval_v2.family" in _code_record("report")["modules"]
+    assert "mnemetric.longmemeval_v2.family" not in _code_record("prepare")["modules"]
+
+
+def test_the_code_record_follows_the_source(tmp_path, monkeypatch):
+    """The record's sha256 is over the modules' bytes: another byte in one module, another record."""
+    import mnemetric.stages.fingerprint as fp
+
+    before = _code_record("prepare")
+    path = _source("mnemetric.stages.prepare")
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: real(self) + (b"#" if self == path else b""))
+    after = fp.stage_code("prepare")
+    assert after["sha256"] != before["sha256"]
+    assert {m for m in after["modules"] if after["modules"][m] != before["modules"][m]} == {"mnemetric.stages.prepare"}

@@ -21,6 +21,7 @@ Paths and clock times are never part of a fingerprint: the same code gives the s
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import importlib.util
 from dataclasses import dataclass
@@ -78,6 +79,18 @@ def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     return names
 
 
+@functools.lru_cache(maxsize=4096)
+def _file_imports(path: str, module: str, mtime_ns: int, size: int) -> frozenset[str]:
+    """The names module ``module`` (file ``path``) imports; cached per file version (its mtime and size), so
+    closures that share modules (one per stage) parse each file once."""
+    try:
+        tree = ast.parse(Path(path).read_bytes(), filename=path)
+    except SyntaxError as exc:
+        raise ConfigError(module, f"{path}: cannot parse ({exc.msg}, line {exc.lineno})",
+                          fix="fix the syntax error in that module") from None
+    return frozenset(_imported_names(tree, module, Path(path).name == "__init__.py"))
+
+
 def module_closure(module: str) -> dict[str, Path]:
     """``module`` and every module of its top-level package it imports, transitively: name → file."""
     top = module.split(".")[0]
@@ -93,19 +106,21 @@ def module_closure(module: str) -> dict[str, Path]:
         found[name] = path
         parts = name.split(".")
         todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # parent packages run on import
-        try:
-            tree = ast.parse(path.read_bytes(), filename=str(path))
-        except SyntaxError as exc:
-            raise ConfigError(name, f"{path}: cannot parse ({exc.msg}, line {exc.lineno})",
-                              fix="fix the syntax error in that module") from None
-        for imported in _imported_names(tree, name, path.name == "__init__.py"):
+        stat = path.stat()
+        for imported in _file_imports(str(path), name, stat.st_mtime_ns, stat.st_size):
             if imported.split(".")[0] == top and imported not in found:
                 todo.append(imported)
     return found
 
 
+@functools.cache
+def _packages_distributions() -> dict[str, list[str]]:
+    """Top-level package -> distributions; read once per process (it scans every installed distribution)."""
+    return dict(importlib.metadata.packages_distributions())
+
+
 def _distribution(top: str) -> tuple[str | None, str | None]:
-    dists = importlib.metadata.packages_distributions().get(top) or []
+    dists = _packages_distributions().get(top) or []
     if not dists:
         return None, None
     name = sorted(dists)[0]

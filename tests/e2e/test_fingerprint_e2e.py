@@ -7,6 +7,7 @@ worst-first), `dvc exp run` skipped every stage and kept reporting the old recal
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -22,7 +23,7 @@ def test_editing_a_plugged_in_memory_system_reruns_exactly_what_it_decides(repro
     (reproduced_repo.path / "conf/memory/keyword.yaml").write_text("_target_: kwmem.KeywordMemory\nname: keyword\n")
     reproduced_repo.run("git", "add", "-A")
     reproduced_repo.run("git", "commit", "-qm", "keyword memory")
-    env = {"PYTHONPATH": str(plugins)}
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(plugins), os.environ.get("PYTHONPATH")]))}  # the tree under test too
     args = ("exp", "run", "-S", "memory=keyword")
 
     reproduced_repo.dvc(*args, env=env)

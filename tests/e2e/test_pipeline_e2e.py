@@ -16,10 +16,12 @@ pytestmark = pytest.mark.e2e
 ORACLE_PATH = "/datasets/xiaowu0162/longmemeval-cleaned/resolve/98d7416c24c778c2fee6e6f3006e7a073259d48f/longmemeval_oracle.json"
 
 
-def test_repro_runs_every_stage_on_the_sample(dvc_repo):
-    out = dvc_repo.dvc("repro")
+def test_repro_runs_every_stage_on_the_sample(reproduced_repo, reproduced_sample_stdout):
+    """The session's fresh clone (tests/conftest.py reproduced_sample: copy_project, one commit, `dvc repro`),
+    read from this test's own copy of it: the first repro ran the stages, the second runs none."""
+    dvc_repo = reproduced_repo
     for stage in ("prepare", "adapt", "suite", "data_metrics"):
-        assert f"Running stage '{stage}'" in out.stdout
+        assert f"Running stage '{stage}'" in reproduced_sample_stdout
     m = dvc_repo.json("metrics/data.json")
     pinned = yaml.safe_load((dvc_repo.path / "conf/variant/sample.yaml").read_text())["sha256"]
     bundled = hashlib.sha256((dvc_repo.path / "data/sample/longmemeval_sample.json").read_bytes()).hexdigest()
