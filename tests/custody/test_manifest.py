@@ -16,12 +16,12 @@ from mnemetric.custody.manifest import (
     build_manifest,
     config_sha256,
     distinct,
-    nest,
     params_sent,
     spread,
 )
 from mnemetric.errors import PluginError
 from mnemetric.family import FamilyBase
+from mnemetric.params import nest
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ The sections are the family's (``Family.manifest_sections``; LongMemEval's are b
 :mod:`mnemetric.longmemeval.family`); the frame requires the ones its gate reads
 (``Family.required_sections``) and knows no key inside them.
 
-Helpers a family uses to fill its sections, family-free: :func:`nest`, :func:`config_sha256`,
+Helpers a family uses to fill its sections, family-free: :func:`config_sha256`,
 :func:`spread`, :func:`params_sent` (the output parameters of the requests actually sent, as the
 output lines record them next to each request sha256 — ``{"requests", "values", "not_in_cache"}``;
 a line that names a request but records no parameters, e.g. a file written before they were recorded,
@@ -36,18 +36,6 @@ from mnemetric.io import dumps_canonical, sha256_text
 SCHEMA = "mnemetric.run-manifest/v1"
 PACKAGES = ("dvc", "hydra-core", "omegaconf", "numpy", "rank-bm25", "bm25s", "openai", "httpx")
 NOT_INSTALLED = "not installed"
-
-
-def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"a.b": 1}`` -> ``{"a": {"b": 1}}`` (a stage's declared params as the composed layout)."""
-    out: dict[str, Any] = {}
-    for dotted, value in flat.items():
-        node = out
-        *parents, last = dotted.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = value
-    return out
 
 
 def config_sha256(section: Any) -> str:

@@ -89,7 +89,9 @@ class LongMemEvalV2Family:
     card: CardSpec | None = CARD
     output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
     params_sections: Mapping[str, Any] = field(default_factory=lambda: dict(SECTIONS))
-    conf_groups: Sequence[str] = ("v2",)
+    conf_groups: Mapping[str, str] = field(default_factory=lambda: {"v2": "sample"})
+    manifest_params: Sequence[str] = ()
+    output_params: Sequence[str] = ()
     fingerprints: Mapping[str, str] = field(default_factory=lambda: {"v2.memory": "v2-memory"})
     report_params: Sequence[str] = doors.REPORT_PARAMS
     report: Callable[..., Any] | None = doors.report
