@@ -5,7 +5,7 @@ custody manifest, the fingerprint stage, the card and the report page, each reac
 The project here is a temporary folder whose conf/ is the repository's conf/, byte for byte, plus Quiz's
 option files (conf/benchmark/quiz.yaml, conf/quiz/exam.yaml): config.yaml does not name Quiz, yet the
 composition chooses its ``quiz`` group (the family's ``conf_groups``, added by the schema). Its dvc.yaml
-stages (tests/custody/quiz/dvc.yaml) declare exactly what the modules they run read. No dvc process: the
+stages (tests/custody/quiz/stages.yaml) declare exactly what the modules they run read. No dvc process: the
 stage doors are called in-process, in dvc.yaml's order.
 """
 
@@ -79,7 +79,7 @@ def stage_module(cmd: str):
     return importlib.import_module(name), args
 
 
-STAGES = yaml.safe_load((QUIZ / "dvc.yaml").read_text())["stages"]
+STAGES = yaml.safe_load((QUIZ / "stages.yaml").read_text())["stages"]
 
 
 def test_quiz_s_stages_declare_what_the_generic_doors_read_for_quiz(project):
@@ -87,6 +87,21 @@ def test_quiz_s_stages_declare_what_the_generic_doors_read_for_quiz(project):
         module, args = stage_module(spec["cmd"])
         declared = module.params_for(args) if hasattr(module, "params_for") else module.PARAMS
         assert spec["params"] == declared, name
+
+
+def test_dvc_loads_the_project_s_pipeline_with_quiz_s_stages_appended(project):
+    """The repository's dvc.yaml, untouched, plus Quiz's stages: DVC resolves them (``${quiz.answers}``)."""
+    from dvc.repo import Repo
+
+    compose_to("params.yaml", project / "conf", [])
+    pipeline = yaml.safe_load((ROOT / "dvc.yaml").read_text())
+    pipeline["stages"].update(STAGES)
+    Path("dvc.yaml").write_text(yaml.safe_dump(pipeline, sort_keys=False))
+    Repo.init(str(project), no_scm=True).close()
+    with Repo(str(project)) as repo:
+        stages = {s.addressing: s for s in repo.index.stages}
+    assert set(STAGES) <= set(stages)
+    assert [str(o) for o in stages["quiz"].outs] == ["data/quiz/answers.jsonl", "metrics/quiz.json"]
 
 
 def run_stages(capsys) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Stage quiz (Quiz's own door, tests/custody/quiz/dvc.yaml): answer the exam through the run's executor.
+"""Stage quiz (Quiz's own door, tests/custody/quiz/stages.yaml): answer the exam through the run's executor.
 
 Reads params ``quiz``, ``executor`` and ``llm``; builds the reader by ``_target_`` and ONE executor
 (:func:`mnemetric.execute.build_executor`); writes the answers and metrics/quiz.json (:func:`run_quiz`).
