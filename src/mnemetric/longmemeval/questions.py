@@ -16,14 +16,13 @@ Every error names the file, the line and the field.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from mnemetric.errors import InputError
-from mnemetric.io import require_file, write_jsonl_atomic
+from mnemetric.io import read_jsonl, require_file, write_jsonl_atomic
 from mnemetric.longmemeval.adapted import AdaptedRecord, Query
 from mnemetric.longmemeval.reference import Reference
 from mnemetric.records import Fields, record_name
@@ -92,18 +91,11 @@ def read_questions(path: str | Path) -> list[Question]:
     require_file(path, fix="run `dvc repro suite` first")
     out: list[Question] = []
     seen: set[str] = set()
-    with open(path, encoding="utf-8") as fh:
-        for lineno, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                raw = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(str(path), f"line {lineno}", "<json>", f"not valid JSON ({exc.msg})", fix=_FIX) from None
-            q = Question.from_record(raw, file=str(path), line=lineno)
-            if q.question_id in seen:
-                raise InputError(str(path), f"line {lineno} ({q.question_id})", "question_id", "duplicate question_id",
-                                 fix=_FIX)
-            seen.add(q.question_id)
-            out.append(q)
+    for lineno, raw in read_jsonl(path):
+        q = Question.from_record(raw, file=str(path), line=lineno)
+        if q.question_id in seen:
+            raise InputError(str(path), f"line {lineno} ({q.question_id})", "question_id", "duplicate question_id",
+                             fix=_FIX)
+        seen.add(q.question_id)
+        out.append(q)
     return out
