@@ -109,6 +109,13 @@ class Fields:
             raise self.error(extra[0], f"unexpected field (expected only {', '.join(allowed)})")
         return self
 
+    def identified(self, name: str = "question_id") -> tuple[str, Fields]:
+        """(the record's non-empty id in field ``name``, this view with the record named ``<record> (<id>)``)."""
+        ident = self.string(name)
+        if not ident:
+            raise self.error(name, "empty")
+        return ident, Fields(self.raw, self.file, f"{self.record} ({ident})", self.prefix, self.fix)
+
     def get(self, name: str, kind: Kind) -> Any:
         """``raw[name]`` if present and of an accepted type (see :func:`is_kind`)."""
         kinds, what = kind

@@ -64,10 +64,8 @@ class Question:
     def from_record(cls, raw: Any, *, file: str, line: int | str) -> Question:
         """Validate one line (the layout :meth:`to_record` writes, no other key)."""
         f = Fields.of(raw, file=file, record=record_name(line), fix=_FIX)
-        qid = f.string("question_id")
-        if not qid:
-            raise f.error("question_id", "empty")
-        f = Fields(f.raw, f.file, f"{f.record} ({qid})", fix=_FIX).only(KEYS)
+        qid, f = f.identified()
+        f = f.only(KEYS)
         q = f.at("query").only(QUERY_KEYS)
         query = Query(q.string("query_id"), q.string("text"), q.optional_string("date"), q.string("prefix"))
         return cls(qid, f.string("question_type"), f.string("question"), f.get("answer", _ANSWER),
