@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from mnemetric.config import compose, compose_to
+from mnemetric.custody.manifest import read_run_manifest
 from mnemetric.family import family_named
 from tests.conftest import ROOT
 from tests.custody.test_fake_family import quiz_reply
@@ -135,7 +136,8 @@ def test_quiz_runs_through_executor_gate_manifest_card_and_report(project, capsy
     assert fp["component"] == "quiz.reader" and "tests.custody.quiz.family" in fp["modules"]
     # the run manifest and its gate: every Quiz rule holds (the server is Quiz's official endpoint here)
     run = json.loads(Path("metrics/run-quiz.json").read_text())
-    assert run["benchmark"] == "Quiz" and run["official_equivalence"] == {"value": True, "reasons": []}
+    typed = read_run_manifest("metrics/run-quiz.json", family_named("quiz"))  # the frame's reader checks it
+    assert typed.benchmark == "Quiz" and typed.official_equivalence.value is True and not typed.official_equivalence.reasons
     assert run["reader"]["endpoints"] == [server.base_url] and len(run["reader"]["requests"]) == 3
     # the custody manifest hashes Quiz's output files
     sha = json.loads(Path("data/custody/quiz.sha256.json").read_text())

@@ -15,10 +15,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from mnemetric.custody.manifest import build_manifest
+from mnemetric.custody.manifest import frame_manifest, write_run_manifest
 from mnemetric.errors import ConfigError
 from mnemetric.family import one_family
-from mnemetric.io import write_json_atomic
 from mnemetric.params import nest, stage_params
 from mnemetric.stages import run
 
@@ -33,11 +32,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if family.manifest_sections is None or family.run_manifest is None:
         raise ConfigError("benchmark", f"the {family.name!r} family builds no run manifest here (no manifest "
                           "sections, or no run_manifest path)", fix="run this stage only for a family that has them")
-    manifest = build_manifest(family, family.manifest_sections(nest(stage_params(list(family.manifest_params)))))
-    write_json_atomic(family.run_manifest, manifest)
-    gate = manifest["official_equivalence"]
-    why = "" if gate["value"] else ":\n  " + "\n  ".join(gate["reasons"])
-    print(f"run_manifest: official_equivalence {str(gate['value']).lower()}{why}\n→ {family.run_manifest}")
+    manifest = frame_manifest(family, family.manifest_sections(nest(stage_params(list(family.manifest_params)))))
+    write_run_manifest(family.run_manifest, manifest)
+    gate = manifest.official_equivalence
+    why = "" if gate.value else ":\n  " + "\n  ".join(gate.reasons)
+    print(f"run_manifest: official_equivalence {str(gate.value).lower()}{why}\n→ {family.run_manifest}")
 
 
 if __name__ == "__main__":
