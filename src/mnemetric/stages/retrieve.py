@@ -1,10 +1,12 @@
 """Stage retrieve: run the memory system over the suite → upstream retrievallog + reader contexts.
 
 The work is ``mnemetric.longmemeval.retrieve.write_retrieval`` (the one path `mnemetric retrieve`
-takes too). The adapted file is read once; the records outside the suite are skipped unparsed. A
+takes too). The adapted file is streamed once, one record at a time (never held whole: GBs at M); the
+records outside the suite are skipped unparsed. A
 memory system that calls models (embeddings) does so through the run's ONE executor (params
 ``executor`` + ``llm``). The usage sidecar holds the cost of that work; the run's counters (sent,
-hits, seconds) go to the terminal and the run log."""
+hits, seconds) go to the terminal and the run log. ``executor.workers`` runs the questions on a pool
+(same bytes); ``executor.shard`` (``K/N``) runs one shard of the suite's questions (see `mnemetric merge`)."""
 
 from __future__ import annotations
 
@@ -15,11 +17,12 @@ from mnemetric.config import build
 from mnemetric.execute import build_executor
 from mnemetric.llm.run_log import finish_stage_run
 from mnemetric.llm.usage import write_usage
-from mnemetric.longmemeval.adapted import read_adapted
+from mnemetric.longmemeval.adapted import AdaptedRecords
 from mnemetric.longmemeval.memory import MemorySystem
 from mnemetric.longmemeval.retrieve import write_retrieval
 from mnemetric.longmemeval.suite import read_suite
 from mnemetric.params import stage_params
+from mnemetric.shard import ShardRun
 from mnemetric.stages import run
 
 PARAMS = ["memory", "retrieval", "executor", "llm", "paths.adapted", "paths.suite", "paths.retrieval_log",
@@ -30,12 +33,15 @@ def main() -> None:
     p = stage_params(PARAMS)
     memory: MemorySystem = build(p["memory"], "params.yaml memory")
     start = time.monotonic()
-    records = list(read_adapted(p["paths.adapted"], only=read_suite(p["paths.suite"]).question_ids))
+    records = AdaptedRecords(p["paths.adapted"], only=read_suite(p["paths.suite"]).question_ids)  # streamed, not held
     r = p["retrieval"]
     with closing(build_executor(p["executor"], p["llm"])) as executor:
+        universe = [(x.eval.question_id, x.eval.question_type) for x in records]
+        shard = ShardRun.start("retrieve", getattr(executor, "shard", None), universe, data_file=p["paths.adapted"],
+                               config={"memory": p["memory"], "retrieval": r})
         n = write_retrieval(memory, records, granularity=r["granularity"], k=r["context_k"],
                             budget=r["context_tokens"], log=p["paths.retrieval_log"], contexts=p["paths.contexts"],
-                            total=len(records), executor=executor)
+                            total=len(records), executor=executor, shard=shard)
     finish_stage_run("retrieve", executor.usage, start, total=n)
     write_usage(p["paths.retrieve_usage"], executor.usage.work)  # the cost of the work, never per-run counters
     print(f"retrieve: {memory.name} over {n} questions → {p['paths.retrieval_log']}")
