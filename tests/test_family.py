@@ -57,9 +57,12 @@ def test_the_longmemeval_family_holds_the_upstream_v1_facts():
     assert (p.source, p.suite, p.profile) == ("huggingface", "full", "longmemeval-session-upstream-v1")
     assert p.official_variants == {"s", "m", "oracle"}
     assert v1.required_sections == ("variant", "suite", "scoring", "judge", "counts")
-    assert v1.conf_groups == ("variant", "adapter", "scoring", "suite", "memory", "reader", "judge")
+    assert dict(v1.conf_groups) == {"variant": "sample", "adapter": "session-v3", "suite": "full", "memory": "bm25",
+                                    "scoring": "longmemeval-session-upstream-v1", "reader": "extractive",
+                                    "judge": "lexical"}
+    assert tuple(v1.conf_groups) == ("variant", "adapter", "scoring", "suite", "memory", "reader", "judge")
     assert dict(v1.fingerprints) == {"adapter": "adapter", "memory": "memory", "reader": "reader", "judge": "judge"}
-    assert set(v1.params_sections) == {*v1.conf_groups, "retrieval", "errata"}
+    assert set(v1.params_sections) == {*v1.conf_groups, "retrieval", "errata", "attribution"}
     spec = v1.crosscheck
     assert spec.repo == "xiaowu0162/LongMemEval" and spec.revision.startswith("9e0b455f")
     assert spec.judge_script == "src/evaluation/evaluate_qa.py"
@@ -72,9 +75,11 @@ def test_the_v2_family_measures_its_five_abilities_and_has_no_v1_gate():
                                     "Environment gotchas", "Premise awareness"}
     assert v2.task_metrics["Workflow knowledge"].value == "by_category.non_abstention_by_category.procedure.pct_correct"
     assert v2.crosscheck is None and v2.inventory_review is None and v2.required_sections == ()
-    assert v2.conf_groups == ("v2",) and dict(v2.fingerprints) == {"v2.memory": "v2-memory"}
+    assert dict(v2.conf_groups) == {"v2": "sample"} and dict(v2.fingerprints) == {"v2.memory": "v2-memory"}
     # its verdict is the one stage v2_metrics recorded in its run manifest
-    assert v2.official_reasons({"official_equivalence": {"value": False, "reasons": ["r"]}}) == ["r"]
+    # its own gate decides from the manifest's protocol section, never reads back a stored verdict
+    assert v2.official_reasons({"official_equivalence": {"value": False, "reasons": ["r"]}}) == [
+        "the LongMemEval-V2 run manifest has no protocol section to check (regenerate it: dvc repro v2_metrics)"]
     # stage v2_metrics writes metrics/run-v2.json itself: custody builds no sections for it
     assert v2.run_manifest == "metrics/run-v2.json" and v2.manifest_sections is None and v2.output_files is None
     assert dict(v2.card.inputs) == {"v2": ("metrics/v2.json",)}
@@ -108,9 +113,12 @@ def test_conf_config_yaml_lists_the_families_conf_groups_and_the_schema_their_se
     from mnemetric.schema import BASE, conf_order, family_sections
 
     fams = conf_families()
-    defaults = [next(iter(d)) for d in yaml.safe_load((CONF / "config.yaml").read_text())["defaults"] if isinstance(d, dict)]
+    defaults = dict(next(iter(d.items())) for d in yaml.safe_load((CONF / "config.yaml").read_text())["defaults"]
+                    if isinstance(d, dict))
     base_groups = ["benchmark", "executor"]  # the generic groups: the headline family, how model calls run
     assert sorted(defaults) == sorted([*base_groups, *(g for f in fams for g in f.conf_groups)])
+    # config.yaml lists V1's and V2's groups (with comments for people); it chooses the families' own defaults
+    assert all(defaults[g] == opt for f in fams for g, opt in f.conf_groups.items())
     sections = family_sections(fams)
     assert set(BASE) == {*base_groups, "llm"}
     assert set(sections) == {*BASE, *(k for f in fams for k in f.params_sections)}

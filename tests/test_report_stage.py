@@ -31,7 +31,7 @@ def setup(tmp: Path, run: dict | None) -> None:
 
 def stage(tmp: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run([sys.executable, "-m", "mnemetric.stages.report"], cwd=tmp, env=env,
+    return subprocess.run([sys.executable, "-m", "mnemetric.stages.report", "longmemeval", "longmemeval-v2"], cwd=tmp, env=env,
                           capture_output=True, text=True, timeout=120)
 
 

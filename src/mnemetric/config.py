@@ -21,6 +21,13 @@ def package_conf_dir() -> Path:
     return PACKAGE_CONF
 
 
+def project_conf_dir() -> Path:
+    """The conf folder of the project in the working directory (./conf, the folder `dvc exp run` composes,
+    when it holds a config.yaml), else the packaged one: where the ``benchmark`` conf group lists the families."""
+    local = Path("conf")
+    return local.resolve() if (local / "config.yaml").is_file() else PACKAGE_CONF
+
+
 def _hydra_error(exc: BaseException) -> str:
     """Hydra's message plus its cause's (the cause names the key: ``full_key: retrieval.context_k``)."""
     parts, seen = [], exc

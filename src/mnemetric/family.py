@@ -33,7 +33,11 @@ What a family says (the :class:`Family` protocol):
 * ``params_sections``: top-level params section -> its :class:`mnemetric.schema.Section` (typed
   dataclass, or an open component section); :mod:`mnemetric.schema` checks (and registers with
   Hydra) the union over the ``benchmark`` conf group. ``conf_groups``: the conf groups the family
-  chooses options from (conf/config.yaml's defaults list them).
+  chooses options from, each with its default option (group -> option); the schema adds every group
+  conf/config.yaml's defaults list does not name to the composition (:func:`mnemetric.schema.run_schema`),
+  so a new family edits no config.yaml.
+* ``manifest_params`` / ``output_params``: the dotted params ``manifest_sections`` / ``output_files``
+  read (the generic stages ``run_manifest FAMILY`` and ``custody_manifest FAMILY`` declare them).
 * ``fingerprints``: dotted params section of a component -> the file stem the fingerprint stage
   writes its code fingerprint to (``memory`` -> data/fingerprints/memory.json).
 * ``report_params`` and ``report(params, card)``: the flat params its report reads and the
@@ -143,7 +147,9 @@ class Family(Protocol):
     card: CardSpec | None
     output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None
     params_sections: Mapping[str, Any]
-    conf_groups: Sequence[str]
+    conf_groups: Mapping[str, str]
+    manifest_params: Sequence[str]
+    output_params: Sequence[str]
     fingerprints: Mapping[str, str]
     report_params: Sequence[str]
     report: Callable[[Mapping[str, Any], str], Any] | None
@@ -171,7 +177,9 @@ class FamilyBase:
     card: CardSpec | None = None
     output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
     params_sections: Mapping[str, Any] = field(default_factory=dict)
-    conf_groups: Sequence[str] = ()
+    conf_groups: Mapping[str, str] = field(default_factory=dict)
+    manifest_params: Sequence[str] = ()
+    output_params: Sequence[str] = ()
     fingerprints: Mapping[str, str] = field(default_factory=dict)
     report_params: Sequence[str] = ()
     report: Callable[..., Any] | None = None
@@ -191,7 +199,7 @@ class FamilyBase:
 
 FIELDS = ("name", "display_name", "metrics", "task_metrics", "official_reasons", "required_sections", "crosscheck",
           "inventory_review", "run_manifest", "manifest_sections", "card", "output_files", "params_sections",
-          "conf_groups", "fingerprints", "report_params", "report", "summary")
+          "conf_groups", "manifest_params", "output_params", "fingerprints", "report_params", "report", "summary")
 
 
 def check_family(obj: Any, where: str) -> Family:
@@ -215,13 +223,16 @@ def check_family(obj: Any, where: str) -> Family:
             raise ConfigError(f"{where}.{key}", "expected a callable or None")
     if obj.run_manifest is not None and not isinstance(obj.run_manifest, str):
         raise ConfigError(f"{where}.run_manifest", "expected a repo path or None")
-    for key in ("required_sections", "conf_groups", "report_params"):
+    for key in ("required_sections", "manifest_params", "output_params", "report_params"):
         value = getattr(obj, key)
         if isinstance(value, str) or not all(isinstance(x, str) for x in value):
             raise ConfigError(f"{where}.{key}", "expected a sequence of names")
     for key in ("params_sections", "fingerprints"):
         if not isinstance(getattr(obj, key), Mapping):
             raise ConfigError(f"{where}.{key}", "expected a mapping")
+    groups = obj.conf_groups
+    if not isinstance(groups, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in groups.items()):
+        raise ConfigError(f"{where}.conf_groups", "expected a mapping of conf group -> its default option")
     return obj
 
 
@@ -233,14 +244,16 @@ def build_family(section: Mapping[str, Any], where: str = "benchmark") -> Family
 
 
 def conf_families(conf_dir: str | Path | None = None) -> tuple[Family, ...]:
-    """Every option of the ``benchmark`` conf group (the packaged conf/ by default), built, in name order.
+    """Every option of the ``benchmark`` conf group, built, in name order: the registry of families.
+    ``conf_dir`` defaults to the project's conf (:func:`mnemetric.config.project_conf_dir`: ./conf when
+    it holds a config.yaml, else the packaged one), so a family added as conf/benchmark/<name>.yaml is found.
 
     Each option file is read as plain YAML (a benchmark option holds no interpolation)."""
     import yaml
 
-    from mnemetric.config import package_conf_dir
+    from mnemetric.config import project_conf_dir
 
-    root = Path(conf_dir) if conf_dir is not None else package_conf_dir()
+    root = Path(conf_dir) if conf_dir is not None else project_conf_dir()
     out = []
     for path in sorted((root / "benchmark").glob("*.yaml"), key=lambda p: p.stem):
         section = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -264,6 +277,23 @@ def family_named(name: str, conf_dir: str | Path | None = None) -> Family:
     if name not in known:
         raise ConfigError("benchmark", f"no benchmark family is named {name!r}", fix=f"one of {sorted(known)}")
     return known[name]
+
+
+def families_from_args(args: Sequence[str], conf_dir: str | Path | None = None) -> tuple[Family, ...]:
+    """The families a generic stage is given on its command line (``python -m mnemetric.stages.run_manifest
+    longmemeval``), from the registry; none given is a ConfigError."""
+    if not args:
+        raise ConfigError("stage command", "names no benchmark family",
+                          fix=f"append the family's name to the dvc.yaml cmd (one of {sorted(by_name(conf_families(conf_dir)))})")
+    return tuple(family_named(a, conf_dir) for a in args)
+
+
+def one_family(args: Sequence[str], conf_dir: str | Path | None = None) -> Family:
+    """The one family a per-family stage is given on its command line (:func:`families_from_args`)."""
+    fams = families_from_args(args, conf_dir)
+    if len(fams) != 1:
+        raise ConfigError("stage command", f"names {len(fams)} families ({' '.join(args)}); this stage takes one")
+    return fams[0]
 
 
 def by_name(families: Iterable[Family]) -> dict[str, Family]:

@@ -7,6 +7,7 @@ under the stage's ``params:`` (tests/test_pipeline.py keeps the two equal).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,18 @@ def lookup(params: dict[str, Any], dotted: str) -> Any:
             raise ConfigError(f"params.yaml: missing key {dotted!r} (is params.yaml stale? run `dvc exp run`)")
         node = node[part]
     return node
+
+
+def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"a.b": 1}`` -> ``{"a": {"b": 1}}`` (a stage's declared params as the composed layout)."""
+    out: dict[str, Any] = {}
+    for dotted, value in flat.items():
+        node = out
+        *parents, last = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return out
 
 
 def stage_params(keys: list[str], path: str | Path = PARAMS_FILE) -> dict[str, Any]:

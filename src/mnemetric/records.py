@@ -38,6 +38,18 @@ LIST: Kind = ((list,), "a list")
 OBJECT: Kind = ((Mapping,), "an object")
 
 
+def dig(doc: Any, path: str | tuple[str, ...]) -> Any:
+    """The value at ``path`` (dotted ``"a.b"``, or the parts) inside nested JSON objects, or None where a part is
+    missing or a node is not an object: the one tolerant reader for the doors that show what a file holds
+    (a card row, a comparability key) and print "—" for what it does not. Readers that must refuse a
+    missing field use :class:`Fields`."""
+    for part in path.split(".") if isinstance(path, str) else path:
+        if not isinstance(doc, Mapping) or part not in doc:
+            return None
+        doc = doc[part]
+    return doc
+
+
 def record_name(line: int | str) -> str:
     """The record part of an error: ``line N`` for a line number, else the text as given."""
     return f"line {line}" if isinstance(line, int) else line
@@ -96,6 +108,13 @@ class Fields:
         if extra:
             raise self.error(extra[0], f"unexpected field (expected only {', '.join(allowed)})")
         return self
+
+    def identified(self, name: str = "question_id") -> tuple[str, Fields]:
+        """(the record's non-empty id in field ``name``, this view with the record named ``<record> (<id>)``)."""
+        ident = self.string(name)
+        if not ident:
+            raise self.error(name, "empty")
+        return ident, Fields(self.raw, self.file, f"{self.record} ({ident})", self.prefix, self.fix)
 
     def get(self, name: str, kind: Kind) -> Any:
         """``raw[name]`` if present and of an accepted type (see :func:`is_kind`)."""

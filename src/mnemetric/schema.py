@@ -109,7 +109,9 @@ def family_sections(families: typing.Iterable[Any] | None = None) -> dict[str, S
     """section name -> :class:`Section` over :data:`BASE` and ``families``' ``params_sections`` (default:
     every option of the packaged ``benchmark`` conf group); two owners of one section are a ConfigError."""
     if families is None:
-        return dict(_packaged_sections())
+        from mnemetric.config import project_conf_dir
+
+        return dict(_conf_sections(str(project_conf_dir())))
     out = dict(BASE)
     owner = dict.fromkeys(BASE, "mnemetric")
     for fam in families:
@@ -120,11 +122,11 @@ def family_sections(families: typing.Iterable[Any] | None = None) -> dict[str, S
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def _packaged_sections() -> tuple[tuple[str, Section], ...]:
+@functools.lru_cache(maxsize=4)
+def _conf_sections(conf_dir: str) -> tuple[tuple[str, Section], ...]:
     from mnemetric.family import conf_families
 
-    return tuple(family_sections(conf_families()).items())
+    return tuple(family_sections(conf_families(conf_dir)).items())
 
 
 def _type_name(tp: Any) -> str:
@@ -245,12 +247,17 @@ def conf_order(conf_dir: str | Path | None = None) -> list[str]:
     return [*groups, *[k for k in raw if k != "defaults"]]
 
 
-def run_schema(sections: typing.Mapping[str, Section] | None = None, order: typing.Sequence[str] = ()) -> type:
+def run_schema(sections: typing.Mapping[str, Section] | None = None, order: typing.Sequence[str] = (),
+               defaults: typing.Mapping[str, str] | None = None) -> type:
     """The shape of a composed run config: one field per section (a typed section's dataclass; an open
     section ``Any``), then ``paths``. Registered in Hydra's ConfigStore as ``mnemetric_schema``
     (conf/config.yaml lists it first): Hydra then refuses a mistyped value at composition, naming its
     key; :func:`check_params` adds the range checks. The fields follow ``order`` (:func:`conf_order`;
-    sections it does not name come after, in their own order), which is params.yaml's key order."""
+    sections it does not name come after, in their own order), which is params.yaml's key order.
+
+    ``defaults`` (conf group -> option: the families' conf groups that conf/config.yaml does not list,
+    :func:`family_defaults`) become the schema's own defaults list, after itself: composing then chooses
+    each such group's default option (and ``-S group=option`` another) with no line in config.yaml."""
     sections = family_sections() if sections is None else sections
     rank = {name: i for i, name in enumerate(order)}
     fields: list[Any] = []
@@ -261,7 +268,17 @@ def run_schema(sections: typing.Mapping[str, Section] | None = None, order: typi
             fields.append((name, section.shape, field(default_factory=section.shape)))
     fields.append(("paths", dict[str, str], field(default_factory=dict)))
     fields.sort(key=lambda f: rank.get(f[0], len(rank)))
+    if defaults:
+        listed = ["_self_", *({group: option} for group, option in defaults.items())]
+        fields.insert(0, ("defaults", list[Any], field(default_factory=lambda: list(listed))))
     return dataclasses.make_dataclass("RunSchema", fields)
+
+
+def family_defaults(families: typing.Iterable[Any], order: typing.Sequence[str]) -> dict[str, str]:
+    """The families' conf groups (group -> default option) that ``order`` (:func:`conf_order`: what
+    conf/config.yaml's defaults list names) does not, in family order."""
+    listed = set(order)
+    return {g: opt for fam in families for g, opt in dict(fam.conf_groups).items() if g not in listed}
 
 
 SCHEMA_NAME = "mnemetric_schema"
@@ -271,16 +288,21 @@ _registered = False
 
 
 def register_schema(conf_dir: str | Path | None = None, *, if_absent: bool = False) -> None:
-    """Store the :func:`run_schema` of ``conf_dir``'s families (default: the packaged conf) in Hydra's
-    ConfigStore, in :func:`conf_order` (the latest call wins; ``if_absent``: only when none is stored yet,
-    so the Hydra plugin, imported during a composition, keeps the schema of the conf being composed)."""
+    """Store the :func:`run_schema` of ``conf_dir``'s families (default: the project's conf,
+    :func:`mnemetric.config.project_conf_dir`) in Hydra's ConfigStore, in :func:`conf_order`, with the
+    families' unlisted conf groups as its defaults (the latest call wins; ``if_absent``: only when none is
+    stored yet, so the Hydra plugin, imported during a composition, keeps the schema of the conf being composed)."""
     global _registered
     from hydra.core.config_store import ConfigStore
 
+    from mnemetric.config import project_conf_dir
     from mnemetric.family import conf_families
 
     if if_absent and _registered:
         return
     _registered = True
-    sections = family_sections() if conf_dir is None else family_sections(conf_families(conf_dir))
-    ConfigStore.instance().store(name=SCHEMA_NAME, node=run_schema(sections, conf_order(conf_dir)))
+    conf = Path(conf_dir) if conf_dir is not None else project_conf_dir()
+    families = conf_families(conf)
+    order = conf_order(conf)
+    node = run_schema(family_sections(families), order, family_defaults(families, order))
+    ConfigStore.instance().store(name=SCHEMA_NAME, node=node)

@@ -13,15 +13,19 @@ import pytest
 
 from mnemetric.custody.manifest import (
     SCHEMA,
+    RunManifest,
     build_manifest,
     config_sha256,
     distinct,
-    nest,
+    frame_manifest,
     params_sent,
+    read_run_manifest,
     spread,
+    write_run_manifest,
 )
-from mnemetric.errors import PluginError
+from mnemetric.errors import InputError, PluginError
 from mnemetric.family import FamilyBase
+from mnemetric.params import nest
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,20 @@ def test_the_frame_is_schema_benchmark_the_sections_in_order_then_the_gate():
     assert m["schema"] == SCHEMA == "mnemetric.run-manifest/v1" and m["benchmark"] == "Bare"
     assert m["official_equivalence"] == {"value": False,
                                          "reasons": ["Bare has no official protocol to check a run against"]}
+
+
+def test_the_typed_manifest_writes_the_frame_and_reads_it_back(tmp_path):
+    m = frame_manifest(Bare(), {"zeta": 1, "alpha": {"x": 2}})
+    assert m.to_record() == build_manifest(Bare(), {"zeta": 1, "alpha": {"x": 2}})
+    write_run_manifest(tmp_path / "run.json", m)
+    assert read_run_manifest(tmp_path / "run.json", Bare()) == m
+    raw = m.to_record()
+    with pytest.raises(InputError, match=r"run.json.*schema.*expected 'mnemetric.run-manifest/v1'"):
+        RunManifest.from_record({**raw, "schema": "other/1"}, file="run.json")
+    with pytest.raises(InputError, match=r"run.json.*field 'counts': missing or not an object"):
+        RunManifest.from_record(raw, file="run.json", required=("alpha", "counts"))
+    with pytest.raises(InputError, match=r"official_equivalence"):
+        RunManifest.from_record({**raw, "official_equivalence": True}, file="run.json")
 
 
 @pytest.mark.parametrize("key", ["schema", "benchmark", "official_equivalence"])

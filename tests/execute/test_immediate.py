@@ -125,8 +125,29 @@ def test_credentials_in_the_base_url_reach_the_server_but_not_the_key_or_repr(se
     assert call.base_url == server.base_url and call.key == plain.key and "s3cr3t" not in repr(call)
     with ImmediateExecutor({}, progress=False) as ex:
         [out] = ex.run([call])
-        assert ex.client(call.base_url)._base_url_arg == with_creds  # the transport got the URL as given
+        assert [c._base_url_arg for c in ex._clients.values()] == [with_creds]  # the transport got the URL as given
     assert out.ok and server.count == 1
+
+
+def test_a_reader_and_a_judge_at_one_server_each_get_their_own_client(server, monkeypatch, tmp_path):
+    """Clients are keyed by (base URL, role): the role of the first call no longer decides the second's.
+    Each response is cached under the role that asked for it, and both share the one budget and ledger."""
+    from mnemetric.llm.cache import ResponseCache
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    reader = ModelCall.chat(role="reader", model="m", messages=[{"role": "user", "content": "r"}],
+                            base_url=server.base_url)
+    judge = _call(server, "j")
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    with ImmediateExecutor({}, progress=False, cache=cache) as ex:
+        ex.run([reader, judge])
+        r, j = ex.client(server.base_url, "reader"), ex.client(server.base_url, "judge")
+        assert r is not j and (r.role, j.role) == ("reader", "judge")
+        assert r.stats is j.stats is ex.usage and r.budget is j.budget is ex.budget
+        assert ex.usage.requests_sent == 2 == server.count
+    stages = {row.key: row.stage for row in cache.rows()}
+    assert stages == {reader.key: "reader", judge.key: "judge"}  # before: both "reader" (the first call's)
+    cache.close()
 
 
 def test_an_executor_around_a_client_uses_its_cache_budget_and_ledger(server, monkeypatch, tmp_path):

@@ -95,7 +95,7 @@ def test_cli_exit_0_when_every_file_matches(tmp_path, checkout, capsys):
     assert main(["inventory", "verify", "--upstream-dir", str(checkout), "--inventory", str(inv)]) == 0
     out = capsys.readouterr().out
     assert "  match    README.md" in out
-    assert "LongMemEval-V2: not checked (no --v2-dir): 1 reviewed source(s)" in out
+    assert "LongMemEval-V2: not checked (no --checkout for it): 1 reviewed source(s)" in out
     assert "1 match, 0 mismatch, 0 missing" in out
 
 
@@ -104,7 +104,8 @@ def test_cli_exit_1_and_names_every_bad_file(tmp_path, checkout, capsys):
     v2.mkdir()
     (v2 / "README.md").write_bytes(b"")
     inv = write_inventory(tmp_path, inventory(SOURCES, [source("README.md", SHA_EMPTY)]))
-    code = main(["inventory", "verify", "--upstream-dir", str(checkout), "--v2-dir", str(v2), "--inventory", str(inv)])
+    code = main(["inventory", "verify", "--checkout", f"longmemeval={checkout}", "--checkout", f"longmemeval-v2={v2}",
+                 "--inventory", str(inv)])
     captured = capsys.readouterr()
     assert code == 1
     assert f"  mismatch src/evaluation/changed.py (expected {SHA_EMPTY}, got {SHA_ABC})" in captured.out
@@ -115,7 +116,10 @@ def test_cli_exit_1_and_names_every_bad_file(tmp_path, checkout, capsys):
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["inventory", "verify"], "--upstream-dir"),
+    (["inventory", "verify"], "--checkout: is required"),
+    (["inventory", "verify", "--checkout", "{tmp}"], "is not FAMILY=DIR"),
+    (["inventory", "verify", "--checkout", "quiz={tmp}"], "no benchmark family is named 'quiz'"),
+    (["inventory", "verify", "--upstream-dir", "{tmp}", "--checkout", "longmemeval={tmp}"], "a second checkout"),
     (["inventory", "verify", "--upstream-dir", "{tmp}/nope"], "is not a folder"),
     (["inventory", "verify", "--upstream-dir", "{tmp}", "--inventory", "{tmp}/missing.json"], "missing.json"),
     (["inventory", "verify", "--upstream-dir", "{tmp}", "--seed", "x.json"], "--seed"),

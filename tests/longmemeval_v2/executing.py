@@ -22,8 +22,8 @@ def executor(tmp_path: Path, base_url: str | None = None, *, llm: dict | None = 
         from mnemetric.llm.cache import normalize_base_url
 
         kw = {"max_attempts": 4, "backoff_base": 0.05, **client}
-        ex._clients[normalize_base_url(base_url)] = LLMClient(base_url=base_url, api_key="sk-test", cache=ex.cache,
-                                                              stats=ex.usage, budget=ex.budget, **kw)
+        ex._around[normalize_base_url(base_url)] = LLMClient(base_url=base_url, api_key="sk-test", cache=ex.cache,
+                                                             stats=ex.usage, budget=ex.budget, **kw)
     return ex
 
 

@@ -11,20 +11,26 @@ from typing import Any
 from mnemetric.cli.registry import Handler, command
 
 DEFAULT_INVENTORY = "data/inventory/upstream-task-inventory.json"
-V1, V2 = "LongMemEval", "LongMemEval-V2"
+ALIASES = {"upstream_dir": "longmemeval", "v2_dir": "longmemeval-v2"}
+"""The older per-family flags (--upstream-dir, --v2-dir): aliases of --checkout longmemeval=DIR / longmemeval-v2=DIR."""
 
 
 @command("inventory", "verify the reviewed upstream sources of the task inventory (sha256), or derive the inventory",
-         "verify: re-hash every reviewed_sources file of the inventory in local upstream checkouts (--upstream-dir "
-         "for LongMemEval, --v2-dir for LongMemEval-V2) and print match / mismatch / missing per file; exit 1 on "
+         "verify: re-hash every reviewed_sources file of the inventory in local upstream checkouts, one per family "
+         "(--checkout FAMILY=DIR, FAMILY a benchmark conf option: longmemeval, longmemeval-v2, or a family of your "
+         "own; --upstream-dir and --v2-dir are the older spellings for the two LongMemEval families) and print "
+         "match / mismatch / missing per file; a family given no checkout is listed as not checked; exit 1 on "
          "any mismatch or missing file. derive: recompute the inventory from --seed (the structure and text), the "
          "run manifest(s), the cross-check evidence, the metrics files and the @pytest.mark.task markers of the "
          "tests (read with ast, never run), and write it to --out.")
 def _inventory(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("action", choices=("verify", "derive"), help="what to do")
     p.add_argument("--inventory", type=Path, default=Path(DEFAULT_INVENTORY), help="verify: the inventory to check")
-    p.add_argument("--upstream-dir", type=Path, help="verify: a LongMemEval checkout at the inventory's revision")
-    p.add_argument("--v2-dir", type=Path, help="verify: a LongMemEval-V2 checkout at the inventory's revision")
+    p.add_argument("--checkout", action="append", default=[], metavar="FAMILY=DIR",
+                   help="verify: the upstream checkout of one family at the inventory's revision (repeatable; "
+                        "e.g. longmemeval=/tmp/upstream/LongMemEval)")
+    p.add_argument("--upstream-dir", type=Path, help="verify: the same as --checkout longmemeval=DIR")
+    p.add_argument("--v2-dir", type=Path, help="verify: the same as --checkout longmemeval-v2=DIR")
     p.add_argument("--seed", type=Path, help="derive: the inventory whose structure and text are kept")
     p.add_argument("--out", type=Path, help="derive: where to write the derived inventory")
     p.add_argument("--run-manifest", type=Path, action="append", default=None,
@@ -60,30 +66,51 @@ def read_json(path: Path) -> Any:
         raise InputError(str(path), f"line {exc.lineno}", "<json>", f"not valid JSON ({exc.msg})") from None
 
 
+def checkouts(a: argparse.Namespace) -> dict[str, Path]:
+    """family name -> checkout folder, from --checkout FAMILY=DIR and the alias flags (each family once)."""
+    from mnemetric.errors import ConfigError
+    pairs = [(f"--{flag.replace('_', '-')}", name, getattr(a, flag)) for flag, name in ALIASES.items()
+             if getattr(a, flag) is not None]
+    for item in a.checkout:
+        name, sep, folder = item.partition("=")
+        if not (sep and name and folder):
+            raise ConfigError("--checkout", f"{item!r} is not FAMILY=DIR",
+                              fix="for example --checkout longmemeval=/tmp/upstream/LongMemEval")
+        pairs.append(("--checkout", name, Path(folder)))
+    out: dict[str, Path] = {}
+    for flag, name, folder in pairs:
+        if name in out:
+            raise ConfigError(flag, f"gives family {name!r} a second checkout", fix="give each family one")
+        if not folder.is_dir():
+            raise ConfigError(flag, f"{folder} is not a folder")
+        out[name] = folder
+    if not out:
+        raise ConfigError("--checkout", "is required by `inventory verify`",
+                          fix="pass a family's upstream checkout, e.g. --checkout longmemeval=/tmp/upstream/LongMemEval")
+    return out
+
+
 def _verify(a: argparse.Namespace) -> int:
     from mnemetric.custody.inventory import verify_reviewed_sources
-    from mnemetric.errors import ConfigError, InputError
+    from mnemetric.errors import InputError
+    from mnemetric.family import family_named
     _refuse(a, ("--seed", "--out", "--run-manifest", "--crosscheck", "--metrics"))
-    if a.upstream_dir is None:
-        raise ConfigError("--upstream-dir", "is required by `inventory verify`",
-                          fix="pass a LongMemEval checkout, e.g. --upstream-dir /tmp/upstream/LongMemEval")
+    given = {family_named(name).display_name: (name, folder) for name, folder in checkouts(a).items()}
     inventory = read_json(a.inventory)
     families = {f.get("benchmark"): f for f in inventory.get("families", []) if isinstance(f, dict)} \
         if isinstance(inventory, dict) else {}
     dirs: dict[str, Path] = {}
-    for bench, folder in ((V1, a.upstream_dir), (V2, a.v2_dir)):
+    for bench, (_, folder) in given.items():
         if bench not in families or not isinstance(families[bench].get("repository"), str):
             raise InputError(str(a.inventory), "<file>", "families", f"no {bench} family with a repository")
-        if folder is not None:
-            if not folder.is_dir():
-                raise ConfigError("--upstream-dir" if bench == V1 else "--v2-dir", f"{folder} is not a folder")
-            dirs[families[bench]["repository"]] = folder
+        dirs[families[bench]["repository"]] = folder
     results = verify_reviewed_sources(inventory, dirs, file=str(a.inventory))
-    for bench, folder in ((V1, a.upstream_dir), (V2, a.v2_dir)):
-        fam = families[bench]
-        if folder is None:
-            print(f"{bench}: not checked (no --v2-dir): {len(fam.get('reviewed_sources', []))} reviewed source(s)")
+    for bench, fam in families.items():
+        if bench not in given:
+            print(f"{bench}: not checked (no --checkout for it): {len(fam.get('reviewed_sources', []))} "
+                  "reviewed source(s)")
             continue
+        folder = given[bench][1]
         print(f"{bench} {fam['repository']} @ {fam.get('revision')}: checkout {folder}{_head(folder)}")
         for r in (r for r in results if r.repository == fam["repository"]):
             detail = "" if r.status == "match" else (
@@ -112,6 +139,8 @@ def _derive(a: argparse.Namespace) -> int:
     from mnemetric.family import conf_families
     from mnemetric.io import write_json_atomic
     _refuse(a, ("--upstream-dir", "--v2-dir"))
+    if a.checkout:
+        raise ConfigError("--checkout", "does not apply to `inventory derive`", fix="drop --checkout")
     for name in ("seed", "out"):
         if getattr(a, name) is None:
             raise ConfigError(f"--{name}", "is required by `inventory derive`")

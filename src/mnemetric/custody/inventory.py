@@ -47,6 +47,7 @@ from mnemetric.custody.reviewed_sources import SourceCheck, verify_reviewed_sour
 from mnemetric.custody.task_markers import collect_task_markers
 from mnemetric.errors import InputError
 from mnemetric.family import Family, TaskMetric
+from mnemetric.records import dig
 
 __all__ = ["SourceCheck", "collect_task_markers", "derive_inventory", "metrics_files", "verify_reviewed_sources"]
 
@@ -130,17 +131,9 @@ class ManifestRef:
 # Derivation (pure)
 
 
-def _lookup(doc: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(doc, Mapping) or part not in doc:
-            return None
-        doc = doc[part]
-    return doc
-
-
 def measures(metrics_doc: Mapping[str, Any], key: MetricKey) -> bool:
     """The value at ``key.value`` is a finite number and the count at ``key.count`` an int > 0."""
-    value, count = _lookup(metrics_doc, key.value), _lookup(metrics_doc, key.count)
+    value, count = dig(metrics_doc, key.value), dig(metrics_doc, key.count)
     number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     return number and isinstance(count, int) and not isinstance(count, bool) and count > 0
 

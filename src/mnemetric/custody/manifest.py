@@ -11,7 +11,7 @@ The sections are the family's (``Family.manifest_sections``; LongMemEval's are b
 :mod:`mnemetric.longmemeval.family`); the frame requires the ones its gate reads
 (``Family.required_sections``) and knows no key inside them.
 
-Helpers a family uses to fill its sections, family-free: :func:`nest`, :func:`config_sha256`,
+Helpers a family uses to fill its sections, family-free: :func:`config_sha256`,
 :func:`spread`, :func:`params_sent` (the output parameters of the requests actually sent, as the
 output lines record them next to each request sha256 — ``{"requests", "values", "not_in_cache"}``;
 a line that names a request but records no parameters, e.g. a file written before they were recorded,
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -31,23 +32,12 @@ from typing import Any
 from mnemetric.custody.gate import gate
 from mnemetric.errors import InputError, PluginError
 from mnemetric.family import Family
-from mnemetric.io import dumps_canonical, sha256_text
+from mnemetric.io import dumps_canonical, sha256_text, write_json_atomic
+from mnemetric.official import KEY, OfficialEquivalence
 
 SCHEMA = "mnemetric.run-manifest/v1"
 PACKAGES = ("dvc", "hydra-core", "omegaconf", "numpy", "rank-bm25", "bm25s", "openai", "httpx")
 NOT_INSTALLED = "not installed"
-
-
-def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"a.b": 1}`` -> ``{"a": {"b": 1}}`` (a stage's declared params as the composed layout)."""
-    out: dict[str, Any] = {}
-    for dotted, value in flat.items():
-        node = out
-        *parents, last = dotted.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = value
-    return out
 
 
 def config_sha256(section: Any) -> str:
@@ -86,10 +76,56 @@ def distinct(values: Iterable[Any]) -> list[str]:
     return sorted({str(v) for v in values if v is not None})
 
 
+@dataclass(frozen=True)
+class RunManifest:
+    """A run manifest of the frame, typed (reader beside writer): the family's display name, its sections in
+    their order, the gate's verdict. :meth:`to_record` is the file's layout (module docstring)."""
+
+    benchmark: str
+    sections: Mapping[str, Any]
+    official_equivalence: OfficialEquivalence
+
+    def to_record(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "benchmark": self.benchmark, **{k: v for k, v in self.sections.items()},
+                KEY: self.official_equivalence.to_record()}
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str, required: Sequence[str] = ()) -> RunManifest:
+        """Read back :meth:`to_record`; the schema, the benchmark, each ``required`` section (an object) and the
+        verdict are checked, naming the field."""
+        fix = "regenerate it (dvc repro)"
+        if not isinstance(raw, Mapping):
+            raise InputError(file, "<file>", "<manifest>", f"expected a JSON object, got {type(raw).__name__}", fix=fix)
+        if raw.get("schema") != SCHEMA:
+            raise InputError(file, "<file>", "schema", f"expected {SCHEMA!r}, got {raw.get('schema')!r}", fix=fix)
+        if not isinstance(raw.get("benchmark"), str):
+            raise InputError(file, "<file>", "benchmark", "missing or not a string", fix=fix)
+        for key in required:
+            if not isinstance(raw.get(key), Mapping):
+                raise InputError(file, "<file>", key, "missing or not an object", fix=fix)
+        sections = {k: v for k, v in raw.items() if k not in RESERVED}
+        return cls(raw["benchmark"], sections, OfficialEquivalence.from_record(raw.get(KEY), file=file))
+
+
+def read_run_manifest(path: str | Path, family: Family) -> RunManifest:
+    """The run manifest at ``path``, checked against the frame and ``family``'s required sections."""
+    return RunManifest.from_record(read_json_file(path), file=str(path), required=family.required_sections)
+
+
+def write_run_manifest(path: str | Path, manifest: RunManifest) -> None:
+    write_json_atomic(path, manifest.to_record())
+
+
 def build_manifest(family: Family, sections: Mapping[str, Any]) -> dict[str, Any]:
+    """The run manifest of ``family`` as the file holds it (:func:`frame_manifest`'s record). Pure."""
+    return frame_manifest(family, sections).to_record()
+
+
+def frame_manifest(family: Family, sections: Mapping[str, Any]) -> RunManifest:
     """The run manifest of ``family``: schema, benchmark, ``sections`` in their order, the family's gate. Pure.
 
-    A section named like a frame key (:data:`RESERVED`) is the family's error (PluginError)."""
+    A section named like a frame key (:data:`RESERVED`), or a missing section the gate reads, is the family's
+    error (PluginError)."""
     clash = [k for k in RESERVED if k in sections]
     if clash:
         raise PluginError(family.name, "manifest_sections", f"returned the frame's own key(s) {clash}",
@@ -98,9 +134,8 @@ def build_manifest(family: Family, sections: Mapping[str, Any]) -> dict[str, Any
     if missing:
         raise PluginError(family.name, "manifest_sections", f"returned no {missing} section(s), which its gate reads",
                           fix="return every section of the family's required_sections")
-    manifest = {"schema": SCHEMA, "benchmark": family.display_name, **sections}
-    manifest["official_equivalence"] = gate(manifest, family).to_record()
-    return manifest
+    draft = {"schema": SCHEMA, "benchmark": family.display_name, **sections}
+    return RunManifest(family.display_name, dict(sections), gate(draft, family))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """ImmediateExecutor: every call now, through the one LLM client layer (cache, claims, budget, retries).
 
-One :class:`~mnemetric.llm.client.LLMClient` per base URL, all sharing the run's response cache, ONE
+One :class:`~mnemetric.llm.client.LLMClient` per (base URL, role, transport URL) — a reader and a judge
+at one server each get a client of their own, recording their own role with what they cache — all sharing the run's response cache, ONE
 :class:`~mnemetric.llm.budget.Budget` and ONE :class:`~mnemetric.llm.budget.UsageStats` (so a run whose
 reader and checker talk to two servers still has one budget). Chat calls run at most
 ``llm.max_concurrency`` at once; identical calls (same key, same ``text_from``) are sent once and the
@@ -64,7 +65,8 @@ class ImmediateExecutor(PoolMapper):
         self.max_concurrency = int(self.llm.get("max_concurrency", 8))
         self._cache_arg, self._use_cache = cache, use_cache
         self._cache: ResponseCache | None = cache
-        self._clients: dict[str, LLMClient] = {}
+        self._clients: dict[tuple[str, str | None, str], LLMClient] = {}
+        self._around: dict[str, LLMClient] = {}
         self.set_run_settings(workers=workers, grace_seconds=grace_seconds, shard=shard, address=address)
 
     @classmethod
@@ -74,7 +76,7 @@ class ImmediateExecutor(PoolMapper):
         ex = cls({"max_concurrency": client.max_concurrency}, name=name, progress=progress, cache=client.cache,
                  use_cache=client.cache is not None, usage=client.stats, budget=client.budget)
         ex.prices = client.prices or ex.prices
-        ex._clients[client.base_url] = client
+        ex._around[client.base_url] = client
         return ex
 
     def __repr__(self) -> str:
@@ -88,15 +90,19 @@ class ImmediateExecutor(PoolMapper):
         return self._cache
 
     def client(self, base_url: str, role: str | None = None, transport_url: str | None = None) -> LLMClient:
-        """The run's client for ``base_url`` (one per URL; shared cache, budget and ledger). ``transport_url``:
+        """The run's client for ``base_url`` and ``role`` (one per base URL, role and transport URL; shared
+        cache, budget and ledger; :meth:`around`'s client serves every role at its URL). ``transport_url``:
         the URL as the call was given it (credentials included), used to reach the server."""
-        if base_url not in self._clients:
+        if base_url in self._around:
+            return self._around[base_url]
+        key = (base_url, role, transport_url or base_url)
+        if key not in self._clients:
             from mnemetric.llm.settings import client_from_params
 
-            self._clients[base_url] = client_from_params(self.llm, transport_url or base_url, self.usage,
-                                                         budget=self.budget, role=role, cache=self.cache,
-                                                         use_cache=self._use_cache)
-        return self._clients[base_url]
+            self._clients[key] = client_from_params(self.llm, transport_url or base_url, self.usage,
+                                                    budget=self.budget, role=role, cache=self.cache,
+                                                    use_cache=self._use_cache)
+        return self._clients[key]
 
     def _client_for(self, call: ModelCall) -> LLMClient:
         return self.client(call.base_url, call.role, call.transport_url)
@@ -127,7 +133,7 @@ class ImmediateExecutor(PoolMapper):
             raise self._stop.error(f"{sum(o is None for o in outcomes)} call(s) unanswered after "
                                    f"{self.grace_seconds:g} s of grace") from None
         finally:
-            for client in self._clients.values():
+            for client in [*self._clients.values(), *self._around.values()]:
                 await client.aclose_transport()
         if self._stop.requested:
             raise self._stop.error(f"{sum(o is not None for o in outcomes)} of {len(calls)} call(s) done, "
@@ -219,6 +225,7 @@ class ImmediateExecutor(PoolMapper):
             self._cache.close()
             self._cache = None
         self._clients.clear()
+        self._around.clear()
 
     def __enter__(self) -> ImmediateExecutor:
         return self

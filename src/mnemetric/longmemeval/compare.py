@@ -45,6 +45,7 @@ from mnemetric.errors import ConfigError, InputError, MnemetricError
 from mnemetric.longmemeval.judgments import JudgeTrace
 from mnemetric.longmemeval.scoring.qa import ABSTENTION_MARK, QUESTION_TYPES
 from mnemetric.longmemeval.scoring.scored_retrieval import Metrics
+from mnemetric.records import dig
 from mnemetric.stats.paired import compare_paired
 from mnemetric.stats.score import familywise_rate, holm
 
@@ -98,14 +99,6 @@ class RunKeys:
         return cls(**{**{k: raw[k] for k in KEY_LABELS}, "judge_models": tuple(raw["judge_models"])})
 
 
-def _get(tree: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(tree, Mapping) or part not in tree:
-            return None
-        tree = tree[part]
-    return tree
-
-
 def conf_settings(block: Any) -> Any:
     """A conf block without Hydra's ``_target_`` / ``_partial_`` keys."""
     return {k: v for k, v in block.items() if not k.startswith("_")} if isinstance(block, Mapping) else block
@@ -123,15 +116,15 @@ def keys_from(params: Mapping[str, Any], data_metrics: Mapping[str, Any],
     prompt_sets = sorted({t.call.prompt_set_sha256 for _, t in judged_traces
                           if t is not None and t.call is not None and t.call.prompt_set_sha256})
     return RunKeys(
-        variant_sha256=_get(data_metrics, "variant.sha256") or _get(params, "variant.sha256"),
-        suite_ids_sha256=_get(data_metrics, "suite.ids_sha256"),
-        adapter_schema=_get(data_metrics, "adapter.schema") or _get(params, "adapter.schema"),
-        scoring_profile=_get(params, "scoring.name"),
+        variant_sha256=dig(data_metrics, "variant.sha256") or dig(params, "variant.sha256"),
+        suite_ids_sha256=dig(data_metrics, "suite.ids_sha256"),
+        adapter_schema=dig(data_metrics, "adapter.schema") or dig(params, "adapter.schema"),
+        scoring_profile=dig(params, "scoring.name"),
         judge_models=tuple(sorted({m for m, _ in judged_traces})),
         judge_prompt_set_sha256=",".join(prompt_sets) or None,
-        reader=json.dumps(conf_settings(_get(params, "reader")), sort_keys=True),
-        context_k=_get(params, "retrieval.context_k"),
-        context_tokens=_get(params, "retrieval.context_tokens"),
+        reader=json.dumps(conf_settings(dig(params, "reader")), sort_keys=True),
+        context_k=dig(params, "retrieval.context_k"),
+        context_tokens=dig(params, "retrieval.context_tokens"),
     )
 
 
@@ -244,7 +237,7 @@ def compare_qa(a: Mapping[str, bool], b: Mapping[str, bool], types: Mapping[str,
 def _values(per_question: Mapping[str, Metrics], ids: Sequence[str], level: str, metric: str) -> list[float] | None:
     vals = []
     for q in ids:
-        v = _get(per_question[q], f"{level}.{metric}")
+        v = dig(per_question[q], f"{level}.{metric}")
         if v is None:
             return None
         vals.append(float(v))

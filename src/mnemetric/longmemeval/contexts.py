@@ -96,11 +96,8 @@ class Context:
     def from_record(cls, raw: Any, *, file: str, line: int | str) -> Context:
         """Validate one line; errors name file, line (and question id once known) and field."""
         top = Fields.of(raw, file=file, record=record_name(line), fix=_FIX)
-        qid = top.string("question_id")
-        if not qid:
-            raise top.error("question_id", "empty")
-        here = f"{top.record} ({qid})"
-        f = Fields(top.raw, top.file, here, fix=_FIX)
+        qid, f = top.identified()
+        here = f.record
         memory, granularity = f.string("memory"), f.string("granularity")
         if granularity not in GRANULARITIES:
             raise f.error("granularity", f"expected one of {list(GRANULARITIES)}, got {granularity!r}")

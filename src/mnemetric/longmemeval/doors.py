@@ -25,6 +25,7 @@ from typing import Any
 
 from mnemetric.family import CardRow, CardSpec, RunSummary
 from mnemetric.official import KEY, OfficialEquivalence
+from mnemetric.records import dig
 
 QA_DETAIL = "metrics/detail/qa.json"
 
@@ -39,14 +40,6 @@ CARD_INPUTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 the retrieval numbers likewise (both hold the same ``exclude_abs`` means and n)."""
 
 
-def _get(doc: Any, *path: str) -> Any:
-    for part in path:
-        if not isinstance(doc, Mapping):
-            return None
-        doc = doc.get(part)
-    return doc
-
-
 def _value(node: Any) -> float | None:
     """A number, or the ``accuracy`` of a block (detail layout)."""
     if isinstance(node, Mapping):
@@ -56,19 +49,19 @@ def _value(node: Any) -> float | None:
 
 def qa_rows(qa: Mapping[str, Any]) -> list[CardRow]:
     """overall, task_averaged, abstention (``ci95.<key>.low|high``), then each type (``per_type.<type>``)."""
-    n_of = {"overall": _get(qa, "n"), "task_averaged": _get(qa, "n"), "abstention": _get(qa, "abstention", "n")}
-    rows = [CardRow(label, _value(qa.get(key)), _get(qa, "ci95", key, "low"), _get(qa, "ci95", key, "high"),
+    n_of = {"overall": dig(qa, ("n",)), "task_averaged": dig(qa, ("n",)), "abstention": dig(qa, ("abstention", "n"))}
+    rows = [CardRow(label, _value(qa.get(key)), dig(qa, ("ci95", key, "low")), dig(qa, ("ci95", key, "high")),
                     n_of[key]) for key, label in QA_ROWS]
     for t, block in (qa.get("per_type") or {}).items():
-        rows.append(CardRow(t, _value(block), _get(block, "ci95", "low"), _get(block, "ci95", "high"),
-                            _get(block, "n")))
+        rows.append(CardRow(t, _value(block), dig(block, ("ci95", "low")), dig(block, ("ci95", "high")),
+                            dig(block, ("n",))))
     return rows
 
 
 def retrieval_rows(retrieval: Mapping[str, Any]) -> list[CardRow]:
     """``exclude_abs.<granularity>.<metric>`` over ``exclude_abs.n`` (print_retrieval_metrics.py's set)."""
     gran = retrieval.get("granularity") or "session"
-    block, n = _get(retrieval, "exclude_abs", gran) or {}, _get(retrieval, "exclude_abs", "n")
+    block, n = dig(retrieval, ("exclude_abs", gran)) or {}, dig(retrieval, ("exclude_abs", "n"))
     return [CardRow(f"{gran} {k}", block.get(k), n=n) for k in RETRIEVAL_KEYS if _value(block.get(k)) is not None]
 
 
@@ -91,8 +84,8 @@ def card_custody(run: Mapping[str, Any], outputs: Mapping[str, Any] | None,
                  params: Mapping[str, Any] | None) -> list[str]:
     """The run manifest's custody facts, one bullet each (module docstring)."""
     v, s, m, r, j = (run.get(k) or {} for k in ("variant", "suite", "memory", "reader", "judge"))
-    judged_path = str(_get(params, "paths", "judged") or "<judged file>")
-    judged_sha = _get(outputs, "files", judged_path, "sha256")
+    judged_path = str(dig(params, ("paths", "judged")) or "<judged file>")
+    judged_sha = dig(outputs, ("files", judged_path, "sha256"))
     return [
         f"- dataset: {_code(v.get('name'))} ({v.get('source')}{', ' + str(v.get('repo')) if v.get('repo') else ''}"
         f"{' @ ' + str(v.get('revision')) if v.get('revision') else ''}, file {_code(v.get('file'))}), sha256 "
@@ -105,9 +98,9 @@ def card_custody(run: Mapping[str, Any], outputs: Mapping[str, Any] | None,
         f"- judge: {_code(j.get('name'))}, snapshot(s) {_code(', '.join(j.get('resolved_models') or []))}, "
         f"prompt-set sha256 {_code(j.get('prompt_set_sha256'))}, endpoint(s) {_code(', '.join(j.get('endpoints') or []))}",
         f"- judged file: {_code(judged_path)}, sha256 {_code(judged_sha) if judged_sha else 'not in the custody manifest'}",
-        f"- scoring profile {_code(_get(run, 'scoring', 'profile'))}; Mnemetric {run.get('mnemetric_version')}; "
-        f"{_get(run, 'counts', 'judged')} of {_get(run, 'counts', 'questions')} judged, "
-        f"{_get(run, 'counts', 'failed')} failed",
+        f"- scoring profile {_code(dig(run, ('scoring', 'profile')))}; Mnemetric {run.get('mnemetric_version')}; "
+        f"{dig(run, ('counts', 'judged'))} of {dig(run, ('counts', 'questions'))} judged, "
+        f"{dig(run, ('counts', 'failed'))} failed",
     ]
 
 
@@ -120,10 +113,6 @@ CARD = CardSpec(inputs=CARD_INPUTS, rows=card_rows, empty="(no QA metrics)", cus
 HEADLINE = (("overall", "qa", "overall"), ("task_avg", "qa", "task_averaged"),
             ("R_all@10", "retrieval", "exclude_abs.session.recall_all@10"),
             ("nDCG@10", "retrieval", "exclude_abs.session.ndcg_any@10"))
-
-
-def _dotted(tree: Any, dotted: str) -> Any:
-    return _get(tree, *dotted.split("."))
 
 
 def _headline(value: Any) -> float | None:
@@ -151,21 +140,21 @@ def summary(params: Mapping[str, Any], read: Callable[[str], Any]) -> RunSummary
     data, qa = docs["data"], docs["qa"]
     judge = next((b["judge"] for b in (docs["qa_detail"], qa) if isinstance(b.get("judge"), dict)), {})
     keys = {
-        "benchmark": _dotted(params, "benchmark.name"),
-        "variant": _dotted(params, "variant.name"),
-        "sha256": (_dotted(data, "variant.sha256") or _dotted(params, "variant.sha256") or "")[:12] or None,
-        "suite": (_dotted(data, "suite.name") or _dotted(params, "suite.name")),
-        "suite_sha256": (_dotted(data, "suite.ids_sha256") or "")[:12] or None,
-        "adapter": _dotted(params, "adapter.schema"),
-        "profile": _dotted(params, "scoring.name"),
-        "judge": ",".join(judge.get("models") or []) or _dotted(params, "judge.model"),
-        "judge_name": _dotted(params, "judge.name"),
+        "benchmark": dig(params, "benchmark.name"),
+        "variant": dig(params, "variant.name"),
+        "sha256": (dig(data, "variant.sha256") or dig(params, "variant.sha256") or "")[:12] or None,
+        "suite": (dig(data, "suite.name") or dig(params, "suite.name")),
+        "suite_sha256": (dig(data, "suite.ids_sha256") or "")[:12] or None,
+        "adapter": dig(params, "adapter.schema"),
+        "profile": dig(params, "scoring.name"),
+        "judge": ",".join(judge.get("models") or []) or dig(params, "judge.model"),
+        "judge_name": dig(params, "judge.name"),
         "prompt_set": (judge.get("prompt_set_sha256") or "")[:12] or None,
-        "reader": json.dumps(conf_settings(_dotted(params, "reader")), sort_keys=True),
-        "budget": f"k={_dotted(params, 'retrieval.context_k')},tokens={_dotted(params, 'retrieval.context_tokens')}",
+        "reader": json.dumps(conf_settings(dig(params, "reader")), sort_keys=True),
+        "budget": f"k={dig(params, 'retrieval.context_k')},tokens={dig(params, 'retrieval.context_tokens')}",
     }
-    return RunSummary(headline={label: _headline(_dotted(docs[f], key)) for label, f, key in HEADLINE}, keys=keys,
-                      official=gate_of(docs["run"], RUN_MANIFEST), memory=_dotted(params, "memory.name"))
+    return RunSummary(headline={label: _headline(dig(docs[f], key)) for label, f, key in HEADLINE}, keys=keys,
+                      official=gate_of(docs["run"], RUN_MANIFEST), memory=dig(params, "memory.name"))
 
 
 RUN_MANIFEST = "metrics/run.json"

@@ -64,6 +64,18 @@ REPORT_PARAMS = ("paths.metrics_qa", "paths.metrics_retrieval", "paths.metrics_d
 """The params V1's report reads (stage report and `mnemetric report` alike; ``paths.questions``: the
 question types of flips against a baseline)."""
 
+CONF_GROUPS: Mapping[str, str] = MappingProxyType({
+    "variant": "sample", "adapter": "session-v3", "scoring": "longmemeval-session-upstream-v1", "suite": "full",
+    "memory": "bm25", "reader": "extractive", "judge": "lexical"})
+"""V1's conf groups (:data:`GROUP_SECTIONS`' order) and their default options (conf/config.yaml lists the same)."""
+MANIFEST_PARAMS = ("variant", "suite", "adapter", "memory", "reader", "judge", "retrieval", "scoring.name",
+                   "paths.custody_dir", "paths.suite", "paths.fingerprints", "paths.contexts", "paths.hypotheses",
+                   "paths.judged")
+"""What :func:`sections` (metrics/run.json, stage ``run_manifest longmemeval``) reads."""
+OUTPUT_PARAMS = ("variant.file", "paths.raw_dir", "paths.adapted", "paths.retrieval_log", "paths.contexts",
+                 "paths.hypotheses", "paths.judged")
+"""What :func:`output_files` (stage ``custody_manifest longmemeval``) reads."""
+
 QA_DETAIL = "metrics/detail/qa.json"
 """Where the per-type accuracies and their counts are (the qa_metrics stage's detail file)."""
 PROFILE = gate.PROFILE
@@ -228,7 +240,9 @@ class LongMemEvalFamily:
     card: CardSpec | None = CARD
     output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None = output_files
     params_sections: Mapping[str, Any] = field(default_factory=lambda: {**GROUP_SECTIONS, **SELF_SECTIONS})
-    conf_groups: Sequence[str] = tuple(GROUP_SECTIONS)
+    conf_groups: Mapping[str, str] = field(default_factory=lambda: dict(CONF_GROUPS))
+    manifest_params: Sequence[str] = MANIFEST_PARAMS
+    output_params: Sequence[str] = OUTPUT_PARAMS
     fingerprints: Mapping[str, str] = field(default_factory=lambda: FINGERPRINTS)
     report_params: Sequence[str] = REPORT_PARAMS
     report: Callable[..., Any] | None = _report

@@ -16,14 +16,13 @@ Every error names the file, the line and the field.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from mnemetric.errors import InputError
-from mnemetric.io import require_file, write_jsonl_atomic
+from mnemetric.io import read_jsonl, require_file, write_jsonl_atomic
 from mnemetric.longmemeval.adapted import AdaptedRecord, Query
 from mnemetric.longmemeval.reference import Reference
 from mnemetric.records import Fields, record_name
@@ -65,10 +64,8 @@ class Question:
     def from_record(cls, raw: Any, *, file: str, line: int | str) -> Question:
         """Validate one line (the layout :meth:`to_record` writes, no other key)."""
         f = Fields.of(raw, file=file, record=record_name(line), fix=_FIX)
-        qid = f.string("question_id")
-        if not qid:
-            raise f.error("question_id", "empty")
-        f = Fields(f.raw, f.file, f"{f.record} ({qid})", fix=_FIX).only(KEYS)
+        qid, f = f.identified()
+        f = f.only(KEYS)
         q = f.at("query").only(QUERY_KEYS)
         query = Query(q.string("query_id"), q.string("text"), q.optional_string("date"), q.string("prefix"))
         return cls(qid, f.string("question_type"), f.string("question"), f.get("answer", _ANSWER),
@@ -92,18 +89,11 @@ def read_questions(path: str | Path) -> list[Question]:
     require_file(path, fix="run `dvc repro suite` first")
     out: list[Question] = []
     seen: set[str] = set()
-    with open(path, encoding="utf-8") as fh:
-        for lineno, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                raw = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(str(path), f"line {lineno}", "<json>", f"not valid JSON ({exc.msg})", fix=_FIX) from None
-            q = Question.from_record(raw, file=str(path), line=lineno)
-            if q.question_id in seen:
-                raise InputError(str(path), f"line {lineno} ({q.question_id})", "question_id", "duplicate question_id",
-                                 fix=_FIX)
-            seen.add(q.question_id)
-            out.append(q)
+    for lineno, raw in read_jsonl(path):
+        q = Question.from_record(raw, file=str(path), line=lineno)
+        if q.question_id in seen:
+            raise InputError(str(path), f"line {lineno} ({q.question_id})", "question_id", "duplicate question_id",
+                             fix=_FIX)
+        seen.add(q.question_id)
+        out.append(q)
     return out

@@ -12,7 +12,6 @@ file again — and the questions file of the suite (:mod:`mnemetric.longmemeval.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from mnemetric.longmemeval.instance import QUESTION_TYPES
-from mnemetric.errors import ConfigError, InputError
-from mnemetric.io import require_file, sha256_text, write_json_atomic, write_jsonl_atomic
+from mnemetric.errors import ConfigError
+from mnemetric.io import read_jsonl, require_file, sha256_text, write_json_atomic, write_jsonl_atomic
 from mnemetric.records import Fields, read_json_file, record_name
 
 KINDS = ("full", "stratified")
@@ -72,17 +71,7 @@ def write_question_index(path: str | Path, index: Iterable[QuestionMeta]) -> int
 def read_question_index(path: str | Path) -> list[QuestionMeta]:
     """Every line of the question index, in file order."""
     require_file(path, fix="run `dvc repro suite` first")
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                raw = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(str(path), f"line {lineno}", "<json>", f"not valid JSON ({exc.msg})", fix=_FIX) from None
-            out.append(QuestionMeta.from_record(raw, file=str(path), line=lineno))
-    return out
+    return [QuestionMeta.from_record(raw, file=str(path), line=lineno) for lineno, raw in read_jsonl(path)]
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from typing import Any
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.family import RunSummary
 from mnemetric.official import KEY, OfficialEquivalence
+from mnemetric.records import dig
 from mnemetric.report.model import Equivalence, Fact, Headline, Interval, Report, TypeResult
 
 V2_METRICS = "metrics/v2.json"
@@ -33,14 +34,6 @@ REPORT_PARAMS = ("paths.metrics_v2", "paths.run_manifest_v2")
 ACCURACY = (("overall_full_set", "accuracy (full set)"), ("non_abstention_only", "non-abstention accuracy"),
             ("abstention_only", "abstention accuracy"))
 METHOD = {"clopper-pearson": "exact Clopper-Pearson (95%)"}
-
-
-def _get(doc: Any, *path: str) -> Any:
-    for part in path:
-        if not isinstance(doc, Mapping):
-            return None
-        doc = doc.get(part)
-    return doc
 
 
 def _num(x: Any) -> float | None:
@@ -100,8 +93,8 @@ def _interval(block: Mapping[str, Any]) -> Interval | None:
 def headline_rows(v2: Mapping[str, Any]) -> list[Headline]:
     """The combined accuracy blocks, then each domain's (module docstring)."""
     rows = []
-    scopes = [("combined", _get(v2, "combined", "accuracy"))]
-    scopes += [(d, _get(block, "accuracy")) for d, block in (v2.get("domains") or {}).items()]
+    scopes = [("combined", dig(v2, ("combined", "accuracy")))]
+    scopes += [(d, dig(block, ("accuracy",))) for d, block in (v2.get("domains") or {}).items()]
     for scope, acc in scopes:
         for key, label in ACCURACY:
             block = (acc or {}).get(key)
@@ -193,10 +186,10 @@ def summary(params: Mapping[str, Any], read: Callable[[str], Any]) -> RunSummary
     manifest_path = paths.get("run_manifest_v2", RUN_MANIFEST)
     run = read(manifest_path)
     section = params.get("v2") or {}
-    name = lambda key: _get(section, key, "name")  # noqa: E731
-    keys = {"benchmark": _get(params, "benchmark", "name"), "v2": section.get("name"),
+    name = lambda key: dig(section, (key, "name"))  # noqa: E731
+    keys = {"benchmark": dig(params, ("benchmark", "name")), "v2": section.get("name"),
             "data_root": section.get("data_root"), "haystack": section.get("haystack"),
             "domains": ",".join(section.get("domains") or []) or None, "reader": name("reader"),
             "checker": name("checker"), "token_counter": name("token_counter")}
-    return RunSummary(headline={label: _num(_get(v2, *path)) for label, path in HEADLINE}, keys=keys,
+    return RunSummary(headline={label: _num(dig(v2, (*path,))) for label, path in HEADLINE}, keys=keys,
                       official=gate(run, manifest_path), memory=name("memory"))

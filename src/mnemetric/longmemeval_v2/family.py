@@ -7,9 +7,10 @@ Tasks: the five V2 abilities map to harness.py categories static, dynamic, proce
 the three ``-abs`` categories (upstream-v2-protocol.md §1; xiaowu0162/LongMemEval-V2
 evaluation/harness.py CATEGORY_MAP @ be15ea6e995462f3391c1a610892df3f67dfa7bd), read from stage v2_metrics's
 metrics/v2.json (``by_category``: upstream's aggregated_metrics breakdowns, web + enterprise). V2's
-official_equivalence is decided by its own pipeline (stages v2_memory … v2_metrics, :mod:`mnemetric.longmemeval_v2.pipeline`),
-which writes its run manifest metrics/run-v2.json itself (``manifest_sections`` is None);
-``official_reasons`` reads back the reasons that manifest records. It has no cross-check and no
+gate is :mod:`mnemetric.longmemeval_v2.gate` (its rules, over the typed facts it reads): stage v2_metrics
+decides the run's official_equivalence with it and writes the run manifest metrics/run-v2.json itself
+(``manifest_sections`` is None), keeping those facts as its ``protocol`` section, so ``official_reasons(manifest)``
+decides again from the manifest alone. It has no cross-check and no
 inventory review blocks. Its doors (card custody, report, `mnemetric runs` row) are in
 :mod:`mnemetric.longmemeval_v2.doors`; its params section ``v2`` in
 :mod:`mnemetric.longmemeval_v2.params_schema`; the fingerprint stage fingerprints its ``v2.memory``
@@ -89,15 +90,18 @@ class LongMemEvalV2Family:
     card: CardSpec | None = CARD
     output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
     params_sections: Mapping[str, Any] = field(default_factory=lambda: dict(SECTIONS))
-    conf_groups: Sequence[str] = ("v2",)
+    conf_groups: Mapping[str, str] = field(default_factory=lambda: {"v2": "sample"})
+    manifest_params: Sequence[str] = ()
+    output_params: Sequence[str] = ()
     fingerprints: Mapping[str, str] = field(default_factory=lambda: {"v2.memory": "v2-memory"})
     report_params: Sequence[str] = doors.REPORT_PARAMS
     report: Callable[..., Any] | None = doors.report
 
     def official_reasons(self, manifest: Mapping[str, Any]) -> list[str]:
-        """The reasons stage v2 recorded in its run manifest (its pipeline decides them)."""
-        verdict = doors.gate(manifest)
-        return list(verdict.reasons) if verdict else ["the LongMemEval-V2 run manifest records no verdict"]
+        """LongMemEval-V2's gate (:mod:`mnemetric.longmemeval_v2.gate`) over the manifest's ``protocol`` section."""
+        from mnemetric.longmemeval_v2.gate import official_reasons
+
+        return official_reasons(manifest)
 
     def summary(self, params: Mapping[str, Any], read: Callable[[str], Any]) -> RunSummary:
         return doors.summary(params, read)

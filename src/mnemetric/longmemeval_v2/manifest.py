@@ -23,6 +23,8 @@ from mnemetric.errors import InputError
 from mnemetric.io import dumps_canonical, sha256_text, write_json_atomic
 from mnemetric.longmemeval_v2.data_custody import DataCheck
 from mnemetric.longmemeval_v2.family import FAMILY
+from mnemetric.longmemeval_v2.gate import SECTION as PROTOCOL
+from mnemetric.longmemeval_v2.gate import GateFacts
 from mnemetric.official import KEY as OFFICIAL_KEY
 from mnemetric.official import OfficialEquivalence
 
@@ -56,10 +58,14 @@ class RunManifestV2:
     sections: Mapping[str, Mapping[str, Any]]
     """:data:`SECTIONS`, each a JSON object."""
     official_equivalence: OfficialEquivalence
+    protocol: GateFacts | None = None
+    """What the family's gate read (the ``protocol`` section, :mod:`mnemetric.longmemeval_v2.gate`)."""
 
     def to_record(self) -> dict[str, Any]:
+        gate = {PROTOCOL: self.protocol.to_record()} if self.protocol is not None else {}
         return {"schema": MANIFEST_SCHEMA, "path": self.path, "benchmark": FAMILY.display_name,
-                **{k: dict(self.sections[k]) for k in SECTIONS}, OFFICIAL_KEY: self.official_equivalence.to_record()}
+                **{k: dict(self.sections[k]) for k in SECTIONS}, **gate,
+                OFFICIAL_KEY: self.official_equivalence.to_record()}
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str) -> RunManifestV2:
@@ -74,16 +80,18 @@ class RunManifestV2:
         if not isinstance(raw["variant"].get("sha256_verified"), bool):
             raise InputError(file, "<file>", "variant.sha256_verified", "expected true or false")
         official = OfficialEquivalence.from_record(raw.get(OFFICIAL_KEY), file=file)
-        return cls(str(raw.get("path")), {k: raw[k] for k in SECTIONS}, official)
+        protocol = GateFacts.from_record(raw[PROTOCOL], file=file) if PROTOCOL in raw else None
+        return cls(str(raw.get("path")), {k: raw[k] for k in SECTIONS}, official, protocol)
 
 
 def v2_manifest(settings: Mapping[str, Any], summary: Mapping[str, Any], path: str, *, data: DataCheck | None = None,
                 facts: Mapping[str, Any] | None = None, fingerprint_sha256: str | None = None,
                 reader_params_sent: Sequence[Mapping[str, Any]] = (),
-                judge_params_sent: Sequence[Mapping[str, Any]] = ()) -> RunManifestV2:
+                judge_params_sent: Sequence[Mapping[str, Any]] = (), protocol: GateFacts | None = None) -> RunManifestV2:
     """The manifest of one run (module docstring). ``settings``: the ``v2`` section; ``summary``: the run's v2.json
     summary; ``facts``: the :mod:`.facts` blocks the steps recorded; ``*_params_sent``: the distinct parameter
-    sets the requests were sent with (empty when nothing was sent)."""
+    sets the requests were sent with (empty when nothing was sent); ``protocol``: what the gate read (the run's
+    :attr:`mnemetric.longmemeval_v2.run.V2Run.protocol`), kept so the family's gate decides from the manifest."""
     both = summary.get("combined") or next(iter(summary["domains"].values()))
     facts = facts or {}
     hidden = ("texts_pinned", "note")
@@ -105,7 +113,7 @@ def v2_manifest(settings: Mapping[str, Any], summary: Mapping[str, Any], path: s
         "counts": {"questions": both["questions"], "judged": both["scored"], "failed": both["failed"]},
     }
     official = OfficialEquivalence.from_record(summary[OFFICIAL_KEY], file="<v2 summary>")
-    return RunManifestV2(path, sections, official)
+    return RunManifestV2(path, sections, official, protocol)
 
 
 def write_manifest(path: str | Path, manifest: RunManifestV2) -> None:

@@ -35,6 +35,8 @@ from mnemetric.longmemeval_v2.checkers import LLM_CHECKERS
 from mnemetric.longmemeval_v2.combine import combine_aggregates
 from mnemetric.longmemeval_v2.data_custody import DataCheck
 from mnemetric.longmemeval_v2.facts import checker_facts, counter_facts, reader_facts
+from mnemetric.longmemeval_v2.gate import GateFacts
+from mnemetric.longmemeval_v2.gate import reasons as gate_reasons
 from mnemetric.longmemeval_v2.lafs import TIERS, lafs_summary
 from mnemetric.longmemeval_v2.memory import MemoryFactory
 from mnemetric.longmemeval_v2.per_question import PerQuestionRow, write_per_question
@@ -58,6 +60,8 @@ class V2Run:
     combined: dict[str, Any] | None
     summary: dict[str, Any]
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    protocol: GateFacts | None = None
+    """What the gate read (run-v2.json's ``protocol`` section)."""
     """What the components say about themselves (:mod:`.facts`: reader, checker, token_counter blocks)."""
 
 
@@ -118,48 +122,41 @@ def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]]
     aggregated = {d: aggregate(r, file=f"{d} per_question rows") for d, r in rows.items()}
     combined = (combine_aggregates(aggregated["web"], aggregated["enterprise"])
                 if set(rows) == set(DOMAINS) else None)
-    reasons = official_reasons(settings, rows, facts, data=data, images=images)
+    protocol = gate_facts(settings, rows, facts, data=data, images=images)
+    reasons = gate_reasons(protocol)
     provenance = {k: {f: v for f, v in block.items() if f not in PRIVATE_FACTS} for k, block in facts.items()}
-    return V2Run(rows, aggregated, combined, summary(settings, rows, aggregated, combined, reasons), provenance)
+    return V2Run(rows, aggregated, combined, summary(settings, rows, aggregated, combined, reasons), provenance,
+                 protocol)
 
 
 PRIVATE_FACTS = ("texts_pinned", "note")
 """Facts the official verdict reads that run-v2.json's component blocks do not repeat."""
 
 
+def gate_facts(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]], facts: Mapping[str, Any], *,
+               data: DataCheck | None, images: bool = True) -> GateFacts:
+    """What the gate reads of this run (:class:`mnemetric.longmemeval_v2.gate.GateFacts`), from its settings, rows
+    and the steps' facts."""
+    reader, checker, counter = facts["reader"], facts["checker"], facts["token_counter"]
+    uses_llm = any(r.eval_function.split("|")[0].strip() in LLM_CHECKERS for rs in rows.values() for r in rs)
+    return GateFacts(
+        data_verified=bool(data is not None and data.sha256_verified),
+        data_reasons=tuple(data.reasons) if data is not None else (), images=bool(images),
+        haystack=str(settings["haystack"]), tier=settings["tier"], domains=tuple(settings["domains"]),
+        reader=str(reader["name"]), reader_official=bool(reader["official"]),
+        reader_sends_prompts=bool(reader["sends_prompts"]), reader_texts_pinned=bool(reader.get("texts_pinned")),
+        uses_llm_checker=uses_llm, checker=str(checker["name"]), checker_official=bool(checker["official"]),
+        token_counter=str(counter["name"]), token_counter_official=bool(counter["official"]),
+        token_counter_note=counter.get("note") or None,
+        memory_context_max_tokens=int(settings["memory_context_max_tokens"]),
+        failed=sum(1 for rs in rows.values() for r in rs if r.failed))
+
+
 def official_reasons(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]],
                      facts: Mapping[str, Any], *, data: DataCheck | None, images: bool = True) -> list[str]:
-    """Every reason the run is not official; empty only when every official condition holds."""
-    reader, checker, counter = facts["reader"], facts["checker"], facts["token_counter"]
-    reasons = []
-    if data is None or not data.sha256_verified:
-        reasons.append("data root not verified against the pinned dataset revision")
-    if data is not None:
-        reasons += list(data.reasons)
-    if not images:
-        reasons.append("images off: screenshots and question images are not required to exist, and a missing "
-                       "question image is left out (upstream's runs use them)")
-    if settings["tier"] is None:
-        reasons.append(f"haystack {settings['haystack']!r} is not an official tier file")
-    if set(settings["domains"]) != set(DOMAINS):
-        reasons.append("only " + ", ".join(settings["domains"]) + " run; official results combine both domains")
-    if not reader["official"]:
-        reasons.append(f"reader {reader['name']!r} is not the official Qwen/Qwen3.5-9B reader with pinned texts")
-    if reader["sends_prompts"] and not reader["texts_pinned"]:
-        reasons.append("reader texts not read from the pinned upstream harness.py")
-    uses_llm = any(r.eval_function.split("|")[0].strip() in LLM_CHECKERS for rs in rows.values() for r in rs)
-    if uses_llm and not checker["official"]:
-        reasons.append(f"checker {checker['name']!r} is not the official gpt-5.2 judge with pinned prompts")
-    if not counter["official"]:
-        reasons.append(f"token counter {counter['name']!r} is not the Qwen/Qwen3.5-9B processor")
-    if settings["memory_context_max_tokens"] != DEFAULT_MAX_TOKENS:
-        reasons.append(f"memory_context_max_tokens {settings['memory_context_max_tokens']} != {DEFAULT_MAX_TOKENS}")
-    failed = sum(1 for rs in rows.values() for r in rs if r.failed)
-    if failed:
-        reasons.append(f"{failed} question(s) failed where upstream aborts the run")
-    if counter.get("note"):
-        reasons.append(counter["note"])
-    return reasons
+    """Every reason the run is not official: the family's gate (:func:`mnemetric.longmemeval_v2.gate.reasons`)
+    over :func:`gate_facts`."""
+    return gate_reasons(gate_facts(settings, rows, facts, data=data, images=images))
 
 
 def accuracy(rows: Sequence[PerQuestionRow]) -> dict[str, Any]:

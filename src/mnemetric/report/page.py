@@ -15,21 +15,10 @@ from typing import Any
 from mnemetric.errors import ConfigError
 from mnemetric.family import Family
 from mnemetric.io import atomic_open
+from mnemetric.params import nest
 from mnemetric.report.html import render_report
 
 OUTPUTS = "data/custody/outputs.sha256.json"
-
-
-def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"a.b": 1}`` -> ``{"a": {"b": 1}}``."""
-    out: dict[str, Any] = {}
-    for dotted, value in flat.items():
-        node = out
-        *parents, last = dotted.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = value
-    return out
 
 
 def write_family_report(family: Family, p: Mapping[str, Any], out: Path, *, baseline: str | None = None,

@@ -6,7 +6,7 @@ import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from mnemetric.errors import MnemetricError
@@ -39,6 +39,20 @@ def run(main: Callable[[], None]) -> None:
         text, code = interrupt_message(exc)
         print(text, file=sys.stderr)
         sys.exit(code)
+
+
+def option(argv: Sequence[str], flag: str, default: str) -> tuple[list[str], str]:
+    """(the other arguments, the value of ``flag VALUE`` or ``default``): a stage's one optional flag."""
+    args, value = list(argv), default
+    if flag in args:
+        i = args.index(flag)
+        if i + 1 >= len(args):
+            from mnemetric.errors import ConfigError
+
+            raise ConfigError("stage command", f"{flag} needs a value")
+        value = args[i + 1]
+        del args[i:i + 2]
+    return args, value
 
 
 def in_workspace_experiment() -> bool:

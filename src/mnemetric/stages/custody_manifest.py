@@ -1,32 +1,38 @@
-"""Stage custody_manifest: the sha256 of every file of the run → data/custody/outputs.sha256.json.
+"""Stage custody_manifest FAMILY: the sha256 of every file of a family's run → data/custody/outputs.sha256.json.
 
-The files are the ``longmemeval`` family's (``Family.output_files``, taken from the family registry):
-the raw dataset, adapted data, retrieval log, contexts, hypotheses and judgments (with their
-failures sidecars); `mnemetric verify` re-hashes them (see :mod:`mnemetric.custody.sha256_manifest`).
+``python -m mnemetric.stages.custody_manifest longmemeval`` (dvc.yaml): the files are the named family's
+(``Family.output_files``, reading its ``output_params``; LongMemEval: the raw dataset, adapted data,
+retrieval log, contexts, hypotheses and judgments, with their failures sidecars); `mnemetric verify`
+re-hashes them (see :mod:`mnemetric.custody.sha256_manifest`). ``--out PATH`` writes another family's
+manifest elsewhere.
 """
 
 from __future__ import annotations
 
-from mnemetric.custody.manifest import nest
+import sys
+from collections.abc import Sequence
+
 from mnemetric.custody.sha256_manifest import DEFAULT_PATH, build, workspace_opener, write_sha256_manifest
 from mnemetric.errors import ConfigError
-from mnemetric.family import family_named
-from mnemetric.params import stage_params
-from mnemetric.stages import run
-
-PARAMS = ["variant.file", "paths.raw_dir", "paths.adapted", "paths.retrieval_log", "paths.contexts",
-          "paths.hypotheses", "paths.judged"]
-FAMILY_NAME = "longmemeval"
+from mnemetric.family import one_family
+from mnemetric.params import nest, stage_params
+from mnemetric.stages import option, run
 
 
-def main() -> None:
-    family = family_named(FAMILY_NAME)
+def params_for(args: Sequence[str]) -> list[str]:
+    """The stage's declared params for its command-line arguments: what the family's output files are read from."""
+    return list(one_family(option(args, "--out", str(DEFAULT_PATH))[0]).output_params)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args, out = option(sys.argv[1:] if argv is None else argv, "--out", str(DEFAULT_PATH))
+    family = one_family(args)
     if family.output_files is None:
-        raise ConfigError("benchmark", f"the {FAMILY_NAME!r} family names no output files",
-                          fix="restore conf/benchmark/longmemeval.yaml")
-    manifest = build(list(family.output_files(nest(stage_params(PARAMS)))), workspace_opener())
-    write_sha256_manifest(DEFAULT_PATH, manifest)
-    print(f"custody_manifest: sha256 of {len(manifest.files)} file(s) → {DEFAULT_PATH}")
+        raise ConfigError("benchmark", f"the {family.name!r} family names no output files",
+                          fix="run this stage only for a family that has them")
+    manifest = build(list(family.output_files(nest(stage_params(list(family.output_params))))), workspace_opener())
+    write_sha256_manifest(out, manifest)
+    print(f"custody_manifest: sha256 of {len(manifest.files)} file(s) → {out}")
 
 
 if __name__ == "__main__":

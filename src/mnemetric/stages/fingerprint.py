@@ -1,4 +1,4 @@
-"""Stage fingerprint: the code fingerprint of every chosen component and of every stage → data/fingerprints/.
+"""Stage fingerprint: the code fingerprint of every chosen component → data/fingerprints/.
 
 DVC reruns a stage when a dependency's bytes change. A component built by ``_target_`` may live in
 another package, outside the stages' ``deps``; this stage writes one small file per component, and the stages
@@ -7,42 +7,66 @@ otherwise. The stage itself depends on the folders the chosen code is read from,
 ``plugins`` (dvc.yaml), so a no-op ``dvc repro`` runs nothing; code elsewhere is read when the stage runs
 (``dvc repro -f fingerprint`` after editing it).
 
-Which components: each family's ``fingerprints`` (params section -> file stem; LongMemEval:
-adapter, memory, reader, judge; LongMemEval-V2: ``v2.memory`` -> v2-memory.json), over the
-``benchmark`` conf group (:func:`mnemetric.family.conf_families`). Every component names its class
-by ``_target_``.
+Which components: the ``fingerprints`` (params section -> file stem; LongMemEval: adapter, memory,
+reader, judge; LongMemEval-V2: ``v2.memory`` -> v2-memory.json) of the families named on the command
+line (``python -m mnemetric.stages.fingerprint longmemeval longmemeval-v2``; from the family registry,
+:func:`mnemetric.family.families_from_args`), plus the run's executor (``executor`` -> executor.json: how
+model calls are sent is a component too). A new family adds its own stage
+(``python -m mnemetric.stages.fingerprint quiz``; pass ``--no-executor`` when another stage already
+fingerprints the executor). Every component names its class by ``_target_``.
 
 Mnemetric's own code is fingerprinted the same way, per stage: ``stages/<stage>.json`` holds the code
 fingerprint of module ``mnemetric.stages.<stage>`` (its import closure, :func:`stage_code`), and the stage
 depends on that one file instead of a dvc.yaml line per module (hundreds of per-file deps made a no-op
 ``dvc repro`` slow: DVC reads and checks each). Editing a module reruns exactly the stages that import it.
+The stage records are written by the project's own fingerprint stage; a family's extra fingerprint stage
+passes ``--no-stage-code`` (its stages are not modules of :mod:`mnemetric.stages`).
 """
 
 from __future__ import annotations
 
 import ast
 import pkgutil
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import mnemetric.stages as stages_package
-from mnemetric.family import Family, conf_families
+from mnemetric.family import Family, conf_families, families_from_args
 from mnemetric.fingerprint import component_target, fingerprint, module_closure
 from mnemetric.io import dumps_canonical, sha256_bytes, sha256_text, write_json_atomic
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
-FAMILY_REGISTRY = frozenset({"conf_families", "family_named", "build_family", "headline_family"})
+EXECUTOR = {"executor": "executor"}
+"""The run's executor (conf group ``executor``) -> data/fingerprints/executor.json."""
+NO_EXECUTOR = "--no-executor"
+NO_STAGE_CODE = "--no-stage-code"
+FLAGS = (NO_EXECUTOR, NO_STAGE_CODE)
+
+FAMILY_REGISTRY = frozenset({"conf_families", "family_named", "build_family", "headline_family",
+                             "families_from_args"})
 """The functions of :mod:`mnemetric.family` that build families by ``_target_``: a stage module that
 imports one runs the families' code, so its fingerprint covers every family's package."""
 
 
-def components(families: tuple[Family, ...] | None = None) -> dict[str, str]:
-    """params section -> fingerprint file stem, over the families (in family order)."""
+def components(families: Sequence[Family] | None = None, *, executor: bool = False) -> dict[str, str]:
+    """params section -> fingerprint file stem, over the families (in family order; default: every family
+    of the registry), then the executor when ``executor``."""
     fams = conf_families() if families is None else families
-    return {section: stem for f in fams for section, stem in dict(f.fingerprints).items()}
+    out = {section: stem for f in fams for section, stem in dict(f.fingerprints).items()}
+    return {**out, **(EXECUTOR if executor else {})}
 
 
-PARAMS = [*components(), "paths.fingerprints"]
+def _parse(args: Sequence[str]) -> tuple[tuple[Family, ...], bool]:
+    names = [a for a in args if a not in FLAGS]
+    return families_from_args(names), NO_EXECUTOR not in args
+
+
+def params_for(args: Sequence[str]) -> list[str]:
+    """The stage's declared params for its command-line arguments (family names, ``--no-executor``)."""
+    families, executor = _parse(args)
+    return [*components(families, executor=executor), "paths.fingerprints"]
 
 
 def stage_names() -> list[str]:
@@ -59,7 +83,7 @@ def reads_families(module: str) -> bool:
                for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))))
 
 
-def stage_code(stage: str, families: tuple[Family, ...] | None = None) -> dict:
+def stage_code(stage: str, families: Sequence[Family] | None = None) -> dict:
     """The code record of stage ``stage``: module name -> sha256 of its source over the stage module's
     import closure, plus each family's package (its ``_target_``'s closure) when the stage builds families."""
     module = f"mnemetric.stages.{stage}"
@@ -71,18 +95,21 @@ def stage_code(stage: str, families: tuple[Family, ...] | None = None) -> dict:
     return {"stage": stage, "sha256": sha256_text(dumps_canonical(files)), "modules": files}
 
 
-def main() -> None:
-    p = stage_params(PARAMS)
+def main(argv: Sequence[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else list(argv)
+    families, executor = _parse(args)
+    p = stage_params(params_for(args))
     out = Path(p["paths.fingerprints"])
-    for section, stem in components().items():
+    for section, stem in components(families, executor=executor).items():
         spec = p[section]
         fp = fingerprint(component_target(spec), where=f"params.yaml {section}._target_")
         write_json_atomic(out / f"{stem}.json", {"component": section, "name": spec.get("name"), **fp.to_record()})
         print(f"fingerprint: {section} {spec.get('name')}: {fp.sha256[:12]} ({len(fp.files)} modules)")
-    families = conf_families()
+    if NO_STAGE_CODE in args:
+        return
+    registry = conf_families()
     for stage in stage_names():
-        record = stage_code(stage, families)
-        write_json_atomic(out / "stages" / f"{stage}.json", record)
+        write_json_atomic(out / "stages" / f"{stage}.json", stage_code(stage, registry))
     print(f"fingerprint: the code of {len(stage_names())} stages → {out / 'stages'}")
 
 

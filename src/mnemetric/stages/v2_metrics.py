@@ -56,7 +56,8 @@ def main() -> None:
                                                       result.summary, both))
     manifest = v2_manifest(v2, result.summary, p["paths.run_manifest_v2"], data=mf.data, facts=facts,
                            fingerprint_sha256=mf.memory.get("fingerprint_sha256"),
-                           reader_params_sent=params_sent_sets(read), judge_params_sent=params_sent_sets(check))
+                           reader_params_sent=params_sent_sets(read), judge_params_sent=params_sent_sets(check),
+                           protocol=result.protocol)
     write_manifest(p["paths.run_manifest_v2"], manifest)
     block = result.summary["combined"] or next(iter(result.summary["domains"].values()))
     acc = block["accuracy"]["overall_full_set"]

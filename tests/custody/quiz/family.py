@@ -33,6 +33,7 @@ QUESTIONS = (("q1", "easy", "What is two plus two?", "4"), ("q2", "easy", "What 
 """(question id, kind, question, gold answer)."""
 PARAMS = {"temperature": 0, "max_tokens": 5}
 MODEL = "quiz-7"
+METRICS, RUN = "metrics/quiz.json", "metrics/run-quiz.json"
 
 
 @dataclass
@@ -42,6 +43,8 @@ class QuizParams:
     name: str = MISSING
     source: str = field(default=MISSING, metadata=_spec(choices=("quizhub", "homemade")))
     questions: int = field(default=MISSING, metadata=_spec(min=1))  # type: ignore[assignment]
+    answers: str = "data/quiz/answers.jsonl"
+    """Where the answer lines go (Quiz keeps its file locations in its own section: no line in paths:)."""
     reader: Any = None
 
 
@@ -69,14 +72,14 @@ def run_quiz(params: Mapping[str, Any], executor: Any, reader: QuizReader) -> di
     lines = [{"question_id": qid, "kind": kind, "answer": o.text.strip(), "correct": o.text.strip() == gold,
               "model": o.model, "request_sha256": o.key, "params_sent": dict(o.params_sent),
               "endpoint": reader.base_url} for (qid, kind, _, gold), o in zip(questions, outcomes)]
-    write_jsonl_atomic(params["paths"]["answers"], lines)
+    write_jsonl_atomic(params["quiz"]["answers"], lines)
     by_kind: dict[str, list[bool]] = {}
     for line in lines:
         by_kind.setdefault(line["kind"], []).append(line["correct"])
     metrics = {"variant": params["quiz"]["name"],
                "recall": {"acc": sum(x["correct"] for x in lines) / len(lines), "n": len(lines)},
                "per_kind": {k: {"acc": sum(v) / len(v), "n": len(v)} for k, v in sorted(by_kind.items())}}
-    write_json_atomic(params["paths"]["metrics_quiz"], metrics)
+    write_json_atomic(METRICS, metrics)
     return metrics
 
 
@@ -86,7 +89,7 @@ def read_answers(path: str | Path) -> list[dict[str, Any]]:
 
 def sections(params: Mapping[str, Any]) -> dict[str, Any]:
     """The manifest sections, from the answers file (tracked) and params alone."""
-    q, lines = params["quiz"], read_answers(params["paths"]["answers"])
+    q, lines = params["quiz"], read_answers(params["quiz"]["answers"])
     sent = []
     for line in lines:
         if line["params_sent"] not in sent:
@@ -119,9 +122,9 @@ CARD = CardSpec({"quiz": ("metrics/quiz.json",)}, card_rows, empty="(Quiz measur
 
 
 def report(p: Mapping[str, Any], card: str, baseline: str | None = None, **options: Any) -> Report:
-    metrics = json.loads(Path(p["paths.metrics_quiz"]).read_text(encoding="utf-8"))
-    run = json.loads(Path(p["paths.run_manifest_quiz"]).read_text(encoding="utf-8"))
-    verdict = OfficialEquivalence.from_record(run["official_equivalence"], file=p["paths.run_manifest_quiz"])
+    metrics = json.loads(Path(METRICS).read_text(encoding="utf-8"))
+    run = json.loads(Path(RUN).read_text(encoding="utf-8"))
+    verdict = OfficialEquivalence.from_record(run["official_equivalence"], file=RUN)
     r = run["reader"]
     return Report(title=f"Quiz report: {run['variant']['name']}", equivalence=Equivalence(verdict.value, verdict.reasons),
                   custody=(Fact("exam", run["variant"]["name"]), Fact("reader model", r["requested_model"]),
@@ -153,12 +156,14 @@ class Quiz(FamilyBase):
     run_manifest: str | None = "metrics/run-quiz.json"
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = sections
     card: CardSpec | None = CARD
-    output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None = lambda params: [params["paths"]["answers"]]
+    output_files: Callable[[Mapping[str, Any]], Sequence[str]] | None = lambda params: [params["quiz"]["answers"]]
     params_sections: Mapping[str, Any] = field(default_factory=lambda: {
         "quiz": Section(QuizParams, components=("reader",), fix="choose a reader with -S quiz.reader=...")})
-    conf_groups: Sequence[str] = ("quiz",)
+    conf_groups: Mapping[str, str] = field(default_factory=lambda: {"quiz": "exam"})
+    manifest_params: Sequence[str] = ("quiz",)
+    output_params: Sequence[str] = ("quiz.answers",)
     fingerprints: Mapping[str, str] = field(default_factory=lambda: {"quiz.reader": "quiz-reader"})
-    report_params: Sequence[str] = ("paths.metrics_quiz", "paths.run_manifest_quiz")
+    report_params: Sequence[str] = ("quiz.name",)
     report: Callable[..., Any] | None = report
 
     def official_reasons(self, manifest: Mapping[str, Any]) -> list[str]:

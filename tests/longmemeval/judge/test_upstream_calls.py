@@ -14,7 +14,8 @@ from mnemetric.longmemeval.judge.run import judge_upstream_outcome, upstream_cal
 from mnemetric.longmemeval.judge.upstream_prompts import TEMPLATE_KEYS, PromptSet
 from mnemetric.longmemeval.judgments import JudgeTrace
 from mnemetric.longmemeval.reference import Reference
-from tests.support.openai_server import Fault, FakeOpenAIServer
+from tests.support.loopback import serve_isolated
+from tests.support.openai_server import Fault
 
 UPSTREAM = {"temperature": 0, "max_tokens": 10, "n": 1}
 PROMPTS = PromptSet({k: f"[{k}] Q {{}} A {{}} H {{}}" for k in TEMPLATE_KEYS}, "e" * 64)
@@ -30,11 +31,7 @@ def spec(base_url: str | None) -> dict:
 
 @pytest.fixture()
 def server(tmp_path, monkeypatch):
-    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-JUDGE")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with FakeOpenAIServer() as s:
-        yield s
+    yield from serve_isolated(tmp_path, monkeypatch, "sk-test-JUDGE")
 
 
 def test_judged_lines_carry_the_request_sha256_and_the_params_sent(server):

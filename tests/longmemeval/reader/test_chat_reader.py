@@ -14,7 +14,8 @@ from mnemetric.longmemeval.adapted import Query
 from mnemetric.longmemeval.components import ChatReader
 from mnemetric.longmemeval.contexts import Context, ContextItem, ContextMessage
 from mnemetric.longmemeval.reader.run import chat_calls
-from tests.support.openai_server import Fault, FakeOpenAIServer
+from tests.support.loopback import serve_isolated
+from tests.support.openai_server import Fault
 
 SENT = {"temperature": 0, "max_tokens": 800, "n": 1}
 ITEMS = (ContextItem("s001", "up_s001", None, "2023/05/20 (Sat) 02:21",
@@ -26,11 +27,7 @@ CONTEXTS = [Context(q.query_id, "bm25", "session", 10, 6000, "wordpunct-v1", 9, 
 
 @pytest.fixture()
 def server(tmp_path, monkeypatch):
-    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-READER")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with FakeOpenAIServer() as s:
-        yield s
+    yield from serve_isolated(tmp_path, monkeypatch, "sk-test-READER")
 
 
 def test_one_call_per_question_and_lines_carry_the_request_and_the_params_sent(server):
