@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mnemetric.cli.executor import add_executor_option, command_executor
+from mnemetric.cli.executor import add_executor_option, add_partial_option, command_executor, end_partial_command
 from mnemetric.cli.registry import Handler, command, load_option, option_path
 from mnemetric.cli.types import amount, count, positive_int
 
@@ -39,6 +39,7 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--max-requests", type=count, help="stop before sending more than this many requests")
     p.add_argument("--max-usd", type=amount, help="stop before spending more than this many dollars")
     add_executor_option(p)
+    add_partial_option(p)
 
     def run(a: argparse.Namespace) -> int:
         import json
@@ -72,5 +73,6 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
                   f"{failures_path(a.out)}:\n{describe(answered.failures)}", file=sys.stderr)
         print(f"answer: {reader.name}: {len(answered.hypotheses)} hypotheses, {len(answered.failures)} failed "
               f"→ {a.out} (usage: {usage})")
+        end_partial_command("answer", answered.failures, len(answered.hypotheses) + len(answered.failures), a)
         return 0
     return run

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mnemetric.cli.executor import add_executor_option, command_executor
+from mnemetric.cli.executor import add_executor_option, add_partial_option, command_executor, end_partial_command
 from mnemetric.cli.registry import Handler, command
 from mnemetric.cli.registry import load_option
 from mnemetric.cli.types import amount, count, positive_int
@@ -39,13 +39,14 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--max-requests", type=count, help="stop before sending more than this many requests")
     p.add_argument("--max-usd", type=amount, help="stop before spending more than this many dollars")
     add_executor_option(p)
+    add_partial_option(p)
 
     def run(a: argparse.Namespace) -> int:
         import json
         from contextlib import closing
 
         from mnemetric.config import build
-        from mnemetric.llm.failures import describe, failures_path, read_failures
+        from mnemetric.llm.failures import accuracy_pair, describe, failures_path, read_failures
         from mnemetric.longmemeval.components import judge_file, write_judged
         from mnemetric.longmemeval.hypotheses import read_hypotheses
         from mnemetric.longmemeval.judge.run import check_not_all_failed
@@ -77,9 +78,10 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
         if judged.failures:
             print(f"{len(judged.failures)} question(s) FAILED (no usable answer; not cached) → "
                   f"{failures_path(out)}:\n{describe(judged.failures)}", file=sys.stderr)
-        correct = sum(j["autoeval_label"]["label"] for j in judged.lines)
-        print(f"{len(judged.lines)} judgments → {out} (accuracy {correct / max(len(judged.lines), 1):.4f} over the "
-              f"judged questions; {len(judged.failures)} failed)")
+        correct = sum(bool(j["autoeval_label"]["label"]) for j in judged.lines)
+        scores = accuracy_pair(correct, len(judged.lines), len(judged.failures))
+        print(f"{len(judged.lines)} judgments → {out} ({scores})")
+        end_partial_command("judge", judged.failures, len(judged.lines) + len(judged.failures), a, scores)
         return 0
     return run
 

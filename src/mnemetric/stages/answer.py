@@ -17,7 +17,7 @@ from mnemetric.llm.run_log import finish_stage_run
 from mnemetric.longmemeval.answer import Queries, answer_file, write_answered
 from mnemetric.longmemeval.components import Reader
 from mnemetric.params import stage_params
-from mnemetric.stages import run
+from mnemetric.stages import end_partial, run
 
 PARAMS = ["reader", "executor", "llm", "paths.questions", "paths.contexts", "paths.hypotheses", "paths.answer_usage"]
 
@@ -33,6 +33,7 @@ def main() -> None:
     write_answered(p["paths.hypotheses"], p["paths.answer_usage"], answered, executor.usage.work)
     print(f"answer: {reader.name}: {len(answered.hypotheses)} hypotheses, {len(answered.failures)} failed "
           f"→ {p['paths.hypotheses']}")
+    end_partial("answer", answered.failures, total, p["llm"].get("allow_partial", False))
 
 
 if __name__ == "__main__":

@@ -12,14 +12,14 @@ from contextlib import closing
 
 from mnemetric.config import build
 from mnemetric.execute import build_executor
-from mnemetric.llm.failures import failures_path, read_failures
+from mnemetric.llm.failures import accuracy_pair, failures_path, read_failures
 from mnemetric.llm.run_log import finish_stage_run
 from mnemetric.llm.usage import write_usage
 from mnemetric.longmemeval.components import Judge, judge_file, write_judged
 from mnemetric.longmemeval.hypotheses import read_hypotheses
 from mnemetric.longmemeval.questions import read_questions
 from mnemetric.params import stage_params
-from mnemetric.stages import run
+from mnemetric.stages import end_partial, run
 
 PARAMS = ["judge", "executor", "llm", "paths.questions", "paths.hypotheses", "paths.judged", "paths.judge_usage"]
 
@@ -38,6 +38,9 @@ def main() -> None:
     write_judged(p["paths.judged"], judged)
     write_usage(p["paths.judge_usage"], executor.usage.work)
     print(f"judge: {judge.name}: {len(judged.lines)} judgments, {len(judged.failures)} failed → {p['paths.judged']}")
+    correct = sum(bool(j["autoeval_label"]["label"]) for j in judged.lines)
+    end_partial("judge", judged.failures, len(hyps) + len(carried), p["llm"].get("allow_partial", False),
+                accuracy_pair(correct, len(judged.lines), len(judged.failures)))
 
 
 if __name__ == "__main__":
