@@ -141,9 +141,17 @@ def test_judge_cli_writes_failed_questions_to_a_sidecar(files):
     with FakeOpenAIServer(reply=reply, non_answer_for=lambda b: "refusal" if bad in b["messages"][-1]["content"]
                           else None) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
-        out = cli("judge", tmp / "hyp.jsonl", tmp / "ref.json", "--longmemeval-dir", tmp / "LongMemEval",
-                  "--evaluate-qa-sha256", sha, env=env)
-    assert out.returncode == 0, out.stderr
+        args = ["judge", tmp / "hyp.jsonl", tmp / "ref.json", "--longmemeval-dir", tmp / "LongMemEval",
+                "--evaluate-qa-sha256", sha]
+        out = cli(*args, env=env)
+        assert out.returncode == 3, out.stderr  # written, but loud: exit 3 with the one re-ask command
+        assert f"judge: 1 of {len(ref)} question(s) FAILED" in out.stderr and "Traceback" not in out.stderr
+        assert f"re-ask only the 1 failed (the {len(ref) - 1} answered come from the cache): mnemetric judge" in out.stderr
+        assert "with the 1 failed counted wrong" in out.stderr and "--allow-partial" in out.stderr
+        sent = server.count
+        kept = cli(*args, "--allow-partial", env=env)  # the same command re-asks only the failed one
+        assert kept.returncode == 0, kept.stderr
+        assert server.count == sent + 2 and "PARTIAL result kept" in kept.stderr  # asked twice (bounded retry)
     assert f"{ref[3]['question_id']} (judge, gpt-4o-2024-08-06): refusal" in out.stderr
     judged = tmp / "hyp.jsonl.eval-results-gpt-4o"
     assert ref[3]["question_id"] not in {json.loads(x)["question_id"] for x in judged.read_text().splitlines()}
