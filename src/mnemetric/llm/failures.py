@@ -130,6 +130,7 @@ class PartialFailure(MnemetricError):
     cache, and failures are never cached, so that command sends exactly the failed requests."""
 
     exit_code = 3
+    restore_hint = False  # the experiment's settings are what the re-ask must run with
 
     def __init__(self, stage: str, failures: Sequence[QuestionFailure], total: int, rerun: str,
                  scores: str = "", keep: str = ""):

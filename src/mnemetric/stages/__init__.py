@@ -28,11 +28,9 @@ def run(main: Callable[[], None]) -> None:
     try:
         main()
     except MnemetricError as exc:
-        from mnemetric.llm.failures import PartialFailure
-
         print(f"error: {exc}", file=sys.stderr)
         # after a partial failure the experiment's settings are what the next `dvc repro` must re-ask with
-        hint = None if isinstance(exc, PartialFailure) else experiment_restore_hint()
+        hint = experiment_restore_hint() if exc.restore_hint else None
         if hint:
             print(hint, file=sys.stderr)
         sys.exit(exc.exit_code)
@@ -100,29 +98,3 @@ def experiment_restore_hint() -> str | None:
     return (f"the {which} failed; params.yaml still holds its settings, so the next `dvc repro` would retry them."
             f" To put the workspace back as committed, run:\n  {command}")
 
-
-def rerun_command() -> str:
-    """The ONE command that re-asks only a stage's failed questions after it exited non-zero: a plain
-    `dvc repro` (DVC commits no stage that failed, so it runs again; the response cache answers what
-    succeeded, and failures are never cached). A queued or --temp experiment ran elsewhere: run it again."""
-    if os.environ.get("DVC_EXP_BASELINE_REV") and not in_workspace_experiment():
-        return "the same `dvc exp run` again"
-    return "dvc repro"
-
-
-def end_partial(stage: str, failures: list, total: int, allow_partial: bool, scores: str = "") -> None:
-    """After a stage wrote its outputs: when some (not all) questions failed, exit non-zero naming the count
-    and :func:`rerun_command` (:class:`~mnemetric.llm.failures.PartialFailure`), unless ``allow_partial``
-    (``llm.allow_partial``): then only a warning, with the command that re-asks them — DVC records a stage that
-    exited 0 as done, so a partial result kept this way is re-asked by forcing the stage once."""
-    import sys
-
-    from mnemetric.llm.failures import PartialFailure, partial_message
-
-    if not failures or len(failures) >= total:  # every question failed: AllQuestionsFailed, raised before writing
-        return
-    if allow_partial:
-        print(partial_message(stage, failures, total, f"dvc repro -f -s {stage} && dvc repro", scores), file=sys.stderr)
-        return
-    raise PartialFailure(stage, failures, total, rerun_command(), scores,
-                         keep="dvc exp run -S llm.allow_partial=true")

@@ -17,7 +17,8 @@ from mnemetric.llm.run_log import finish_stage_run
 from mnemetric.longmemeval.answer import Queries, answer_file, write_answered
 from mnemetric.longmemeval.components import Reader
 from mnemetric.params import stage_params
-from mnemetric.stages import end_partial, run
+from mnemetric.stages import run
+from mnemetric.stages.partial import end_partial
 
 PARAMS = ["reader", "executor", "llm", "paths.questions", "paths.contexts", "paths.hypotheses", "paths.answer_usage"]
 

@@ -19,7 +19,8 @@ from mnemetric.longmemeval.components import Judge, judge_file, write_judged
 from mnemetric.longmemeval.hypotheses import read_hypotheses
 from mnemetric.longmemeval.questions import read_questions
 from mnemetric.params import stage_params
-from mnemetric.stages import end_partial, run
+from mnemetric.stages import run
+from mnemetric.stages.partial import end_partial
 
 PARAMS = ["judge", "executor", "llm", "paths.questions", "paths.hypotheses", "paths.judged", "paths.judge_usage"]
 

@@ -26,7 +26,8 @@ from mnemetric.longmemeval_v2.step_rows import MemoryRow, ReadRow, read_rows, wr
 from mnemetric.longmemeval_v2.steps import check_step
 from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE
 from mnemetric.params import stage_params
-from mnemetric.stages import end_partial, run
+from mnemetric.stages import run
+from mnemetric.stages.partial import end_partial
 
 PARAMS = ["v2.name", "v2.data_root", "v2.checker", "executor", "llm", "paths.custody_dir", "paths.v2_steps"]
 
