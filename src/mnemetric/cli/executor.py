@@ -72,7 +72,7 @@ def end_partial_command(name: str, failures: list, total: int, a: argparse.Names
 
     if not failures or len(failures) >= total:
         return
-    argv = [x for x in sys.argv[1:] if x != "--allow-partial"]
+    argv = [str(x) for x in getattr(a, "argv", sys.argv[1:]) if x != "--allow-partial"]
     rerun = shlex.join(["mnemetric", *argv])
     if a.allow_partial:
         print(partial_message(name, failures, total, rerun, scores), file=sys.stderr)
