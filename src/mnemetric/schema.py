@@ -52,6 +52,8 @@ class Budget:
 class Price:
     input: float = field(default=MISSING, metadata=_spec(min=0))  # type: ignore[assignment]
     output: float = field(default=MISSING, metadata=_spec(min=0))  # type: ignore[assignment]
+    batch_discount: Optional[float] = field(default=None, metadata=_spec(min=0))
+    """The fraction a Batch API takes off (OpenAI: 0.5; at most 1, checked by the price table)."""
 
 
 @dataclass

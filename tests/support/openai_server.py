@@ -1,7 +1,8 @@
 """A small, scriptable OpenAI-compatible HTTP server for tests and benchmarks.
 
 It speaks just enough of the OpenAI REST API for the real ``openai`` SDK to talk to it:
-``POST /v1/chat/completions`` and ``POST /v1/embeddings``, with well-formed JSON replies.
+``POST /v1/chat/completions`` and ``POST /v1/embeddings``, with well-formed JSON replies, and the
+Files and Batches API (``server.batch``: tests/support/batch_server.py, states driven by the test).
 
 Use it in-process as a context manager::
 
@@ -43,6 +44,12 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+try:
+    from tests.support.batch_server import BatchAPI
+except ImportError:  # run as a script: tests/support is on the path
+    from batch_server import BatchAPI  # type: ignore[no-redef]
+
+BATCH_PATHS = ("/v1/files", "/v1/batches")
 ReplyFn = Callable[[list[dict[str, Any]]], str]
 NonAnswerFn = Callable[[dict[str, Any]], "str | None"]
 NON_ANSWERS = ("null_content", "empty_content", "no_choices", "refusal", "content_filter")
@@ -183,6 +190,8 @@ class FakeOpenAIServer:
         self.requests: list[RequestRecord] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.batch = BatchAPI(self)
+        """The Files and Batches API (tests/support/batch_server.py)."""
         self._httpd = _QuietHTTPServer((host, port), _make_handler(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -334,9 +343,19 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
         pass
 
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path.startswith(BATCH_PATHS):
+            self.fake.batch.handle(self, "GET", path, b"")
+        else:
+            self._send(404, _error_body(404, f"Unknown path {path}"))
+
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self.path.startswith(BATCH_PATHS):
+            self.fake.batch.handle(self, "POST", self.path.split("?", 1)[0].rstrip("/"), raw)
+            return
         try:
             body = json.loads(raw)
         except json.JSONDecodeError:  # includes an empty or cut-off body (a client killed mid-send)

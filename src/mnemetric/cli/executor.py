@@ -18,7 +18,9 @@ def add_executor_option(p: argparse.ArgumentParser) -> None:
     """``--executor``: an option of <conf>/executor/ or the package's, or a YAML path with a _target_."""
     p.add_argument("--executor", default="immediate", metavar="NAME",
                    help="executor option in <conf>/executor/ (shipped: " + ", ".join(conf_options("executor"))
-                        + "; immediate: every call now, one budget and usage ledger for the run) or a path to a "
+                        + "; immediate: every call now, one budget and usage ledger for the run; batch: the OpenAI "
+                        "Batch API at the batch price, resumed after a kill from its ledger, see `mnemetric batch`; "
+                        "batch-export: batch files for another runner such as vllm run-batch) or a path to a "
                         "YAML file whose _target_ names the executor class")
 
 

@@ -8,12 +8,14 @@ CLI builds ONE executor per run (conf group ``executor``, by ``_target_``) and p
 has one budget and one usage ledger whatever its components.
 
 Modules: :mod:`.calls` (ModelCall, CallOutcome), :mod:`.executor` (the Executor protocol and
-:func:`build_executor`), :mod:`.immediate` (ImmediateExecutor: the live client loop).
+:func:`build_executor`), :mod:`.immediate` (ImmediateExecutor: the live client loop), :mod:`.batch` (BatchExecutor: the OpenAI Batch API, with
+:mod:`.batch_remote` and :mod:`.batch_collect`; its ledger is :mod:`mnemetric.llm.batch_ledger`).
 """
 
-from mnemetric.execute.calls import ANSWER, FAILURE, KINDS, NON_ANSWER, PENDING, CallOutcome, ModelCall, sent_params
+from mnemetric.execute.calls import (ANSWER, FAILURE, KINDS, NON_ANSWER, PENDING, CallOutcome, ModelCall,
+                                     latency_measured, measuring_latency, sent_params)
 from mnemetric.execute.executor import Executor, build_executor
 from mnemetric.execute.immediate import ImmediateExecutor
 
 __all__ = ["ANSWER", "FAILURE", "KINDS", "NON_ANSWER", "PENDING", "CallOutcome", "Executor", "ImmediateExecutor",
-           "ModelCall", "build_executor", "sent_params"]
+           "ModelCall", "build_executor", "latency_measured", "measuring_latency", "sent_params"]

@@ -21,7 +21,9 @@ sent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+import contextvars
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final
@@ -36,6 +38,23 @@ FAILURE: Final = "failure"
 PENDING: Final = "pending"
 KINDS: Final = (ANSWER, NON_ANSWER, FAILURE, PENDING)
 ENDPOINTS: Final = ("chat", "embeddings")
+_TIMED: contextvars.ContextVar[bool] = contextvars.ContextVar("mnemetric_latency_measured", default=False)
+
+
+@contextlib.contextmanager
+def measuring_latency() -> Iterator[None]:
+    """Calls made inside are timed by the harness (e.g. a LongMemEval-V2 memory's ``query``): an executor
+    that would defer them (the Batch API) sends them live instead."""
+    token = _TIMED.set(True)
+    try:
+        yield
+    finally:
+        _TIMED.reset(token)
+
+
+def latency_measured() -> bool:
+    """Whether the caller is inside :func:`measuring_latency`."""
+    return _TIMED.get()
 
 
 def _freeze(value: Any) -> Any:
@@ -84,26 +103,29 @@ class ModelCall:
     transport_url: str | None = field(default=None, repr=False)
     """The base URL as given, credentials included, for the transport only (never in the key, repr or a
     ledger); :attr:`base_url` is the normalised one without credentials."""
+    timed: bool = False
+    """The call's latency is measured: never deferred to a Batch API (not in the key)."""
 
     @classmethod
     def chat(cls, *, role: str, model: str, messages: Sequence[Mapping[str, Any]],
              params: Mapping[str, Any] | None = None, base_url: str | None = None, text_from: str = "content",
-             tag: str | None = None, tolerate: Sequence[int] = ()) -> ModelCall:
-        """A chat-completions call (``messages`` as the OpenAI API takes them)."""
+             tag: str | None = None, tolerate: Sequence[int] = (), timed: bool = False) -> ModelCall:
+        """A chat-completions call (``messages`` as the OpenAI API takes them; ``timed``: its latency is measured)."""
         check_text_from(text_from)
         params = dict(params or {})
         if params.get("stream"):
             raise ValueError("a ModelCall cannot stream (the cache stores whole replies)")
         return cls(role, "chat", normalize_base_url(base_url), str(model), _freeze([dict(m) for m in messages]),
-                   _freeze(params), text_from, tag, tuple(int(s) for s in tolerate), None, base_url)
+                   _freeze(params), text_from, tag, tuple(int(s) for s in tolerate), None, base_url, bool(timed))
 
     @classmethod
     def embedding(cls, *, role: str, model: str, text: str, params: Mapping[str, Any] | None = None,
-                  base_url: str | None = None, tag: str | None = None, batch_size: int | None = None) -> ModelCall:
+                  base_url: str | None = None, tag: str | None = None, batch_size: int | None = None,
+                  timed: bool = False) -> ModelCall:
         """An embeddings call for ONE text (the cache keeps one row per text; executors batch them,
         ``batch_size`` texts per request at most when given)."""
         return cls(role, "embeddings", normalize_base_url(base_url), str(model), str(text), _freeze(dict(params or {})),
-                   "content", tag, (), batch_size, base_url)
+                   "content", tag, (), batch_size, base_url, bool(timed))
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -34,14 +34,20 @@ class BudgetExceeded(MnemetricError):
 
 @dataclass(frozen=True)
 class ModelPrice:
-    """US dollars per 1M input (prompt) and output (completion) tokens."""
+    """US dollars per 1M input (prompt) and output (completion) tokens; ``batch_discount``: the fraction
+    taken off both for requests sent through a Batch API (OpenAI: 0.5), None when unknown (batch = live)."""
 
     input_per_1m: float
     output_per_1m: float
+    batch_discount: float | None = None
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         """Dollar cost of the given token counts."""
         return (prompt_tokens * self.input_per_1m + completion_tokens * self.output_per_1m) / 1e6
+
+    def batch_cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """Dollar cost of the given token counts sent through a Batch API."""
+        return self.cost(prompt_tokens, completion_tokens) * (1.0 - (self.batch_discount or 0.0))
 
 
 _INPUT_KEYS = ("input", "input_per_1m", "input_usd_per_1m", "prompt")
@@ -67,12 +73,18 @@ class PriceTable:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Mapping[str, Any]] | None) -> PriceTable:
-        """Build from ``{model: {"input": $/1M, "output": $/1M}}``."""
+        """Build from ``{model: {"input": $/1M, "output": $/1M, "batch_discount"?: 0..1}}``."""
         prices = {}
         for model, entry in (data or {}).items():
             if not isinstance(entry, Mapping):
                 raise ConfigError(f"prices: model '{model}': expected a mapping with 'input' and 'output'")
-            prices[str(model)] = ModelPrice(_pick(entry, _INPUT_KEYS, model), _pick(entry, _OUTPUT_KEYS, model))
+            discount = entry.get("batch_discount")
+            if discount is not None and (isinstance(discount, bool) or not isinstance(discount, (int, float))
+                                         or not 0 <= float(discount) <= 1):
+                raise ConfigError(f"prices: model '{model}': 'batch_discount' must be a number from 0 to 1 (the "
+                                  f"fraction a Batch API takes off; OpenAI: 0.5), got {discount!r}")
+            prices[str(model)] = ModelPrice(_pick(entry, _INPUT_KEYS, model), _pick(entry, _OUTPUT_KEYS, model),
+                                            None if discount is None else float(discount))
         return cls(prices)
 
     def get(self, model: str) -> ModelPrice | None:
@@ -188,33 +200,51 @@ class WorkUsage:
 
     _sums: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     _prices: dict[tuple[str, str], ModelPrice | None] = field(default_factory=dict)
+    _batch: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    """The part of ``_sums`` whose responses came through a Batch API (priced at the batch price)."""
 
     def add(self, requested: str, resolved: str, prompt_tokens: int, completion_tokens: int,
-            price: ModelPrice | None, responses: int = 1) -> None:
-        """Count ``responses`` response(s) with this usage."""
-        sums = self._sums.setdefault((requested, resolved), [0, 0, 0])
-        sums[0] += responses
-        sums[1] += prompt_tokens * responses
-        sums[2] += completion_tokens * responses
+            price: ModelPrice | None, responses: int = 1, *, batch: bool = False) -> None:
+        """Count ``responses`` response(s) with this usage (``batch``: they came through a Batch API)."""
+        for sums in [self._sums.setdefault((requested, resolved), [0, 0, 0])] + (
+                [self._batch.setdefault((requested, resolved), [0, 0, 0])] if batch else []):
+            sums[0] += responses
+            sums[1] += prompt_tokens * responses
+            sums[2] += completion_tokens * responses
         self._prices[(requested, resolved)] = price
+
+    def _usd(self, pair: tuple[str, str], prompt: int, completion: int) -> float:
+        price = self._prices[pair]
+        if price is None:
+            return 0.0
+        if pair not in self._batch:
+            return price.cost(prompt, completion)
+        _, bp, bc = self._batch[pair]
+        return price.cost(prompt - bp, completion - bc) + price.batch_cost(bp, bc)
 
     def to_dict(self) -> dict[str, Any]:
         """``{responses, prompt_tokens, completion_tokens, usd, unpriced_models, per_model}``;
-        per_model is keyed by the requested model and names the resolved models."""
+        per_model is keyed by the requested model and names the resolved models. When any response came
+        through a Batch API, every block also has ``batch_responses`` (after ``responses``) and its
+        dollars are at the batch price (live-only runs write exactly the keys above)."""
         per_model: dict[str, dict[str, Any]] = {}
         unpriced: set[str] = set()
+        batched = bool(self._batch)
+        counts = ("responses", "batch_responses") if batched else ("responses",)
         for (requested, resolved), (n, prompt, completion) in sorted(self._sums.items()):
-            block = per_model.setdefault(requested, {"responses": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                                                     "usd": 0.0, "resolved_models": []})
+            block = per_model.setdefault(requested, {**{k: 0 for k in counts}, "prompt_tokens": 0,
+                                                     "completion_tokens": 0, "usd": 0.0, "resolved_models": []})
             price = self._prices[(requested, resolved)]
             block["responses"] += n
+            if batched:
+                block["batch_responses"] += self._batch.get((requested, resolved), [0])[0]
             block["prompt_tokens"] += prompt
             block["completion_tokens"] += completion
-            block["usd"] += price.cost(prompt, completion) if price else 0.0
+            block["usd"] += self._usd((requested, resolved), prompt, completion)
             block["resolved_models"].append(resolved)
             if price is None:
                 unpriced.add(resolved)
-        total = {k: sum(b[k] for b in per_model.values()) for k in ("responses", "prompt_tokens", "completion_tokens")}
+        total = {k: sum(b[k] for b in per_model.values()) for k in (*counts, "prompt_tokens", "completion_tokens")}
         usd = 0.0
         for name in sorted(per_model):
             usd += per_model[name]["usd"]

@@ -27,6 +27,7 @@ from typing import Any
 
 import openai
 
+from mnemetric.llm.batch_files import went_by_batch
 from mnemetric.llm.budget import Budget, PriceTable, UsageStats, estimate_chat_tokens
 from mnemetric.llm.cache import ResponseCache, key_payload, normalize_base_url, output_params, request_key, url_secrets
 from mnemetric.llm.claims import new_token
@@ -161,10 +162,12 @@ class LLMClient(EmbedMixin):
     def _price(self, models: Iterable[str], prompt_tokens: int, completion_tokens: int) -> float | None:
         return self.prices.cost(models, prompt_tokens, completion_tokens) if self.prices else None
 
-    def _use(self, model: str, resolved: str, usage: Usage, responses: int = 1) -> float | None:
-        """Count ``responses`` used response(s) in the work usage; return one's work cost."""
+    def _use(self, model: str, resolved: str, usage: Usage, responses: int = 1, *, batch: bool = False) -> float | None:
+        """Count ``responses`` used response(s) in the work usage (``batch``: a response that came through a
+        Batch API, priced so in the work usage); return one's work cost at the live price."""
         price = self.prices.first([resolved, model]) if self.prices else None
-        self.stats.work.add(model, resolved, usage.prompt_tokens, usage.completion_tokens, price, responses)
+        self.stats.work.add(model, resolved, usage.prompt_tokens, usage.completion_tokens, price, responses,
+                            batch=batch)
         return price.cost(usage.prompt_tokens, usage.completion_tokens) if price else None
 
     # -- network -------------------------------------------------------------------------------
@@ -233,8 +236,8 @@ class LLMClient(EmbedMixin):
     def _hit_result(self, hit: Mapping[str, Any], key: str, model: str, text_from: str) -> ChatResult:
         self.stats.record_hit(model)
         resolved = str(hit.get("model") or model)
-        return chat_result(hit, key, cached=True, cost_usd=self._use(model, resolved, usage_of(hit)), attempts=0,
-                           text_from=text_from)
+        cost = self._use(model, resolved, usage_of(hit), batch=went_by_batch(hit))
+        return chat_result(hit, key, cached=True, cost_usd=cost, attempts=0, text_from=text_from)
 
     async def chat(self, model: str, messages: Sequence[Mapping[str, Any]], *, text_from: str = "content",
                    **params: Any) -> ChatResult:

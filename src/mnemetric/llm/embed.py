@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mnemetric.llm.batch_files import went_by_batch
 from mnemetric.llm.budget import estimate_prompt_tokens
 from mnemetric.llm.cache import key_payload, output_params, request_key
 from mnemetric.llm.claims import new_token
@@ -56,7 +57,7 @@ class EmbedMixin:
     def _embedding_hit(self, model: str, hit: Mapping[str, Any]) -> list[float]:
         self.stats.record_hit(model)
         tokens = int((hit.get("usage") or {}).get("prompt_tokens") or 0)
-        self._use(model, str(hit.get("model") or model), Usage(tokens, 0))
+        self._use(model, str(hit.get("model") or model), Usage(tokens, 0), batch=went_by_batch(hit))
         return hit["embedding"]
 
     async def embed(self, model: str, texts: Sequence[str], **params: Any) -> list[list[float]]:
@@ -120,5 +121,5 @@ class EmbedMixin:
                 self._use(model, model, Usage(0, 0))
                 continue
             tokens = int((hit.get("usage") or {}).get("prompt_tokens") or 0)
-            self._use(model, str(hit.get("model") or model), Usage(tokens, 0))
+            self._use(model, str(hit.get("model") or model), Usage(tokens, 0), batch=went_by_batch(hit))
         return missing

@@ -10,6 +10,11 @@ Written by every stage that may call a model (retrieve, answer, judge) from
      "per_model": {<requested model>: {"responses", "prompt_tokens", "completion_tokens", "usd",
                                        "resolved_models": [str, ...]}}}
 
+When some responses came through a Batch API (:class:`mnemetric.execute.batch.BatchExecutor`, or a batch
+output file imported into the cache), every block also has ``batch_responses`` (how many of its
+``responses`` went by batch; right after ``responses``) and ``usd`` prices those at the batch price
+(the price table's ``batch_discount``). A run with no batched response writes exactly the layout above.
+
 The totals are the sums over ``per_model`` (responses and tokens exactly; dollars up to float
 rounding, summed in sorted model order by the writer). Only what the inputs decide: no run counters.
 """
@@ -41,16 +46,23 @@ class ModelUsage:
     usd: float
     resolved_models: tuple[str, ...]
     """The model ids the endpoint answered with (sorted by the writer)."""
+    batch_responses: int | None = None
+    """How many of ``responses`` came through a Batch API (None: the file has no batch counts)."""
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str, line: int | str, model: str) -> ModelUsage:
         f = Fields.of(raw, file=file, record=record_name(line), prefix=f"per_model.{model}.", fix=_FIX)
-        return cls(model, *(f.count(k) for k in _COUNTS), f.amount("usd"), f.strings("resolved_models"))
+        batch = f.count("batch_responses") if isinstance(raw, dict) and "batch_responses" in raw else None
+        return cls(model, *(f.count(k) for k in _COUNTS), f.amount("usd"), f.strings("resolved_models"), batch)
 
     def to_record(self) -> dict[str, Any]:
-        return {"responses": self.responses, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "usd": self.usd,
+        return {"responses": self.responses, **_batch_count(self.batch_responses),
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens, "usd": self.usd,
                 "resolved_models": list(self.resolved_models)}
+
+
+def _batch_count(n: int | None) -> dict[str, int]:
+    return {} if n is None else {"batch_responses": n}
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,8 @@ class UsageRecord:
     usd: float
     unpriced_models: tuple[str, ...]
     per_model: tuple[ModelUsage, ...]
+    batch_responses: int | None = None
+    """How many responses came through a Batch API (None: no batch counts in the file)."""
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str, line: int | str = "<file>") -> UsageRecord:
@@ -72,16 +86,22 @@ class UsageRecord:
         usd, unpriced = f.amount("usd"), f.strings("unpriced_models")
         per = f.at("per_model").raw
         models = tuple(ModelUsage.from_record(v, file=file, line=line, model=k) for k, v in per.items())
+        batch = f.count("batch_responses") if "batch_responses" in raw else None
         for name, total in zip(_COUNTS, counts, strict=True):
             summed = sum(getattr(m, name) for m in models)
             if summed != total:
                 raise f.error(name, f"total {total} is not the per-model sum {summed}")
+        if batch is not None or any(m.batch_responses is not None for m in models):
+            summed = sum(m.batch_responses or 0 for m in models)
+            if batch != summed or any(m.batch_responses is None for m in models):
+                raise f.error("batch_responses", f"total {batch} is not the per-model sum {summed} (every block "
+                                                 "has batch_responses, or none)")
         if not math.isclose(usd, sum(m.usd for m in models), rel_tol=1e-9, abs_tol=1e-12):
             raise f.error("usd", f"total {usd} is not the per-model sum")
-        return cls(*counts, usd, unpriced, models)
+        return cls(*counts, usd, unpriced, models, batch)
 
     def to_record(self) -> dict[str, Any]:
-        return {"responses": self.responses, "prompt_tokens": self.prompt_tokens,
+        return {"responses": self.responses, **_batch_count(self.batch_responses), "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "usd": self.usd,
                 "unpriced_models": list(self.unpriced_models),
                 "per_model": {m.requested_model: m.to_record() for m in self.per_model}}

@@ -1,0 +1,176 @@
+"""`mnemetric batch status|cancel|forget|export|import`: the ledger of batches (mnemetric.execute.batch).
+
+The ledger (``batch-ledger.sqlite3`` beside the response cache, ``$MNEMETRIC_CACHE_DIR``) lists every batch a
+run submitted with ``executor=batch`` or exported with ``executor=batch-export``, and what became of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mnemetric.cli.registry import Handler, group, subcommand
+from mnemetric.errors import ConfigError
+from mnemetric.execute.batch_remote import BatchError
+
+group("batch", "the OpenAI Batch API ledger: status, cancel, forget; export/import batch files for other runners",
+      "Batches submitted by `-S executor=batch` / `--executor batch` (or exported by executor=batch-export) are "
+      "kept in a ledger beside the response cache, so a killed run resumes them without paying twice. These "
+      "commands show and steer them, and move batch files to and from other batch runners (vllm run-batch).")
+
+
+def _ledger_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ledger", type=Path, default=None,
+                   help="ledger file (default: batch-ledger.sqlite3 beside the response cache, $MNEMETRIC_CACHE_DIR)")
+
+
+def _open(a: argparse.Namespace):
+    from mnemetric.llm.batch_ledger import LEDGER_FILENAME, Ledger
+    from mnemetric.llm.cache import default_cache_dir
+
+    return Ledger(a.ledger or default_cache_dir() / LEDGER_FILENAME)
+
+
+def _slot(ledger, name: str):
+    slot = ledger.get(name)
+    if slot is None:
+        raise BatchError(f"{ledger.path}: no batch or slot {name!r} (see `mnemetric batch status`)")
+    return slot
+
+
+def _row(s) -> dict:
+    when = datetime.fromtimestamp(s.created_at, timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    return {"batch": s.batch_id, "slot": s.slot, "state": s.state, "status": s.remote_status, "mode": s.mode,
+            "model": s.model, "endpoint": s.kind, "base_url": s.base_url, "requests": s.requests,
+            "completed": s.completed, "failed": s.failed, "created": when, "note": s.note}
+
+
+@subcommand("batch", "status", "list the batches of the ledger (open ones refreshed from the server)",
+            "One line per batch: its id, state in the ledger (preparing, uploaded, submitted, exported, done), "
+            "status at the server and request counts. Open batches are looked up at their server unless --offline.")
+def _status(p: argparse.ArgumentParser) -> Handler:
+    _ledger_option(p)
+    p.add_argument("--offline", action="store_true", help="only read the ledger (no network, no API key)")
+    p.add_argument("--json", action="store_true", help="print JSON rows")
+    p.add_argument("--all", action="store_true", help="include batches that are done")
+
+    def handler(a: argparse.Namespace) -> int:
+        from mnemetric.execute.batch_remote import Remote
+        from mnemetric.llm.batch_ledger import DONE
+
+        with _open(a) as ledger:
+            rows = []
+            for s in ledger.slots():
+                if s.state == DONE and not a.all:
+                    continue
+                row = _row(s)
+                if not a.offline and s.state == "submitted":
+                    try:
+                        Remote(s.base_url, ledger).retrieve(s)
+                        row = _row(ledger.get(s.slot))
+                    except BatchError as exc:
+                        row["error"] = str(exc).splitlines()[0]
+                rows.append(row)
+        if a.json:
+            print(json.dumps(rows, indent=2))
+            return 0
+        print(f"ledger {ledger.path}: {len(rows)} batch(es)" + ("" if a.all else " not done (--all: every one)"))
+        for r in rows:
+            print(f"  {r['batch'] or r['slot']}: {r['state']}/{r['status'] or '-'} {r['model']} {r['endpoint']}, "
+                  f"{r['completed']}+{r['failed']} of {r['requests']} done, created {r['created']}"
+                  + (f" — {r['error']}" if r.get("error") else "") + (f" ({r['note']})" if r.get("note") else ""))
+        return 0
+    return handler
+
+
+@subcommand("batch", "cancel", "cancel batches in flight (their finished replies are kept by the run that collects)",
+            "Asks the server to cancel each batch (status cancelling, then cancelled, with partial output). A run "
+            "waiting on it stores what finished and reports the batch as cancelled; a rerun submits the rest.")
+def _cancel(p: argparse.ArgumentParser) -> Handler:
+    _ledger_option(p)
+    p.add_argument("batch", nargs="*", help="batch ids (or slot ids)")
+    p.add_argument("--all", action="store_true", help="every submitted batch of the ledger")
+
+    def handler(a: argparse.Namespace) -> int:
+        from mnemetric.execute.batch_remote import Remote
+
+        with _open(a) as ledger:
+            slots = ledger.slots(states=("submitted",)) if a.all else [_slot(ledger, n) for n in a.batch]
+            if not slots:
+                raise ConfigError("batch cancel", "no batch named", fix="name the batches to cancel, or pass --all")
+            for s in slots:
+                if s.state != "submitted":
+                    raise BatchError(f"{ledger.path}: {s.name} is {s.state}, not a submitted batch; nothing to "
+                                         "cancel at a server (`mnemetric batch forget` drops a slot)")
+                batch = Remote(s.base_url, ledger).cancel(s)
+                print(f"{batch.id}: {batch.status}")
+        return 0
+    return handler
+
+
+@subcommand("batch", "forget", "drop batches from the ledger (their requests are submitted again by the next run)",
+            "For a batch the server no longer has (deleted, expired files, another account): the ledger stops "
+            "waiting for it. If the batch did run, its requests are paid again when the next run submits them.")
+def _forget(p: argparse.ArgumentParser) -> Handler:
+    _ledger_option(p)
+    p.add_argument("batch", nargs="+", help="batch ids (or slot ids)")
+
+    def handler(a: argparse.Namespace) -> int:
+        with _open(a) as ledger:
+            for name in a.batch:
+                s = _slot(ledger, name)
+                ledger.drop(s.slot)
+                print(f"forgot {s.name} ({s.requests} request(s), {s.state})")
+        return 0
+    return handler
+
+
+@subcommand("batch", "export", "write the batch JSONL of exported requests, for any batch runner (vllm run-batch)",
+            "Writes one <slot>.jsonl per exported slot (executor=batch-export put them in the ledger): lines "
+            "{custom_id, method, url, body} with custom_id = the response cache's request key. Run them, e.g. "
+            "`vllm run-batch -i FILE -o OUT.jsonl --model MODEL`, then `mnemetric batch import OUT.jsonl`.")
+def _export(p: argparse.ArgumentParser) -> Handler:
+    _ledger_option(p)
+    p.add_argument("--out", type=Path, required=True, help="folder for the .jsonl files")
+    p.add_argument("slot", nargs="*", help="slots to write (default: every exported one)")
+
+    def handler(a: argparse.Namespace) -> int:
+        from mnemetric.io import atomic_open
+        from mnemetric.llm.batch_files import request_line
+        from mnemetric.llm.batch_ledger import EXPORTED
+
+        with _open(a) as ledger:
+            slots = [_slot(ledger, n) for n in a.slot] if a.slot else ledger.slots(states=(EXPORTED,))
+            for s in slots:
+                if s.state != EXPORTED:
+                    raise BatchError(f"{ledger.path}: {s.name} is {s.state}, not exported: only requests no "
+                                         "server is running are exported (no request is paid twice)")
+                path = a.out / f"{s.slot}.jsonl"
+                with atomic_open(path, "wb") as fh:
+                    fh.writelines(request_line(k, v) for k, v in ledger.payloads(s.slot).items())
+                print(f"{path}: {s.requests} request(s), model {s.model}")
+        return 0
+    return handler
+
+
+@subcommand("batch", "import", "store a batch runner's output file(s) in the response cache",
+            "Each line {custom_id, response: {status_code, body}, error} must answer an exported (or open) request "
+            "of the ledger: an unknown custom_id, a truncated file or a repeated custom_id stops the import before "
+            "anything is stored. Usable replies are cached (marked as batch replies); errors and non-answers are "
+            "counted and left to the next run.")
+def _import(p: argparse.ArgumentParser) -> Handler:
+    _ledger_option(p)
+    p.add_argument("files", nargs="+", type=Path, help="output files (vllm run-batch -o, or a Batch API output file)")
+
+    def handler(a: argparse.Namespace) -> int:
+        from mnemetric.execute.batch_collect import import_output
+        from mnemetric.llm.cache import ResponseCache
+
+        with _open(a) as ledger, ResponseCache(a.ledger.parent / "llm-cache.sqlite3" if a.ledger else None) as cache:
+            done = import_output(a.files, ledger, cache)
+        print(f"imported: {done['stored']} stored, {done['non_answer']} non-answer(s), {done['error']} error(s), "
+              f"{done['malformed']} malformed; slots done: {', '.join(done['slots_done']) or 'none'}")
+        return 0
+    return handler

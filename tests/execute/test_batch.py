@@ -1,0 +1,193 @@
+"""BatchExecutor against the loopback server's Files and Batches API (the real openai SDK over HTTP; states
+advanced one step per poll, no sleeps beyond a 0.01 s poll interval): cost at the batch price, reruns send
+nothing, batch and live share the cache, and every bad input is a clear error with nothing half-written."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from mnemetric.errors import InputError
+from mnemetric.execute import ImmediateExecutor, measuring_latency
+from mnemetric.execute.batch import BatchExecutor
+from mnemetric.execute.batch_remote import BatchError, BatchPending
+from mnemetric.llm.batch_files import BATCH_MARK, split_lines
+from mnemetric.llm.batch_ledger import Ledger
+from mnemetric.llm.cache import ResponseCache
+from mnemetric.llm.types import LLMRequestError
+from mnemetric.llm.usage import UsageRecord
+from tests.support.batch_run import PRICES, calls
+from tests.support.openai_server import FakeOpenAIServer
+
+LLM = {"prices": PRICES}
+
+
+@pytest.fixture()
+def server(tmp_path, monkeypatch):
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-BATCH")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with FakeOpenAIServer() as s:
+        s.batch.auto = True
+        yield s
+
+
+def batch(**kw) -> BatchExecutor:
+    return BatchExecutor(kw.pop("llm", LLM), poll_interval=0.01, progress=False, **kw)
+
+
+def test_batch_costs_half_of_live_on_the_same_requests_and_a_rerun_sends_nothing(server, tmp_path):
+    with ImmediateExecutor(LLM, progress=False, cache=ResponseCache(tmp_path / "live.sqlite3")) as live:
+        live_out = live.run(calls(server.base_url, 5))
+    with batch() as ex:
+        out = ex.run(calls(server.base_url, 5))
+        assert ex.usage.requests_sent == 5 and server.count == 5  # the 5 live ones only
+        work = ex.usage.work.to_dict()
+    assert [o.text for o in out] == [o.text for o in live_out]
+    assert [o.cost_usd for o in out] == [o.cost_usd for o in live_out]  # the work at the live price, per call
+    assert work["usd"] / live.usage.work.to_dict()["usd"] == pytest.approx(0.5)
+    assert ex.usage.usd / live.usage.usd == pytest.approx(0.5)
+    assert work["batch_responses"] == 5 and work["per_model"]["m"]["batch_responses"] == 5
+    UsageRecord.from_record(work, file="usage.json")  # the sidecar layout validates
+    # rerun: batch sends nothing; immediate over the same cache sends nothing either and prices it as batch
+    with batch() as ex:
+        ex.run(calls(server.base_url, 5))
+        assert ex.usage.requests_sent == 0 and ex.usage.cache_hits == 5
+    with ImmediateExecutor(LLM, progress=False) as again:
+        again.run(calls(server.base_url, 5))
+        assert again.usage.requests_sent == 0 and again.usage.work.to_dict()["usd"] == pytest.approx(work["usd"])
+    assert len(server.batch.submitted) == 5 and server.count == 5
+
+
+def test_cached_calls_cost_no_request_and_timed_calls_go_live(server):
+    with ImmediateExecutor(LLM, progress=False) as live:
+        live.run(calls(server.base_url, 2))
+    with batch() as ex:
+        out = ex.run(calls(server.base_url, 4) + calls(server.base_url, 1, timed=True))
+        with measuring_latency():
+            ex.run(calls(server.base_url, 6)[5:])
+    assert [o.text for o in out] == [f"echo: q{i}" for i in range(4)] + ["echo: q0"]
+    assert Counter(server.batch.submitted) == Counter(c.key for c in calls(server.base_url, 4)[2:])
+    assert server.count == 3  # q0, q1 warmed live; q5 measured: live
+
+
+def test_an_http_400_with_error_null_is_an_error_never_an_answer(server):
+    bad = calls(server.base_url, 3)[1].key
+    server.batch.error_for = lambda key, body: 400 if key == bad else None
+    with batch() as ex, pytest.raises(LLMRequestError, match=f"{bad}.*HTTP 400"):
+        ex.run(calls(server.base_url, 3))
+    with ResponseCache() as cache:
+        assert bad not in cache and len(cache) == 2  # the others are kept
+    with batch() as ex:  # a call that tolerates 400 gets a failure outcome
+        out = ex.run(calls(server.base_url, 3, tolerate=(400,)))
+    assert [o.kind for o in out] == ["answer", "failure", "answer"] and out[1].status == 400
+
+
+def test_a_non_answer_is_asked_again_then_reported_never_a_verdict(server):
+    server.non_answer_for = lambda body: "null_content" if body["messages"][0]["content"] == "q1" else None
+    with batch() as ex:
+        out = ex.run(calls(server.base_url, 2))
+        assert ex.usage.non_answers == 2
+    assert [o.kind for o in out] == ["answer", "non_answer"] and out[1].reason == "content is null"
+    key = calls(server.base_url, 2)[1].key
+    assert server.batch.submitted.count(key) == 2  # llm.non_answer_attempts = 2, as live
+    with ResponseCache() as cache:
+        assert key not in cache
+
+
+def test_expired_keeps_what_finished_and_resubmits_the_rest(server):
+    server.batch.endings = [("expired", 2)]
+    with batch() as ex:
+        out = ex.run(calls(server.base_url, 5))
+    assert [o.text for o in out] == [f"echo: q{i}" for i in range(5)]
+    assert len(server.batch.batches) == 2
+    assert Counter(server.batch.executed) == Counter(c.key for c in calls(server.base_url, 5))  # none paid twice
+
+
+@pytest.mark.parametrize("ending", ["failed", "cancelled"])
+def test_failed_and_cancelled_batches_are_reported_with_their_id(server, ending):
+    server.batch.endings = [(ending, 2)]
+    with batch() as ex, pytest.raises(BatchError, match=rf"batch batch-\d+ .*{ending.upper()}"):
+        ex.run(calls(server.base_url, 4))
+    with ResponseCache() as cache:
+        assert len(cache) == (2 if ending == "cancelled" else 0)  # a cancelled batch's replies are kept
+    with batch() as ex:  # the ledger marked it done: a rerun submits the rest
+        assert len(ex.run(calls(server.base_url, 4))) == 4
+
+
+@pytest.mark.parametrize("fault, message", [("truncate_output", "truncated"), ("extra_line", "unknown custom_id")])
+def test_a_bad_output_file_stores_nothing(server, fault, message):
+    setattr(server.batch, fault, True)
+    with batch() as ex, pytest.raises(InputError, match=message):
+        ex.run(calls(server.base_url, 3))
+    with ResponseCache() as cache:
+        assert len(cache) == 0
+    with Ledger.beside(ResponseCache().path) as ledger:
+        assert [s.state for s in ledger.slots()] == ["submitted"]  # to be downloaded again
+    setattr(server.batch, fault, False)
+    with batch() as ex:
+        assert len(ex.run(calls(server.base_url, 3))) == 3
+    assert len(server.batch.submitted) == 3
+
+
+def test_a_ledger_pointing_at_a_deleted_batch_is_a_clear_error(server):
+    with batch(wait=False) as ex, pytest.raises(BatchPending, match="rerun to collect"):
+        ex.run(calls(server.base_url, 2))
+    bid = server.batch.only()
+    server.batch.delete(bid)
+    with batch() as ex, pytest.raises(BatchError, match=rf"(?s)batch {bid} .*not on the server.*mnemetric batch forget {bid}"):
+        ex.run(calls(server.base_url, 2))
+    assert len(server.batch.submitted) == 2  # nothing resubmitted behind the user's back
+
+
+def test_requests_are_split_at_the_request_and_byte_limits(server):
+    with batch(max_requests_per_batch=2) as ex:
+        ex.run(calls(server.base_url, 5))
+    assert sorted(len(b["request_counts"] and [1] * b["request_counts"]["total"]) for b in
+                  server.batch.batches.values()) == [1, 2, 2]
+    lines = [(str(i), b"x" * 10) for i in range(5)]
+    assert [len(c) for c in split_lines(lines, 50_000, 25)] == [2, 2, 1]
+    with pytest.raises(InputError, match="over the batch file limit"):
+        split_lines([("k", b"x" * 30)], 50_000, 25)
+
+
+def test_rows_are_marked_and_the_budget_counts_batch_requests(server):
+    with batch(llm={**LLM, "budget": {"max_requests": 3}}) as ex, pytest.raises(Exception, match="max_requests=3"):
+        ex.run(calls(server.base_url, 5))
+    with ResponseCache() as cache:
+        assert len(cache) == 3
+        assert all(BATCH_MARK in cache.get(c.key) for c in calls(server.base_url, 3))
+
+
+def test_embeddings_go_one_text_per_line_into_the_same_cache_rows(server):
+    from mnemetric.execute import ModelCall
+
+    texts = ["alpha", "beta", "alpha"]
+    embeds = [ModelCall.embedding(role="embeddings", model="e", text=t, base_url=server.base_url) for t in texts]
+    with batch() as ex:
+        out = ex.run(embeds)
+    with ImmediateExecutor(LLM, progress=False) as live:  # the rows are the live client's: a live rerun hits
+        again = live.run(embeds)
+        assert live.usage.requests_sent == 0
+    assert [o.embedding for o in out] == [o.embedding for o in again] and out[0].embedding == out[2].embedding
+    assert len(server.batch.submitted) == 2 and server.count == 0
+
+
+def test_the_v2_harness_times_queries_inside_measuring_latency():
+    from mnemetric.execute import latency_measured
+    from mnemetric.longmemeval_v2.harness import MemoryQuestion, query_memory
+
+    seen = []
+
+    class Memory:
+        def query(self, text, image):
+            seen.append(latency_measured())
+            return [{"type": "text", "value": "x"}]
+
+    class Counter_:
+        def count(self, text):
+            return len(text)
+
+    query_memory(Memory(), MemoryQuestion("q", "t", None, ()), system="s", counter=Counter_(), max_tokens=100)
+    assert seen == [True] and not latency_measured()

@@ -1,0 +1,78 @@
+"""`mnemetric batch status|cancel|forget|export|import` and the export mode (executor=batch-export), against the
+loopback server's Batches API; a ``vllm run-batch`` is stood in for by the server's own replies to the
+exported lines (same line format)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mnemetric.cli import main
+from mnemetric.execute.batch import BatchExecutor
+from mnemetric.execute.batch_remote import BatchError, BatchPending
+from mnemetric.llm.cache import ResponseCache
+from tests.support.batch_run import PRICES, calls
+from tests.support.openai_server import FakeOpenAIServer
+
+
+@pytest.fixture()
+def server(tmp_path, monkeypatch):
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-BATCH")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with FakeOpenAIServer() as s:
+        yield s
+
+
+def run_batch_runner(server, infile, outfile) -> None:
+    """What `vllm run-batch -i infile -o outfile` does, with the loopback server's replies."""
+    lines = [json.loads(x) for x in infile.read_text().splitlines()]
+    outfile.write_text("".join(json.dumps(server.batch._reply(x)) + "\n" for x in lines))
+
+
+def test_export_then_import_then_the_rerun_sends_nothing(server, tmp_path, capsys):
+    out_dir = tmp_path / "export"
+    with BatchExecutor({"prices": PRICES}, mode="export", export_dir=str(out_dir), progress=False) as ex, \
+            pytest.raises(BatchPending, match="vllm run-batch"):
+        ex.run(calls(server.base_url, 3))
+    [exported] = list(out_dir.glob("*.jsonl"))
+    lines = [json.loads(x) for x in exported.read_text().splitlines()]
+    assert [x["custom_id"] for x in lines] == [c.key for c in calls(server.base_url, 3)]
+    assert {x["method"] for x in lines} == {"POST"} and {x["url"] for x in lines} == {"/v1/chat/completions"}
+    assert lines[0]["body"] == {"model": "m", "messages": [{"role": "user", "content": "q0"}], "temperature": 0,
+                                "max_tokens": 10}
+    assert main(["batch", "export", "--out", str(tmp_path / "again")]) == 0  # the same bytes from the ledger
+    assert (tmp_path / "again" / exported.name).read_bytes() == exported.read_bytes()
+    # an output line for a request the ledger does not have: refused, nothing stored
+    bad = tmp_path / "bad.jsonl"
+    run_batch_runner(server, exported, bad)
+    bad.write_text(bad.read_text().replace(lines[0]["custom_id"], "e" * 64))
+    assert main(["batch", "import", str(bad)]) != 0
+    assert "unknown custom_id" in capsys.readouterr().err
+    with ResponseCache() as cache:
+        assert len(cache) == 0
+    out = tmp_path / "out.jsonl"
+    run_batch_runner(server, exported, out)
+    assert main(["batch", "import", str(out)]) == 0 and "3 stored" in capsys.readouterr().out
+    with BatchExecutor({"prices": PRICES}, mode="export", export_dir=str(out_dir), progress=False) as ex:
+        assert [o.text for o in ex.run(calls(server.base_url, 3))] == ["echo: q0", "echo: q1", "echo: q2"]
+        assert ex.usage.requests_sent == 0 and ex.usage.work.to_dict()["batch_responses"] == 3
+    assert server.count == 0 and server.batch.submitted == []
+
+
+def test_status_cancel_and_forget(server, capsys):
+    with BatchExecutor({"prices": PRICES}, wait=False, progress=False) as ex, pytest.raises(BatchPending):
+        ex.run(calls(server.base_url, 2))
+    bid = server.batch.only()
+    assert main(["batch", "status"]) == 0
+    assert f"{bid}: submitted/validating m chat, 0+0 of 2" in capsys.readouterr().out
+    assert main(["batch", "cancel", bid]) == 0 and f"{bid}: cancelling" in capsys.readouterr().out
+    server.batch.auto = True
+    with BatchExecutor({"prices": PRICES}, poll_interval=0.01, progress=False) as ex, \
+            pytest.raises(BatchError, match=f"batch {bid} .*CANCELLED"):
+        ex.run(calls(server.base_url, 2))
+    assert main(["batch", "status", "--all", "--offline"]) == 0 and "done/cancelled" in capsys.readouterr().out
+    assert main(["batch", "forget", bid]) == 0 and f"forgot {bid}" in capsys.readouterr().out
+    assert main(["batch", "status", "--all", "--json"]) == 0 and json.loads(capsys.readouterr().out) == []
+    assert main(["batch", "cancel", "batch-nope"]) != 0 and "no batch or slot" in capsys.readouterr().err

@@ -1,0 +1,129 @@
+"""kill -9 of a batch run in each batch state, then a resume: no request is submitted (paid) twice.
+
+One batch of 6 requests against the in-test loopback server, whose batch states move only when this
+test says. A run in its own process (forked, the real openai SDK over HTTP) is
+killed with SIGKILL while the batch is ``validating``; a second run resumes from the ledger and is
+killed ``in_progress``; a third ``finalizing``; a fourth ``completed`` while it is downloading the
+output file (not yet stored). A last run collects. The server saw each custom_id submitted once and
+ran each once; the replies are in the cache; a rerun sends nothing. A run killed between creating the
+batch and writing its id to the ledger adopts the batch on resume instead of creating a second one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections import Counter
+
+import pytest
+
+from mnemetric.execute.batch import BatchExecutor
+from mnemetric.execute.batch_remote import Remote
+from mnemetric.llm.batch_ledger import Ledger
+from mnemetric.llm.cache import ResponseCache
+from tests.support.batch_run import PRICES, calls
+from tests.support.openai_server import FakeOpenAIServer
+
+N = 6
+
+
+@pytest.fixture()
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-BATCH")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with FakeOpenAIServer() as server:
+        yield server, tmp_path / "cache"
+
+
+def until(what, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not what():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.01)
+
+
+def spawn(server) -> int:
+    """A run in its own process: forked (so it starts with everything imported), the real SDK over HTTP."""
+    pid = os.fork()
+    if pid == 0:  # the child: run, and leave without running the parent's cleanup
+        code = 1
+        try:
+            with BatchExecutor({"prices": PRICES}, poll_interval=0.01, progress=False) as ex:
+                ex.run(calls(server.base_url, N))
+            code = 0
+        finally:
+            os._exit(code)
+    return pid
+
+
+def kill(pid: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
+def test_kill_9_in_every_state_then_resume_pays_nothing_twice(env):
+    server, cache_dir = env
+    api = server.batch
+    # 1. validating: the run created the batch and polls it
+    proc = spawn(server)
+    until(lambda: api.batches and api.retrieves.get(api.only(), 0) >= 2)
+    kill(proc)
+    bid = api.only()
+    for status in ("in_progress", "finalizing"):  # 2, 3: the resumed run polls the SAME batch
+        proc = spawn(server)
+        seen = api.retrieves[bid]
+        api.advance(bid, status)
+        until(lambda: api.retrieves[bid] >= seen + 2)
+        kill(proc)
+        assert list(api.batches) == [bid]
+    # 4. completed, killed while downloading its output file (nothing stored yet)
+    api.hold.clear()
+    api.advance(bid, "completed")
+    proc = spawn(server)
+    until(lambda: api.downloads)
+    kill(proc)
+    api.hold.set()
+    with ResponseCache(cache_dir / "llm-cache.sqlite3") as cache:
+        assert len(cache) == 0
+    # 5. the resume collects
+    with BatchExecutor({"prices": PRICES}, poll_interval=0.01, progress=False) as ex:
+        assert [o.text for o in ex.run(calls(server.base_url, N))] == [f"echo: q{i}" for i in range(N)]
+        assert ex.usage.requests_sent == N  # counted by the run that received them
+    keys = [c.key for c in calls(server.base_url, N)]
+    assert Counter(api.submitted) == Counter(keys)  # each custom_id submitted once
+    assert Counter(api.executed) == Counter(keys)   # and run (billed) once
+    assert server.count == 0  # nothing went live
+    # a rerun sends nothing
+    with BatchExecutor({"prices": PRICES}, poll_interval=0.01, progress=False) as ex:
+        assert [o.text for o in ex.run(calls(server.base_url, N))] == [f"echo: q{i}" for i in range(N)]
+        assert ex.usage.requests_sent == 0 and ex.usage.cache_hits == N
+    assert len(api.submitted) == N and len(api.batches) == 1
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL at one exact instruction (no handler runs: the ledger keeps what was committed)."""
+
+
+def test_killed_between_create_and_the_ledger_write_adopts_the_batch(env, monkeypatch):
+    server, cache_dir = env
+    server.batch.auto = True
+    real = Remote.record
+
+    def record_then_die(self, slot, batch, **extra):
+        if extra.get("state") == "submitted":
+            raise Killed  # the batch exists at the server; the ledger still says "uploaded"
+        return real(self, slot, batch, **extra)
+
+    monkeypatch.setattr(Remote, "record", record_then_die)
+    with BatchExecutor({"prices": PRICES}, poll_interval=0.01, progress=False) as ex, pytest.raises(Killed):
+        ex.run(calls(server.base_url, N))
+    monkeypatch.setattr(Remote, "record", real)
+    with Ledger.beside(cache_dir / "llm-cache.sqlite3") as ledger:
+        [slot] = ledger.slots()
+        assert slot.state == "uploaded" and slot.batch_id is None
+    with BatchExecutor({"prices": PRICES}, poll_interval=0.01, progress=False) as ex:
+        assert len(ex.run(calls(server.base_url, N))) == N
+    assert len(server.batch.batches) == 1 and len(server.batch.submitted) == N
