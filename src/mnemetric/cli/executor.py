@@ -48,11 +48,19 @@ def command_executor(a: argparse.Namespace):
     from ``a.conf``, one composition) and the command's overrides."""
     from mnemetric.execute import build_executor
 
+    section, llm, where = executor_parts(a)
+    return build_executor(section, llm, where=where)
+
+
+def executor_parts(a: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The ``executor`` section, the ``llm:`` settings (with the command's overrides) and where the section
+    came from: what :func:`command_executor` builds from (a command that needs a second executor of the
+    same kind, e.g. one over a separate cache, builds it from these)."""
     name = getattr(a, "executor", "immediate")
     path = option_path("executor", name, a.conf)
     cfg = composed(a.conf, [] if path is not None else [f"executor={name}"])
     section = load_option("executor", name, a.conf) if path is not None else cfg["executor"]
-    return build_executor(section, with_overrides(cfg["llm"], a), where=str(path or f"executor={name}"))
+    return section, with_overrides(cfg["llm"], a), str(path or f"executor={name}")
 
 
 def add_partial_option(p: argparse.ArgumentParser) -> None:

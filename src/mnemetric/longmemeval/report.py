@@ -241,17 +241,28 @@ def baseline_flips(p: Mapping[str, Any], baseline: str, *, resamples: int = 1000
                          resamples=resamples, seed=seed)
 
 
-def report_model(p: Mapping[str, Any], card: str = "", baseline: str | None = None, **flip_options: Any) -> Report:
+def report_model(p: Mapping[str, Any], card: str = "", baseline: str | None = None, *,
+                 judge_audit: str | Path | None = None, **flip_options: Any) -> Report:
     """V1's report model from the files ``p`` (flat params, ``LongMemEvalFamily.report_params``) names;
-    ``baseline``: a revision whose judged labels the flips are listed against (None: no flips)."""
+    ``baseline``: a revision whose judged labels the flips are listed against (None: no flips);
+    ``judge_audit``: a judge-audit file (`mnemetric judge-audit validity`) whose "Judge validity"
+    section the page shows (None: no section)."""
     inputs = read_inputs(detail(p["paths.metrics_qa"]), detail(p["paths.metrics_retrieval"]), p["paths.metrics_data"],
                          Path(p["paths.metrics_qa"]).parent / "run.json")
     check_layout(inputs["qa"], str(detail(p["paths.metrics_qa"])))
     judged = Path(p["paths.judged"])
     flips = baseline_flips(p, baseline, **flip_options) if baseline else None
-    return build_report(inputs["qa"], inputs["retrieval"], inputs["data"], run=inputs["run"],
-                        judged_sha256=sha256_file(judged) if judged.is_file() else None, flips=flips,
-                        result_card=card)
+    model = build_report(inputs["qa"], inputs["retrieval"], inputs["data"], run=inputs["run"],
+                         judged_sha256=sha256_file(judged) if judged.is_file() else None, flips=flips,
+                         result_card=card)
+    if judge_audit is None:
+        return model
+    from dataclasses import replace
+
+    from mnemetric.longmemeval.judge_audit.files import read_judge_audit
+    from mnemetric.longmemeval.judge_audit.report import judge_validity_section
+
+    return replace(model, sections=(*model.sections, judge_validity_section(read_judge_audit(judge_audit))))
 
 
 def write_report(p: dict, out: Path, flips=None, *, card: str = "") -> str:

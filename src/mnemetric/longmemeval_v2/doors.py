@@ -157,6 +157,9 @@ def report(p: Mapping[str, Any], card: str = "", baseline: str | None = None, **
     if baseline is not None:
         raise ConfigError("--baseline", "LongMemEval-V2's report lists no flips against a baseline",
                           fix="compare two V2 runs with `mnemetric v2 compare`")
+    if options.get("judge_audit") is not None:
+        raise ConfigError("--judge-audit", "a judge audit measures LongMemEval (V1) judges; LongMemEval-V2's "
+                          "report has no judge-validity section", fix="set benchmark to longmemeval")
     fix = "run stage v2 (dvc repro v2) first"
     v2 = read_doc(p["paths.metrics_v2"], fix)
     run = read_doc(p["paths.run_manifest_v2"], fix)

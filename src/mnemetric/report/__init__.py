@@ -21,6 +21,8 @@ from mnemetric.report.model import (
     Headline,
     Interval,
     Report,
+    Section,
+    Table,
     TypeResult,
 )
 from mnemetric.report.svg import Bar, BarSeries, LineSeries, bar_chart, line_chart
@@ -40,6 +42,8 @@ __all__ = [
     "Interval",
     "LineSeries",
     "Report",
+    "Section",
+    "Table",
     "TypeResult",
     "bar_chart",
     "line_chart",

@@ -4,14 +4,15 @@
 The page needs nothing else: inline CSS, inline SVG charts (``report.svg``), no script, no link,
 no image, no external URL. Every caller-supplied text is escaped. Page order: the
 official-equivalence banner with its reasons first (before the title), then custody, the headline
-table, per-type bars, retrieval curves, flips against a baseline, cost and the result card.
+table, per-type bars, retrieval curves, flips against a baseline, a family's own sections (e.g. judge
+validity), cost and the result card.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from mnemetric.report.model import Custody, Fact, Flips, Interval, Report, TypeResult
+from mnemetric.report.model import Custody, Fact, Flips, Interval, Report, Section, TypeResult
 from mnemetric.report.svg import Bar, BarSeries, LineSeries, bar_chart, esc, fmt_interval, fmt_value, line_chart
 
 NOT_RECORDED = "not recorded"
@@ -143,6 +144,17 @@ def flips(f: Flips | None) -> str:
             f"{stat_html}\n{table}\n</section>")
 
 
+def section(s: Section) -> str:
+    """A family's own section: its paragraphs, then each table under its caption (every cell escaped)."""
+    parts = [f'<section id="{esc(s.id)}">', f"<h2>{esc(s.title)}</h2>"]
+    parts += [f"<p>{esc(p)}</p>" for p in s.paragraphs]
+    for t in s.tables:
+        if t.caption:
+            parts.append(f"<h3>{esc(t.caption)}</h3>")
+        parts.append(_table(t.head, [[esc(c) for c in row] for row in t.rows], t.numeric))
+    return "\n".join(parts) + "\n</section>"
+
+
 def cost(model: Report) -> str:
     if not model.cost:
         return ""
@@ -162,7 +174,8 @@ def result_card(model: Report) -> str:
 def render_report(model: Report) -> str:
     """The complete page (UTF-8 text). Sections without data are left out, never shown as 0."""
     parts = [banner(model), f"<h1>{esc(model.title)}</h1>", custody(model.custody), headline(model),
-             per_type(model), retrieval(model), flips(model.flips), cost(model), result_card(model)]
+             per_type(model), retrieval(model), flips(model.flips), *map(section, model.sections), cost(model),
+             result_card(model)]
     body = "\n".join(p for p in parts if p)
     return ('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

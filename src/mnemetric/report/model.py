@@ -132,6 +132,27 @@ class CostRow:
 
 
 @dataclass(frozen=True)
+class Table:
+    """A table of text cells (shown escaped) with a caption; ``numeric`` columns are right-aligned."""
+
+    head: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    caption: str = ""
+    numeric: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled section a family adds to its page: paragraphs, then tables (e.g. LongMemEval's judge validity)."""
+
+    id: str
+    """The HTML id (letters, digits, dashes)."""
+    title: str
+    paragraphs: tuple[str, ...] = ()
+    tables: tuple[Table, ...] = ()
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything one report page shows, in page order (banner first)."""
 
@@ -156,3 +177,5 @@ class Report:
     """Markdown written by the caller, shown verbatim in a <pre> block."""
     notes: tuple[str, ...] = field(default=())
     """Extra lines shown under the headline table (e.g. the bootstrap note)."""
+    sections: tuple[Section, ...] = ()
+    """A family's own sections, shown after the flips (before cost and the result card)."""
