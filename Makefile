@@ -1,12 +1,13 @@
 # Two commands for a fresh machine:  `make repro` (run the pipeline on the bundled sample) and
 # `make test`. Both create .venv when missing and install into it what they need, and nothing more:
 #   make repro  installs the project alone (the default pipeline is bm25: no torch);
-#   make test   installs the project with the dev and dense extras (the test suite covers dense).
+#   make test   installs the project with the dev, dense and dask extras (the test suite covers dense and
+#               the Dask executor on a LocalCluster).
 # `make repro EXTRAS=dense` adds the dense backend to the pipeline's environment.
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 EXTRAS ?=
-TEST_EXTRAS ?= dev,dense
+TEST_EXTRAS ?= dev,dense,dask
 # The dense extra needs torch. On these machines `pip install torch==2.13.0` takes a CPU build
 # from local disk; elsewhere set TORCH_INDEX=https://download.pytorch.org/whl/cpu to avoid
 # downloading a multi-GB CUDA build (or TEST_EXTRAS=dev to skip dense: its tests then skip).
@@ -50,7 +51,7 @@ TEST_WORKERS ?= auto
 test: install-test      ## the test suite (drives the real dvc CLI and local HTTP servers; no internet)
 	$(PY) -m pytest -n $(TEST_WORKERS) $(if $(filter 0,$(TEST_WORKERS)),,--dist worksteal)
 
-bench: install-test     ## benchmarks (retrieval, judge throughput); numbers land in tests/bench/results.json
+bench: install-test     ## benchmarks (retrieval, judge throughput, workers/Dask); numbers land in tests/bench/results.json
 	$(PY) tests/bench/run.py
 
 params: install         ## recompose params.yaml from conf/ (what `dvc exp run` does)

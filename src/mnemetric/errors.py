@@ -7,7 +7,12 @@ clean message and exit non-zero; any other exception is a bug and keeps its trac
 
 from __future__ import annotations
 
+import signal
+import threading
 from dataclasses import dataclass
+from typing import Any
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class MnemetricError(Exception):
@@ -108,3 +113,49 @@ class PluginError(MnemetricError):
         if fix:
             text += f"\n  fix: {fix}"
         super().__init__(text)
+
+
+# -- interrupts: SIGINT/SIGTERM unwind like Ctrl-C (files being written are removed), one line at the door
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was stopped by a signal (exit status 128 + its number). A KeyboardInterrupt, so no
+    ``except Exception`` on the way up swallows it."""
+
+    def __init__(self, signum: int = signal.SIGINT, detail: str | None = None):
+        self.signum = int(signum)
+        self.exit_code = 128 + self.signum
+        name = signal.Signals(self.signum).name
+        super().__init__(f"interrupted by {name}" + (f" ({detail})" if detail else "")
+                         + ": no output written; model answers received are in the response cache, "
+                           "a rerun sends only the rest")
+
+    def __reduce__(self):  # picklable across worker processes
+        return (type(self), (self.signum,))
+
+
+def _raise(signum: int, frame: Any) -> None:
+    raise Interrupted(signum)
+
+
+def install_interrupts() -> dict[int, Any]:
+    """SIGINT and SIGTERM raise :class:`Interrupted` in this process (main thread only; else nothing);
+    returns the previous handlers (for :func:`restore_interrupts`)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    for sig in SIGNALS:
+        signal.signal(sig, _raise)
+    return previous
+
+
+def restore_interrupts(previous: dict[int, Any]) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+def interrupt_message(exc: BaseException) -> tuple[str, int]:
+    """The one line a door prints for an interrupt, and its exit status."""
+    if isinstance(exc, Interrupted):
+        return f"error: {exc}", exc.exit_code
+    return f"error: {Interrupted(signal.SIGINT)}", 130

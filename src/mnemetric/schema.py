@@ -67,6 +67,22 @@ class LLM:
     prices: dict[str, Price] = field(default_factory=dict)
 
 
+@dataclass
+class ExecutorSection:
+    """The ``executor`` section's common keys: the option (``_target_``, ``name``) and the run settings of
+    :class:`mnemetric.execute.pool.PoolMapper` (immediate, dask), each checked when present; an option may add
+    keys of its own (batch's ``poll_interval``, ...), which its constructor checks."""
+
+    _target_: str = field(default=MISSING)  # type: ignore[assignment]
+    _partial_: bool = True
+    name: str = field(default=MISSING)  # type: ignore[assignment]
+    workers: Optional[int] = field(default=None, metadata=_spec(min=1, fix="an integer >= 1, or null: one per core"))
+    grace_seconds: float = field(default=30.0, metadata=_spec(min=0))
+    shard: Optional[str] = field(default=None, metadata=_spec(pattern=r"^[0-9]+/[0-9]+$",
+                                                              fix="K/N with 1 <= K <= N (quoted: \"1/4\"), or null"))
+    address: Optional[str] = None
+
+
 @dataclass(frozen=True)
 class Section:
     """One top-level params section, as a family (or the base) declares it.
@@ -79,10 +95,13 @@ class Section:
     shape: type | None = None
     components: tuple[str, ...] = ()
     fix: str = "every conf option names itself"
+    open: bool = False
+    """A component section whose common keys ``shape`` types (checked when present) and whose options add keys
+    of their own (e.g. ``executor``: ``workers`` typed; ``batch``'s ``poll_interval`` its own)."""
 
 
 COMPONENT = Section()
-BASE: dict[str, Section] = {"benchmark": COMPONENT, "executor": COMPONENT, "llm": Section(LLM)}
+BASE: dict[str, Section] = {"benchmark": COMPONENT, "executor": Section(ExecutorSection, open=True), "llm": Section(LLM)}
 """The sections every run has, whatever its families: the headline family, the executor that runs model calls
 and the one LLM client."""
 
@@ -192,6 +211,11 @@ def check_section(name: str, value: Any, known: typing.Mapping[str, Section] | N
     if section.shape is None:
         _check_component(name, value)
         return
+    if section.open:
+        _check_component(name, value)
+        known = {f.name for f in dataclasses.fields(section.shape)}
+        check_dataclass(name, {k: v for k, v in value.items() if k in known}, section.shape)
+        return
     subs = section.components
     check_dataclass(name, {k: v for k, v in value.items() if k not in subs} if isinstance(value, dict) and subs
                     else value, section.shape)
@@ -232,7 +256,7 @@ def run_schema(sections: typing.Mapping[str, Section] | None = None, order: typi
     rank = {name: i for i, name in enumerate(order)}
     fields: list[Any] = []
     for name, section in sorted(sections.items(), key=lambda kv: rank.get(kv[0], len(rank))):
-        if section.shape is None:
+        if section.shape is None or section.open:
             fields.append((name, Any, field(default=None)))
         else:
             fields.append((name, section.shape, field(default_factory=section.shape)))

@@ -213,7 +213,16 @@ def bench_judge_section(args: argparse.Namespace) -> dict[str, Any]:
     return bench_judge(questions=args.questions, latency_ms=args.latency_ms)
 
 
-SECTIONS = {"retrieval": bench_retrieval, "judge": bench_judge_section}
+def bench_workers_section(args: argparse.Namespace) -> dict[str, Any]:
+    """Per-question work: 2 pool workers vs 1, and a Dask LocalCluster vs the pool (tests/bench/workers.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from workers import bench_workers
+
+    return {"command": "python tests/bench/run.py " + " ".join(args.argv), "machine": machine(),
+            **bench_workers(questions=args.questions, sessions=args.sessions, seed=args.seed)}
+
+
+SECTIONS = {"retrieval": bench_retrieval, "judge": bench_judge_section, "workers": bench_workers_section}
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

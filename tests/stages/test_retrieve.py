@@ -51,3 +51,21 @@ def test_a_bad_suite_names_its_file_and_field(stage_workspace: Path):
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "sample-full.json" in done.stderr and "'ids_sha256'" in done.stderr, done.stderr
     assert not (ws / RUNS).exists()
+
+
+def test_executor_shard_runs_one_shard_of_the_suite_with_its_manifest(stage_workspace: Path):
+    import yaml
+
+    ws = stage_workspace
+    ids = sample_ids(ws)
+    write_suite(ws, ids)
+    params = yaml.safe_load((ws / "params.yaml").read_text(encoding="utf-8"))
+    params["executor"] |= {"shard": "2/3", "workers": 2}
+    (ws / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    done = _run(ws)
+    assert done.returncode == 0, done.stderr
+    log = [json.loads(x)["question_id"] for x in (ws / RUNS / "retrieval.jsonl").read_text(encoding="utf-8").splitlines()]
+    manifest = json.loads((ws / RUNS / "retrieval.jsonl.shard.json").read_text(encoding="utf-8"))
+    assert manifest["shard"] == "2/3" and manifest["universe"] == len(ids)
+    assert manifest["lines"]["question_ids"] == log and len(ids) // 3 <= len(log) <= len(ids) // 3 + 1
+    assert [k[0] for k in manifest["lines"]["keys"]] == sorted(ids.index(q) for q in log)

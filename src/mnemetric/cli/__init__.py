@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from mnemetric.errors import MnemetricError
-from mnemetric.cli import answer, batch, card, compare, crosscheck, data, inventory, judge_audit, qa, report, retrieval, runs, sample, v2, v2_data, verify  # noqa: F401  (registers the commands)
+from mnemetric.cli import answer, batch, card, compare, crosscheck, data, inventory, judge_audit, qa, report, retrieval, runs, sample, shards, v2, v2_data, verify  # noqa: F401  (registers the commands)
 from mnemetric.cli.registry import COMMANDS
 from mnemetric.cli.registry import option_path
 from mnemetric.cli.retrieval import load_memory, memory_options
@@ -34,14 +34,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from mnemetric.errors import install_interrupts, interrupt_message, restore_interrupts
+
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # what a re-ask command repeats
+    previous = install_interrupts()  # SIGINT/SIGTERM: files being written are removed, one line, exit 128+signal
     try:
         return args.handler(args)
     except MnemetricError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        text, code = interrupt_message(exc)
+        print(text, file=sys.stderr)
+        return code
+    finally:
+        restore_interrupts(previous)
 

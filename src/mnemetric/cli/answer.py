@@ -8,6 +8,7 @@ from pathlib import Path
 
 from mnemetric.cli.executor import add_executor_option, add_partial_option, command_executor, end_partial_command
 from mnemetric.cli.registry import Handler, command, load_option, option_path
+from mnemetric.cli.shards import add_run_options, run_shard
 from mnemetric.cli.types import amount, count, positive_int
 
 
@@ -39,6 +40,7 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--max-requests", type=count, help="stop before sending more than this many requests")
     p.add_argument("--max-usd", type=amount, help="stop before spending more than this many dollars")
     add_executor_option(p)
+    add_run_options(p)
     add_partial_option(p)
 
     def run(a: argparse.Namespace) -> int:
@@ -57,11 +59,24 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
             if a.dry_run:  # plans from the cache only: no API key needed, nothing sent
                 print(json.dumps(plan_answers(reader, a.contexts, Queries.of_adapted(a.adapted), executor), indent=2))
                 return 0
-            answered = answer_file(reader, a.contexts, Queries.of_adapted(a.adapted), executor)
+            shard = run_shard(a, executor, [a.contexts])
+            queries = Queries.of_adapted(a.adapted)
+            if shard is None:
+                answered = answer_file(reader, a.contexts, queries, executor)
+            else:
+                from mnemetric.longmemeval.adapted import read_adapted
+                from mnemetric.longmemeval.shards import answer_shard_run, answer_sharded
+
+                universe = [(r.eval.question_id, r.eval.question_type) for r in read_adapted(a.adapted)]
+                shard = answer_shard_run(shard, cfg, a.contexts, universe, a.adapted)
+                answered, lines, fails = answer_sharded(reader, a.contexts, queries, executor, shard)
         stats = executor.usage
         if answered.failures and not answered.hypotheses:
             raise AllQuestionsFailed("answer", answered.failures)
         usage = a.usage or default_usage_path(a.out)
+        from mnemetric.shard import record_manifest
+
+        record_manifest(shard, a.out, *((lines, fails) if shard is not None else (None, None)))
         work = write_answered(a.out, usage, answered, stats.work).to_record()
         if stats.requests_sent or stats.cache_hits:
             print(f"requests sent {stats.requests_sent}, cache hits {stats.cache_hits}, retries {stats.retries}, "
@@ -71,8 +86,8 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
         if answered.failures:
             print(f"{len(answered.failures)} question(s) FAILED (no usable answer; not cached) → "
                   f"{failures_path(a.out)}:\n{describe(answered.failures)}", file=sys.stderr)
-        print(f"answer: {reader.name}: {len(answered.hypotheses)} hypotheses, {len(answered.failures)} failed "
-              f"→ {a.out} (usage: {usage})")
+        print(f"answer: {reader.name}: {len(answered.hypotheses)} hypotheses, {len(answered.failures)} failed"
+              + (f" (shard {shard.shard})" if shard is not None else "") + f" → {a.out} (usage: {usage})")
         end_partial_command("answer", answered.failures, len(answered.hypotheses) + len(answered.failures), a)
         return 0
     return run

@@ -60,6 +60,9 @@ def executor_parts(a: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any
     path = option_path("executor", name, a.conf)
     cfg = composed(a.conf, [] if path is not None else [f"executor={name}"])
     section = load_option("executor", name, a.conf) if path is not None else cfg["executor"]
+    from mnemetric.cli.shards import executor_overrides
+
+    section = {**section, **executor_overrides(a)}  # --workers
     return section, with_overrides(cfg["llm"], a), str(path or f"executor={name}")
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from mnemetric.cli.executor import add_executor_option, add_partial_option, command_executor, end_partial_command
 from mnemetric.cli.registry import Handler, command
 from mnemetric.cli.registry import load_option
+from mnemetric.cli.shards import add_run_options, run_shard
 from mnemetric.cli.types import amount, count, positive_int
 from mnemetric.cli.retrieval import fmt
 
@@ -42,6 +43,7 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--max-requests", type=count, help="stop before sending more than this many requests")
     p.add_argument("--max-usd", type=amount, help="stop before spending more than this many dollars")
     add_executor_option(p)
+    add_run_options(p)
     add_partial_option(p)
     p.add_argument("--replay", action="store_true",
                    help="send nothing: check every stored verdict of OUT (its reply gives its label; with a model "
@@ -82,10 +84,21 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
             if a.dry_run:  # plans from the cache only: no API key needed, nothing sent
                 print(json.dumps(judge.plan(hyps, refs, str(a.hyp), executor), indent=2))
                 return 0
-            judged = check_not_all_failed(judge_file(judge, hyps, refs, str(a.hyp), executor,
-                                                     read_failures(failures_path(a.hyp))))
+            shard = run_shard(a, executor, [a.hyp])
+            carried = read_failures(failures_path(a.hyp))
+            if shard is None:
+                judged = check_not_all_failed(judge_file(judge, hyps, refs, str(a.hyp), executor, carried))
+            else:
+                from mnemetric.longmemeval.shards import judge_shard_run, judge_sharded
+
+                shard = judge_shard_run(shard, cfg, a.hyp, refs, a.ref)
+                judged, lines, fails = judge_sharded(judge, hyps, refs, a.hyp, executor, carried, shard)
+                judged = check_not_all_failed(judged)
         stats = executor.usage
         out = a.out or Path(f"{a.hyp}.eval-results-{judge.alias}")
+        from mnemetric.shard import record_manifest
+
+        record_manifest(shard, out, *((lines, fails) if shard is not None else (None, None)))
         write_judged(out, judged)
         if stats.requests_sent or stats.cache_hits:
             work = stats.work.to_dict()

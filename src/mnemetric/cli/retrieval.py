@@ -7,6 +7,7 @@ from pathlib import Path
 
 from mnemetric.cli.data import add_adapter_options, load_adapter
 from mnemetric.cli.executor import add_executor_option
+from mnemetric.cli.shards import add_run_options
 from mnemetric.cli.registry import Handler, command, conf_options, load_option, option_path
 from mnemetric.cli.types import amount, count, positive_int
 
@@ -50,26 +51,37 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--contexts", type=Path, default=None, metavar="FILE",
                    help="also write the reader contexts (JSONL, one per question)")
     add_executor_option(p)
+    add_run_options(p)
     p.add_argument("--max-concurrency", type=positive_int, help="model requests in flight at once (a memory that calls models)")
     p.add_argument("--max-requests", type=count, help="stop before sending more than this many model requests")
     p.add_argument("--max-usd", type=amount, help="stop before spending more than this many dollars")
 
     def run(a: argparse.Namespace) -> int:
-        from contextlib import closing, nullcontext
+        from contextlib import closing
 
         from mnemetric.cli.executor import command_executor
+        from mnemetric.cli.shards import light_executor, run_shard
         from mnemetric.longmemeval.memory.base import calls_models
         from mnemetric.longmemeval.retrieve import check_retrieval_settings, write_retrieval
+        from mnemetric.shard import ShardRun
         check_retrieval_settings(a.granularity, a.context_k, a.context_tokens,
                                  keys=("--granularity", "--context-k", "--context-tokens"))
         memory = load_memory(a.memory, a.conf)
         n = _validated_count(a.dataset)
-        # one executor for the run, built (with the composed llm: settings) only for a system that calls models
-        with (closing(command_executor(a)) if calls_models(memory) else nullcontext()) as executor:
-            write_retrieval(memory, _adapted(a.dataset, load_adapter(a.adapter, a.conf)), granularity=a.granularity,
-                            k=a.context_k, budget=a.context_tokens, log=a.out, contexts=a.contexts, total=n,
-                            executor=executor)
-        print(f"retrieve: {memory.name} ({a.granularity}) over {n} questions → {a.out}"
+        adapter = load_adapter(a.adapter, a.conf)
+        # one executor for the run (its pool runs the questions; llm: settings composed for a system calling models)
+        with closing(command_executor(a) if calls_models(memory) else light_executor(a)) as executor:
+            shard = run_shard(a, executor)
+            if shard is not None:
+                shard = ShardRun.start("retrieve", shard, _universe(a.dataset), data_file=a.dataset, config={
+                    "memory": load_option("memory", a.memory, a.conf),
+                    "adapter": load_option("adapter", a.adapter, a.conf),
+                    "granularity": a.granularity, "context_k": a.context_k, "context_tokens": a.context_tokens})
+            n = write_retrieval(memory, _adapted(a.dataset, adapter), granularity=a.granularity,
+                                k=a.context_k, budget=a.context_tokens, log=a.out, contexts=a.contexts, total=n,
+                                executor=executor, shard=shard)
+        print(f"retrieve: {memory.name} ({a.granularity}) over {n} questions"
+              + (f" (shard {shard.shard})" if shard is not None else "") + f" → {a.out}"
               + (f" (+ contexts {a.contexts})" if a.contexts else "") + _cache_note(memory))
         return 0
     return run
@@ -102,6 +114,12 @@ def _validated_count(dataset: Path) -> int:
     if problems:
         raise ValidationFailed(str(dataset), problems)
     return n
+
+
+def _universe(dataset: Path) -> list[tuple[str, str]]:
+    """Every question's (question_id, question_type), in file order (what shards are dealt from)."""
+    from mnemetric.longmemeval.instance import iter_instances
+    return [(inst.question_id, inst.question_type) for inst in iter_instances(dataset)]
 
 
 def _adapted(dataset: Path, adapt):

@@ -13,8 +13,12 @@ backend's ``embed``); a memory system, whose protocol methods the harness fixes,
 
 conf/executor/<option>.yaml names the class by ``_target_`` with ``_partial_: true``; the run's
 ``llm:`` settings complete it (:func:`build_executor`). Options: ``immediate``
-(:class:`~mnemetric.execute.immediate.ImmediateExecutor`). A Batch-API or an engine executor is one
-more option of this group: nothing that builds calls changes.
+(:class:`~mnemetric.execute.immediate.ImmediateExecutor`), ``dask``
+(:class:`~mnemetric.execute.dask.DaskExecutor`: the per-question work on Dask distributed). A Batch-API
+executor is one more option of this group: nothing that builds calls changes. Every option takes the run
+settings ``workers``, ``grace_seconds``, ``shard`` and ``address`` (typed: ``schema.ExecutorSection``);
+an executor with a ``map(task, items)`` method runs per-question work on its pool
+(:mod:`mnemetric.execute.pool`).
 """
 
 from __future__ import annotations
@@ -58,7 +62,12 @@ def build_executor(section: Mapping[str, Any] | None, llm: Mapping[str, Any] | N
 
     cfg = dict(section) if section else dict(DEFAULT)
     made = build(cfg, where)
-    executor = made(llm=dict(llm or {}), **extra) if cfg.get("_partial_") else made
+    try:
+        executor = made(llm=dict(llm or {}), **extra) if cfg.get("_partial_") else made
+    except TypeError as exc:  # a setting this option does not take (e.g. --workers for executor=batch)
+        raise ConfigError(where, f"{cfg.get('_target_')} cannot be built with these settings: {exc}",
+                          fix="drop the setting, or choose an executor that has it (immediate, dask: workers, "
+                              "grace_seconds, shard)") from None
     missing = [a for a in ("name", "usage", "run", "plan", "close") if not hasattr(executor, a)]
     if missing:
         raise ConfigError(f"{where}._target_", f"{type(executor).__name__} is not an executor (no {', '.join(missing)})",

@@ -10,7 +10,11 @@ in flight finish (their answers are cached), then the error is raised. Embedding
 
 Beyond the :class:`~mnemetric.execute.executor.Executor` protocol it offers :meth:`record_work` (count the
 work of embedding calls whose vectors a caller kept in its own store) and :meth:`around` (an executor over
-one given client: its cache, budget and ledger).
+one given client: its cache, budget and ledger). The run settings of the ``executor`` section
+(:class:`mnemetric.execute.pool.RunSettings`: ``workers``, ``grace_seconds``, ``shard``) give :meth:`map`
+(per-question work on a bounded process pool, :mod:`mnemetric.execute.pool`) and the graceful stop on
+SIGINT/SIGTERM (:mod:`mnemetric.execute.interrupt`: no new request starts, those in flight are waited for
+up to ``grace_seconds`` and their answers cached).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from mnemetric.execute.calls import ANSWER, FAILURE, NON_ANSWER, CallOutcome, ModelCall
+from mnemetric.execute.interrupt import GracefulStop
+from mnemetric.execute.pool import PoolMapper
 from mnemetric.llm.budget import Budget, UsageStats
 from mnemetric.llm.cache import ResponseCache
 from mnemetric.llm.client import LLMClient
@@ -38,12 +44,14 @@ def outcome_of(call: ModelCall, result: ChatResult, *, repeat: bool = False) -> 
                        attempts=0 if repeat else result.attempts, cached=result.cached or repeat)
 
 
-class ImmediateExecutor:
-    """The live executor (module docstring). ``llm``: the run's ``llm:`` settings."""
+class ImmediateExecutor(PoolMapper):
+    """The live executor (module docstring). ``llm``: the run's ``llm:`` settings; ``workers``,
+    ``grace_seconds``, ``shard``, ``address``: the ``executor`` section's run settings."""
 
     def __init__(self, llm: Mapping[str, Any] | None = None, *, name: str = "immediate", progress: bool = True,
                  cache: ResponseCache | None = None, use_cache: bool = True, usage: UsageStats | None = None,
-                 budget: Budget | None = None):
+                 budget: Budget | None = None, workers: int | None = None, grace_seconds: float | None = None,
+                 shard: str | None = None, address: str | None = None):
         from mnemetric.llm.budget import PriceTable
         from mnemetric.llm.settings import budget_from_params
 
@@ -57,6 +65,7 @@ class ImmediateExecutor:
         self._cache_arg, self._use_cache = cache, use_cache
         self._cache: ResponseCache | None = cache
         self._clients: dict[str, LLMClient] = {}
+        self.set_run_settings(workers=workers, grace_seconds=grace_seconds, shard=shard, address=address)
 
     @classmethod
     def around(cls, client: LLMClient, *, progress: bool = False, name: str = "immediate") -> ImmediateExecutor:
@@ -105,15 +114,24 @@ class ImmediateExecutor:
         outcomes: list[CallOutcome | None] = [None] * len(calls)
         chats = [i for i, c in enumerate(calls) if c.endpoint == "chat"]
         embeds = [i for i, c in enumerate(calls) if c.endpoint == "embeddings"]
+        self._stop = GracefulStop(self.grace_seconds)
         try:
-            with tqdm(total=len(calls), desc=desc, unit="call", disable=not progress) as bar:
+            with self._stop.handling(), tqdm(total=len(calls), desc=desc, unit="call", disable=not progress) as bar:
                 if chats:
                     await self._run_chats(calls, chats, outcomes, bar)
-                if embeds:
+                if embeds and not self._stop.requested:
                     await self._run_embeddings(calls, embeds, outcomes, bar)
+        except asyncio.CancelledError:
+            if not self._stop.requested:
+                raise
+            raise self._stop.error(f"{sum(o is None for o in outcomes)} call(s) unanswered after "
+                                   f"{self.grace_seconds:g} s of grace") from None
         finally:
             for client in self._clients.values():
                 await client.aclose_transport()
+        if self._stop.requested:
+            raise self._stop.error(f"{sum(o is not None for o in outcomes)} of {len(calls)} call(s) done, "
+                                   "the requests in flight finished")
         return [o for o in outcomes if o is not None]
 
     async def _run_chats(self, calls: list[ModelCall], idx: list[int], outcomes: list, bar) -> None:
@@ -123,6 +141,8 @@ class ImmediateExecutor:
             copies.setdefault(first.setdefault((calls[i].key, calls[i].text_from), i), []).append(i)
 
         async def one(i: int) -> None:
+            if self._stop.requested:  # a signal arrived: start nothing new (those in flight finish)
+                return
             call = calls[i]
             client = self._client_for(call)
             try:

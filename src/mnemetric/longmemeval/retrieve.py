@@ -12,13 +12,19 @@ Its twin for scoring, ``retrieval_log.write_retrieval_scores`` (stage ``retrieva
 other's code.
 
 A memory system that declares the CallsModels capability (memory/base.py) is given the run's
-executor here, before its first question.
+executor here, before its first question, and runs in this process (its model calls go through the run's
+one executor). Any other system runs on the executor's per-question pool (``executor.map``:
+``executor.workers`` processes, or a Dask cluster), one :class:`RetrieveTask` per question, results in
+question order: the same bytes as one worker. With a shard (:class:`mnemetric.shard.ShardRun`) only its
+questions run, and each output gets its ``.shard.json`` manifest for `mnemetric merge`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -32,6 +38,7 @@ from mnemetric.longmemeval.contexts import context_line
 from mnemetric.longmemeval.harness import retrieve_all
 from mnemetric.longmemeval.memory.base import MemorySystem, calls_models
 from mnemetric.longmemeval.rules import GRANULARITIES
+from mnemetric.shard import FileLines, ShardRun, record_manifest
 
 
 def check_retrieval_settings(granularity: str, k: int, budget: int, *, keys: Sequence[str]) -> None:
@@ -52,22 +59,70 @@ def configure_memory(memory: MemorySystem, executor: Executor | None) -> None:
         memory.use_executor(executor)
 
 
+class RetrieveTask:
+    """One question's retrieval (reset, ingest, retrieve, context): picklable, for a worker pool or a Dask
+    cluster. Each thread that runs it uses its own copy of the memory system (systems are stateful)."""
+
+    def __init__(self, memory: MemorySystem, granularity: str, k: int, budget: int):
+        self.memory, self.granularity, self.k, self.budget = memory, granularity, k, budget
+        self._local = threading.local()
+        self._owner = threading.get_ident()
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_local", "_owner")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._local, self._owner = threading.local(), None
+
+    def _memory(self) -> MemorySystem:
+        if threading.get_ident() == self._owner:
+            return self.memory
+        mine = getattr(self._local, "memory", None)
+        if mine is None:
+            mine = self._local.memory = copy.deepcopy(self.memory)
+        return mine
+
+    def __call__(self, rec: AdaptedRecord) -> tuple[str, str]:
+        """(upstream log line, contexts line) of one record, serialised here (a worker sends back text)."""
+        line, context = next(retrieve_all(self._memory(), [rec], self.granularity, self.k, self.budget))
+        return json.dumps(line, ensure_ascii=False) + "\n", context_line(context)
+
+
 def write_retrieval(memory: MemorySystem, records: Iterable[AdaptedRecord], *, granularity: str, k: int,
                     budget: int, log: str | Path, contexts: str | Path | None = None, total: int | None = None,
-                    executor: Executor | None = None) -> int:
+                    executor: Executor | None = None, shard: ShardRun | None = None) -> int:
     """Run ``memory`` over ``records`` → ``log`` (+ ``contexts``); returns the number of questions.
 
     ``k`` / ``budget``: at most k items within ``budget`` wordpunct-v1 tokens per reader context
-    (harness.context_items). ``total`` only sizes the progress bar (stderr)."""
+    (harness.context_items). ``total`` only sizes the progress bar (stderr). ``shard``: run only its
+    questions and write the outputs' shard manifests."""
     configure_memory(memory, executor)
-    bar = tqdm(records, total=total, desc=f"retrieve ({memory.name}, {granularity})", unit="q")
+    lines = FileLines()
+
+    def chosen() -> Iterable[AdaptedRecord]:
+        for pos, rec in enumerate(records):
+            if shard is None or shard.keep(rec.eval.question_id):
+                lines.question_ids.append(rec.eval.question_id)
+                lines.keys.append([pos])
+                yield rec
+
+    task = RetrieveTask(memory, granularity, k, budget)
+    pooled = executor is not None and callable(getattr(executor, "map", None)) and not calls_models(memory)
+    results = executor.map(task, chosen(), desc="retrieve") if pooled else map(task, chosen())
+    if shard is not None and shard.ids is not None:
+        total = len(shard.ids)
+    bar = tqdm(results, total=total, desc=f"retrieve ({memory.name}, {granularity})", unit="q")
     n = 0
     with contextlib.ExitStack() as stack:
         log_fh = stack.enter_context(atomic_open(log))
         ctx_fh = stack.enter_context(atomic_open(contexts)) if contexts is not None else None
-        for line, context in retrieve_all(memory, bar, granularity, k, budget):
-            log_fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+        for line, context in bar:
+            log_fh.write(line)
             if ctx_fh is not None:
-                ctx_fh.write(context_line(context))
+                ctx_fh.write(context)
             n += 1
+        for out in (log, contexts):  # before the outputs are committed (ShardRun.write_manifest)
+            if out is not None:
+                record_manifest(shard, out, lines)
     return n

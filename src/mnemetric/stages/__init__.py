@@ -22,9 +22,11 @@ def run(main: Callable[[], None]) -> None:
     params.yaml for its settings and DVC removed the baseline's outputs, so the next `dvc repro` would
     otherwise retry the failed settings.
     """
+    from mnemetric.errors import install_interrupts, interrupt_message
     from mnemetric.params import guard_writes
 
     guard_writes()
+    install_interrupts()  # SIGINT/SIGTERM raise Interrupted: files being written are removed, one line, exit 128+signal
     try:
         main()
     except MnemetricError as exc:
@@ -34,9 +36,10 @@ def run(main: Callable[[], None]) -> None:
         if hint:
             print(hint, file=sys.stderr)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        text, code = interrupt_message(exc)
+        print(text, file=sys.stderr)
+        sys.exit(code)
 
 
 def in_workspace_experiment() -> bool:

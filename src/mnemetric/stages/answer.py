@@ -3,7 +3,8 @@
 Questions whose reply was a non-answer go to ``<hypotheses>.failures.jsonl`` (always written);
 the usage sidecar holds the cost of the work; the run's counters go to the run log. The job itself is
 :func:`mnemetric.longmemeval.answer.answer_file` (the same as `mnemetric answer`); the run's model calls
-go through ONE executor (params ``executor`` + ``llm``: one budget, one usage ledger).
+go through ONE executor (params ``executor`` + ``llm``: one budget, one usage ledger). ``executor.shard``
+(``K/N``) answers one shard of the questions (:mod:`mnemetric.longmemeval.shards`; `mnemetric merge` joins).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from mnemetric.execute import build_executor
 from mnemetric.llm.run_log import finish_stage_run
 from mnemetric.longmemeval.answer import Queries, answer_file, write_answered
 from mnemetric.longmemeval.components import Reader
+from mnemetric.longmemeval.questions import read_questions
+from mnemetric.longmemeval.shards import answer_shard_run, answer_sharded
 from mnemetric.params import stage_params
+from mnemetric.shard import manifest_path, record_manifest
 from mnemetric.stages import run
 from mnemetric.stages.partial import end_partial
 
@@ -27,10 +31,19 @@ def main() -> None:
     p = stage_params(PARAMS)
     reader: Reader = build(p["reader"], "params.yaml reader")
     start = time.monotonic()
+    shard, lines, fails = None, None, None
     with closing(build_executor(p["executor"], p["llm"])) as executor:
-        answered = answer_file(reader, p["paths.contexts"], Queries.of_questions(p["paths.questions"]), executor)
+        queries = Queries.of_questions(p["paths.questions"])
+        if getattr(executor, "shard", None) is None and not manifest_path(p["paths.contexts"]).exists():
+            answered = answer_file(reader, p["paths.contexts"], queries, executor)
+        else:
+            universe = [(q.question_id, q.question_type) for q in read_questions(p["paths.questions"])]
+            shard = answer_shard_run(getattr(executor, "shard", None), p["reader"], p["paths.contexts"], universe,
+                                     p["paths.questions"])
+            answered, lines, fails = answer_sharded(reader, p["paths.contexts"], queries, executor, shard)
     total = len(answered.hypotheses) + len(answered.failures)
     finish_stage_run("answer", executor.usage, start, answered.failures, total=total)
+    record_manifest(shard, p["paths.hypotheses"], lines, fails)
     write_answered(p["paths.hypotheses"], p["paths.answer_usage"], answered, executor.usage.work)
     print(f"answer: {reader.name}: {len(answered.hypotheses)} hypotheses, {len(answered.failures)} failed "
           f"→ {p['paths.hypotheses']}")

@@ -4,7 +4,8 @@ The work is ``mnemetric.longmemeval.retrieve.write_retrieval`` (the one path `mn
 takes too). The adapted file is read once; the records outside the suite are skipped unparsed. A
 memory system that calls models (embeddings) does so through the run's ONE executor (params
 ``executor`` + ``llm``). The usage sidecar holds the cost of that work; the run's counters (sent,
-hits, seconds) go to the terminal and the run log."""
+hits, seconds) go to the terminal and the run log. ``executor.workers`` runs the questions on a pool
+(same bytes); ``executor.shard`` (``K/N``) runs one shard of the suite's questions (see `mnemetric merge`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from mnemetric.longmemeval.memory import MemorySystem
 from mnemetric.longmemeval.retrieve import write_retrieval
 from mnemetric.longmemeval.suite import read_suite
 from mnemetric.params import stage_params
+from mnemetric.shard import ShardRun
 from mnemetric.stages import run
 
 PARAMS = ["memory", "retrieval", "executor", "llm", "paths.adapted", "paths.suite", "paths.retrieval_log",
@@ -33,9 +35,12 @@ def main() -> None:
     records = list(read_adapted(p["paths.adapted"], only=read_suite(p["paths.suite"]).question_ids))
     r = p["retrieval"]
     with closing(build_executor(p["executor"], p["llm"])) as executor:
+        universe = [(x.eval.question_id, x.eval.question_type) for x in records]
+        shard = ShardRun.start("retrieve", getattr(executor, "shard", None), universe, data_file=p["paths.adapted"],
+                               config={"memory": p["memory"], "retrieval": r})
         n = write_retrieval(memory, records, granularity=r["granularity"], k=r["context_k"],
                             budget=r["context_tokens"], log=p["paths.retrieval_log"], contexts=p["paths.contexts"],
-                            total=len(records), executor=executor)
+                            total=len(records), executor=executor, shard=shard)
     finish_stage_run("retrieve", executor.usage, start, total=n)
     write_usage(p["paths.retrieve_usage"], executor.usage.work)  # the cost of the work, never per-run counters
     print(f"retrieve: {memory.name} over {n} questions → {p['paths.retrieval_log']}")

@@ -1,0 +1,93 @@
+"""``--shard K/N`` and ``--workers N`` for the per-question commands, and `mnemetric merge`.
+
+A per-question command (retrieve, answer, judge, v2 run) given ``--shard K/N`` runs shard K of the
+questions (:mod:`mnemetric.shard`: deterministic, stratified by question type) and writes beside each
+output a ``.shard.json`` manifest; `mnemetric merge --out OUT PART...` joins the N parts into the bytes of
+the unsharded run. ``--workers`` sets ``executor.workers`` (per-question work on that many processes;
+the same bytes as one).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mnemetric.cli.registry import Handler, command
+from mnemetric.cli.types import positive_int
+
+
+def shard_spec(text: str):
+    """argparse type: ``K/N`` (1 <= K <= N) → :class:`mnemetric.shard.Shard`; else a usage error (exit 2)."""
+    from mnemetric.errors import ConfigError
+    from mnemetric.shard import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(f"{exc.problem} (give K/N with 1 <= K <= N, e.g. 1/4)") from None
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """``--shard`` and ``--workers`` (after :func:`mnemetric.cli.executor.add_executor_option`)."""
+    p.add_argument("--shard", type=shard_spec, default=None, metavar="K/N",
+                   help="run shard K of N of the questions (deterministic, stratified by question type) and "
+                        "write OUT.shard.json beside each output; join the N outputs with `mnemetric merge`. "
+                        "An input that is itself a shard sets it (SLURM: --shard $SLURM_ARRAY_TASK_ID/N; "
+                        "Kubernetes Indexed Job: --shard $((JOB_COMPLETION_INDEX + 1))/N)")
+    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                   help="per-question work (a memory system's retrieval) on N worker processes (executor.workers; "
+                        "default: the executor option's, null = one per core); the output bytes are those of one "
+                        "worker. Model calls are not spread: they run llm.max_concurrency at once")
+
+
+def executor_overrides(a: argparse.Namespace) -> dict:
+    """The ``executor`` section keys the command's options set (``workers``)."""
+    return {"workers": a.workers} if getattr(a, "workers", None) is not None else {}
+
+
+def run_shard(a: argparse.Namespace, executor, inputs=()):
+    """The command's shard: ``--shard``, else the executor option's ``shard``, else that of an input that is a
+    shard (one with a ``.shard.json`` manifest); None: an unsharded run."""
+    from mnemetric.shard import Manifest, manifest_path
+
+    shard = getattr(a, "shard", None) or getattr(executor, "shard", None)
+    for path in inputs if shard is None else ():
+        if manifest_path(path).exists():
+            return Manifest.read(path).shard
+    return shard
+
+
+def light_executor(a: argparse.Namespace):
+    """The executor option with the command's overrides and no ``llm:`` composition (for work that sends no
+    model call: its pool and run settings only)."""
+    from mnemetric.cli.registry import load_option, option_path
+    from mnemetric.execute import build_executor
+
+    name = getattr(a, "executor", "immediate")
+    section = {**load_option("executor", name, a.conf), **executor_overrides(a)}
+    return build_executor(section, {}, where=str(option_path("executor", name, a.conf) or f"executor={name}"))
+
+
+@command("merge", "join the outputs of a --shard run (PART... of shards 1..N) into the unsharded run's bytes",
+         "Read each PART (an output of retrieve, answer, judge or v2 run given --shard K/N) and its PART.shard.json "
+         "manifest, check that they are the N shards of one run — the same command, shard count, settings "
+         "(config_sha256), data (data_sha256) and inputs (lineage_sha256), each shard exactly once, no question in "
+         "two parts, each file as its manifest says — and write OUT (plus OUT.failures.jsonl when the parts have "
+         "failures sidecars) atomically, the lines in the unsharded run's order: the same bytes as the run without "
+         "--shard. A mismatch, an overlap or a gap is an error naming the parts; nothing is written. Merge the "
+         "retrieval log and the contexts of a retrieve run separately (each has its manifest). Example: "
+         "mnemetric merge --out runs/hypotheses.jsonl runs/hyp.1.jsonl runs/hyp.2.jsonl runs/hyp.3.jsonl")
+def _merge(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("parts", type=Path, nargs="+", metavar="PART", help="the shard outputs (any order)")
+    p.add_argument("--out", type=Path, required=True, default=argparse.SUPPRESS, metavar="OUT",
+                   help="the merged file to write")
+
+    def run(a: argparse.Namespace) -> int:
+        from mnemetric.shard import merge
+
+        done = merge(a.out, a.parts)
+        fails = done["failures"]
+        extra = "" if fails is None else f" (+ {fails} failure line(s) → {a.out}.failures.jsonl)"
+        print(f"merge: {done['shards']} {done['command']} shard(s), {done['lines']} line(s) → {a.out}{extra}")
+        return 0
+    return run

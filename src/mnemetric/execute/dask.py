@@ -1,0 +1,114 @@
+"""DaskExecutor: per-question work on a Dask distributed cluster (``-S executor=dask``; the ``dask`` extra).
+
+``executor.address`` null starts a ``LocalCluster`` here (``workers`` processes — one per usable core when
+null — one thread each) for the run and closes it at the end; an address (``tcp://host:8786``) joins that
+scheduler, whose workers must have Mnemetric and the run's plug-ins installed. :meth:`map` sends the task
+to every worker once (``scatter``, broadcast) and submits one future per :data:`CHUNK` questions, at most a
+bounded window of them in flight, yielding the results in question order: the bytes of the immediate executor.
+
+Model calls (:meth:`run`) are the immediate executor's, from this process: one budget, one usage ledger,
+the response cache on this machine (an SQLite file must not be shared over a network filesystem, so the
+workers do not open it). The shard, workers and grace settings are those of every executor.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+from mnemetric.errors import ConfigError, MnemetricError
+from mnemetric.execute.immediate import ImmediateExecutor
+from mnemetric.execute.pool import WorkerError, usable_cores
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+CHUNK = 8
+"""Questions per Dask task: a task's round trip (client → scheduler → worker → client) costs milliseconds, so
+each carries a few questions."""
+
+
+def _apply(task: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+    try:
+        return [task(item) for item in items]
+    except MnemetricError as exc:
+        raise WorkerError(str(exc), exc.exit_code) from None
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    chunk: list[T] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+class DaskExecutor(ImmediateExecutor):
+    """The immediate executor whose per-question work runs on Dask (module docstring)."""
+
+    accepts_address = True
+
+    def __init__(self, llm=None, *, name: str = "dask", processes: bool = True, **kwargs: Any):
+        super().__init__(llm, name=name, **kwargs)
+        self.processes = processes
+        self._client: Any = None
+        self._cluster: Any = None
+
+    def __repr__(self) -> str:
+        return f"DaskExecutor(address={self.address!r}, workers={self.workers})"
+
+    @property
+    def dask_client(self) -> Any:
+        """The distributed Client (started on first use)."""
+        if self._client is None:
+            try:
+                from distributed import Client, LocalCluster
+            except ImportError:
+                raise ConfigError("executor", "executor=dask needs Dask distributed, which is not installed",
+                                  fix="pip install 'mnemetric[dask]' (or use -S executor=immediate)") from None
+            if self.address:
+                try:
+                    self._client = Client(self.address, timeout="30s")
+                except (OSError, TimeoutError) as exc:
+                    raise ConfigError("executor.address", f"cannot reach the Dask scheduler {self.address!r}: {exc}",
+                                      fix="start the scheduler, or set executor.address: null for a LocalCluster"
+                                      ) from None
+            else:
+                os.environ.setdefault("DASK_DISTRIBUTED__WORKER__DAEMON", "False")
+                self._cluster = LocalCluster(n_workers=self.pool_size, threads_per_worker=1, processes=self.processes,
+                                             dashboard_address=None, silence_logs=40)
+                self._client = Client(self._cluster)
+        return self._client
+
+    def map(self, task: Callable[[T], R], items: Iterable[T], *, desc: str = "questions") -> Iterator[R]:
+        """``task(item)`` per item on the cluster, in order (module docstring)."""
+        client = self.dask_client
+        [shared] = client.scatter([task], broadcast=True, hash=False)
+        window = 4 * max(1, len(client.scheduler_info().get("workers", {})) or usable_cores())
+        pending: deque = deque()
+        try:
+            for chunk in _chunks(items, CHUNK):
+                pending.append(client.submit(_apply, shared, chunk, pure=False))
+                if len(pending) >= window:
+                    yield from pending.popleft().result()
+            while pending:
+                yield from pending.popleft().result()
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+    def close(self) -> None:
+        """Close the client and a LocalCluster this executor started, then the immediate executor's resources."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+        super().close()

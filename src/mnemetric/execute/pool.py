@@ -1,0 +1,145 @@
+"""Per-question work on a bounded pool of worker processes, results in input order (generic).
+
+A door hands an executor a *task* (a picklable callable, one call per question: e.g. a memory system's
+reset + ingest + retrieve for one adapted record) and the questions; :meth:`PoolMapper.map` yields the
+task's results in the questions' order, whatever order the workers finish in, so the output bytes are
+those of one worker. ``workers`` (the ``executor.workers`` param; None = one per usable core) processes
+run the task; at most ``2 × workers`` questions are in flight, so a large input is streamed, never held
+whole. With one worker, or one question, the task runs here, in this process.
+
+Worker processes are forked (where the platform can: the task and everything it holds are inherited,
+not pickled) and ignore SIGINT; on an interrupt or an error the pool is shut down and its processes
+ended, and the error is raised here. A :class:`~mnemetric.errors.MnemetricError` raised in a worker comes
+back as one (its message and exit status kept).
+
+Model calls are not spread over processes: the run's one executor (one budget, one usage ledger) sends
+them from this process, ``llm.max_concurrency`` at once; a task that calls models runs here.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, TypeVar
+
+from mnemetric.errors import ConfigError, MnemetricError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on (the default of ``executor.workers``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+class WorkerError(MnemetricError):
+    """A user-facing error raised by a task in a worker, carried back by message and exit status."""
+
+    def __init__(self, message: str, exit_code: int = 2):
+        self.exit_code = exit_code
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.exit_code))
+
+
+_TASK: Callable[[Any], Any] | None = None
+
+
+def _init_worker(task: Callable[[Any], Any]) -> None:
+    global _TASK
+    _TASK = task
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends the pool
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _call(item: Any) -> Any:
+    try:
+        return _TASK(item)  # type: ignore[misc]
+    except MnemetricError as exc:
+        raise WorkerError(str(exc), exc.exit_code) from None
+
+
+def _context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def map_ordered(task: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
+    """``task(item)`` for each item, in order, on ``workers`` processes (module docstring)."""
+    if workers <= 1:
+        for item in items:
+            yield task(item)
+        return
+    pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(task,))
+    pending: deque = deque()
+    window = 2 * workers
+    done = False
+    try:
+        for item in items:
+            pending.append(pool.submit(_call, item))
+            if len(pending) >= window:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+        done = True
+    finally:
+        if done:
+            pool.shutdown(wait=True)
+        else:  # an error, an interrupt, or the caller stopped reading: end the workers now
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                if proc.is_alive():
+                    proc.terminate()
+
+
+def check_workers(value: Any, where: str = "executor.workers") -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(where, f"must be an integer >= 1 or null (one per core), got {value!r}")
+    return value
+
+
+class PoolMapper:
+    """The run settings every executor takes from the ``executor`` section (``workers``,
+    ``grace_seconds``, ``shard``, ``address``), and :meth:`map` on a local process pool."""
+
+    workers: int | None = None
+    grace_seconds: float = 30.0
+    shard: Any = None
+    address: str | None = None
+    accepts_address = False
+
+    def set_run_settings(self, *, workers: int | None = None, grace_seconds: float | None = None,
+                         shard: str | None = None, address: str | None = None) -> None:
+        from mnemetric.execute.interrupt import DEFAULT_GRACE_SECONDS
+        from mnemetric.shard import parse_shard
+
+        self.workers = check_workers(workers)
+        grace = DEFAULT_GRACE_SECONDS if grace_seconds is None else grace_seconds
+        if isinstance(grace, bool) or not isinstance(grace, (int, float)) or grace < 0:
+            raise ConfigError("executor.grace_seconds", f"must be a number >= 0, got {grace!r}")
+        self.grace_seconds = float(grace)
+        self.shard = parse_shard(shard, "executor.shard")
+        if address is not None and not self.accepts_address:
+            raise ConfigError("executor.address", f"{address!r} given, but executor {getattr(self, 'name', '?')!r} "
+                              "joins no scheduler", fix="use -S executor=dask (or set executor.address: null)")
+        self.address = address
+
+    @property
+    def pool_size(self) -> int:
+        """The worker processes :meth:`map` uses (``workers``, or one per usable core)."""
+        return self.workers if self.workers is not None else usable_cores()
+
+    def map(self, task: Callable[[T], R], items: Iterable[T], *, desc: str = "questions") -> Iterator[R]:
+        """``task(item)`` per item, in order, on :attr:`pool_size` processes (:func:`map_ordered`)."""
+        return map_ordered(task, items, self.pool_size)

@@ -1,0 +1,127 @@
+"""Issue 16 item 3: SIGINT / SIGTERM keep paid work and leave no temp files.
+
+A real `mnemetric` subprocess against the loopback OpenAI server (with a delay): the signal arrives while
+requests are in flight; the run waits for them (grace), exits 128 + signal with one line and no traceback,
+and a rerun sends none of what was in flight. SIGTERM during retrieve removes the temporary files of the
+outputs being written (two ``.tmp`` were left before)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.support.openai_server import FakeOpenAIServer
+
+N = 20
+
+
+def _inputs(folder: Path) -> tuple[Path, Path]:
+    from tests.longmemeval.answer_fixtures import adapted_record, context_record
+
+    adapted, contexts = folder / "adapted.jsonl", folder / "contexts.jsonl"
+    qids = [f"q{i:02d}" for i in range(N)]
+    adapted.write_text("".join(json.dumps(adapted_record(q, f"What is item {q}?")) + "\n" for q in qids),
+                       encoding="utf-8")
+    contexts.write_text("".join(json.dumps(context_record(q, [("user", f"item {q} is blue")])) + "\n" for q in qids),
+                        encoding="utf-8")
+    return contexts, adapted
+
+
+def _env(tmp_path: Path, server: FakeOpenAIServer) -> dict[str, str]:
+    return {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test", "TQDM_DISABLE": "1",
+            "MNEMETRIC_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+
+
+def _wait(predicate, timeout: float = 60.0) -> None:
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.02)
+
+
+def _answer(tmp_path: Path, env: dict, contexts: Path, adapted: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "mnemetric.cli", "answer", str(contexts), "--adapted", str(adapted),
+                             "--reader", "openai", "--out", str(tmp_path / "hyp.jsonl"), "--max-concurrency", "8"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_waits_for_the_requests_in_flight_and_a_rerun_does_not_resend_them(tmp_path, sig):
+    contexts, adapted = _inputs(tmp_path)
+    with FakeOpenAIServer(latency=2.0) as server:
+        env = _env(tmp_path, server)
+        proc = _answer(tmp_path, env, contexts, adapted)
+        _wait(lambda: server.count >= 8)  # the first 8 are in flight (2 s each)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 128 + sig, err
+        lines = [line for line in err.splitlines() if line.strip() and not line.startswith("answer:")]  # no bars
+        assert len(lines) == 1 and lines[0].startswith(f"error: interrupted by {signal.Signals(sig).name}"), err
+        assert "Traceback" not in err
+        first = server.keys()
+        # nothing new started after the signal (8 in flight; more only if this test saw them late), and
+        # every request sent was answered: those in flight finished, their answers went to the cache
+        assert 8 <= len(first) < N and server.answered == len(first)
+        assert not (tmp_path / "hyp.jsonl").exists()
+        assert not list(tmp_path.glob(".*.tmp"))
+
+        rerun = subprocess.run([sys.executable, "-m", "mnemetric.cli", "answer", str(contexts), "--adapted",
+                                str(adapted), "--reader", "openai", "--out", str(tmp_path / "hyp.jsonl")],
+                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert rerun.returncode == 0, rerun.stderr
+        again = server.keys()[len(first):]
+    assert len(again) == N - len(first) and not set(again) & set(first)  # nothing paid twice
+    assert len((tmp_path / "hyp.jsonl").read_text(encoding="utf-8").splitlines()) == N
+
+
+def test_the_grace_is_bounded_and_a_second_signal_stops_at_once(tmp_path):
+    contexts, adapted = _inputs(tmp_path)
+    with FakeOpenAIServer(latency=30.0) as server:
+        env = _env(tmp_path, server)
+        proc = _answer(tmp_path, env, contexts, adapted)
+        _wait(lambda: server.count >= 8)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        assert proc.poll() is None  # waiting for the requests in flight
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err and "unanswered" in err
+
+
+SLOW_MEMORY = """\
+import time
+from mnemetric.longmemeval.memory.simple import FullContext
+
+class SlowMemory(FullContext):
+    def retrieve(self, query, granularity):
+        time.sleep(0.05)
+        return super().retrieve(query, granularity)
+"""
+
+
+def test_sigterm_during_retrieve_leaves_no_temp_files(tmp_path):
+    (tmp_path / "slow_memory.py").write_text(SLOW_MEMORY, encoding="utf-8")
+    (tmp_path / "slow.yaml").write_text("_target_: slow_memory.SlowMemory\nname: slow\n", encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{tmp_path}"}
+    proc = subprocess.Popen([sys.executable, "-m", "mnemetric.cli", "retrieve", str(ROOT / "data/sample/longmemeval_sample.json"),
+                             "--memory", str(tmp_path / "slow.yaml"), "--granularity", "session", "--out",
+                             str(out / "log.jsonl"), "--contexts", str(out / "ctx.jsonl"), "--workers", "1"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait(lambda: len(list(out.glob(".*.tmp"))) == 2)  # both outputs are being written
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err and err.strip().startswith("error: interrupted by SIGTERM")
+    assert list(out.iterdir()) == []

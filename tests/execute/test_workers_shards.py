@@ -1,0 +1,188 @@
+"""Issue 16 items 3 and 5: per-question work on a pool, question shards and `mnemetric merge`.
+
+Real files from the bundled sample: the retrieval of 2 workers (and of a Dask LocalCluster) writes the
+bytes of one; shards are stratified by type and deterministic; retrieve → answer → judge on each of 3
+shards, merged, is byte-identical to the unsharded chain; merge refuses overlaps, gaps and config or data
+mismatches, naming them; bad shard specs are usage errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mnemetric.cli import main
+from mnemetric.config import build
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.execute import ImmediateExecutor, build_executor
+from mnemetric.longmemeval.adapted import read_adapted
+from mnemetric.longmemeval.retrieve import write_retrieval
+from mnemetric.shard import Shard, ShardRun, assign, merge, parse_shard
+from tests.conftest import ROOT
+
+DATASET = ROOT / "data" / "sample" / "longmemeval_sample.json"
+
+
+def _memory(name: str = "bm25-upstream"):
+    import yaml
+
+    return build(yaml.safe_load((ROOT / "conf" / "memory" / f"{name}.yaml").read_text(encoding="utf-8")), name)
+
+
+def _retrieve(folder: Path, records, executor=None, shard=None, granularity="turn", tag="run"):
+    folder.mkdir(parents=True, exist_ok=True)
+    log, ctx = folder / f"{tag}.jsonl", folder / f"{tag}.ctx.jsonl"
+    write_retrieval(_memory(), records, granularity=granularity, k=5, budget=2000, log=log, contexts=ctx,
+                    executor=executor, shard=shard)
+    return log, ctx
+
+
+@pytest.fixture(scope="module")
+def records(adapted_sample):
+    return list(read_adapted(adapted_sample))
+
+
+def test_two_workers_write_the_bytes_of_one(tmp_path, records):
+    one = _retrieve(tmp_path / "one", records, ImmediateExecutor(workers=1, progress=False))
+    two = _retrieve(tmp_path / "two", records, ImmediateExecutor(workers=2, progress=False))
+    assert [p.read_bytes() for p in one] == [p.read_bytes() for p in two]
+    assert len(one[0].read_bytes().splitlines()) == len(records) > 10
+
+
+def test_a_dask_local_cluster_writes_the_bytes_of_the_immediate_executor(tmp_path, records):
+    pytest.importorskip("distributed")
+    from mnemetric.execute.dask import DaskExecutor
+
+    base = _retrieve(tmp_path / "immediate", records, ImmediateExecutor(workers=1, progress=False))
+    with DaskExecutor(workers=2, processes=False, progress=False) as ex:
+        dask = _retrieve(tmp_path / "dask", records, ex)
+        assert len(ex.dask_client.scheduler_info()["workers"]) == 2
+    assert [p.read_bytes() for p in base] == [p.read_bytes() for p in dask]
+
+
+def test_executor_dask_is_an_option_of_the_executor_group():
+    import yaml
+
+    cfg = yaml.safe_load((ROOT / "conf" / "executor" / "dask.yaml").read_text(encoding="utf-8"))
+    ex = build_executor(cfg, {}, progress=False)
+    assert type(ex).__name__ == "DaskExecutor" and ex.address is None
+    with pytest.raises(ConfigError, match="executor.address"):
+        build_executor({**yaml.safe_load((ROOT / "conf/executor/immediate.yaml").read_text()), "address": "tcp://x:1"},
+                       {})
+
+
+def test_shards_are_stratified_by_type_balanced_and_deterministic(records):
+    universe = [(r.eval.question_id, r.eval.question_type) for r in records]
+    got = assign(universe, 3)
+    assert got == assign(universe, 3) and set(got.values()) == {1, 2, 3}
+    sizes = Counter(got.values())
+    assert max(sizes.values()) - min(sizes.values()) <= 1
+    for qtype in {t for _, t in universe}:
+        per = Counter(got[q] for q, t in universe if t == qtype)
+        assert max(per.values()) - min(per.get(k, 0) for k in (1, 2, 3)) <= 1, qtype
+
+
+@pytest.mark.parametrize("spec, problem", [("0/0", "N must be >= 1"), ("3/2", "K must be in 1..2"),
+                                           ("a/b", "not a shard spec"), ("0/2", "K must be in 1..2")])
+def test_bad_shard_specs_are_clear_errors(spec, problem, capsys):
+    with pytest.raises(ConfigError, match=problem):
+        parse_shard(spec)
+    with pytest.raises(SystemExit) as exit_:
+        main(["retrieve", str(DATASET), "--memory", "bm25", "--granularity", "session", "--out", "x", "--shard", spec])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --shard: {spec!r}" in err and problem in err and "Traceback" not in err
+    with pytest.raises(ConfigError, match="executor.shard"):
+        ImmediateExecutor(shard=spec)
+
+
+def _shards(tmp_path: Path, records, n: int = 3):
+    universe = [(r.eval.question_id, r.eval.question_type) for r in records]
+    parts = []
+    for k in range(1, n + 1):
+        run = ShardRun.start("retrieve", Shard(k, n), universe, data_file=None, config={"k": 5})
+        parts.append(_retrieve(tmp_path / "parts", records, shard=run, tag=f"p{k}"))
+    return parts
+
+
+def test_merged_retrieval_shards_are_the_unsharded_bytes(tmp_path, records):
+    full = _retrieve(tmp_path / "full", records)
+    parts = _shards(tmp_path, records)
+    merge(tmp_path / "log.jsonl", [p[0] for p in reversed(parts)])
+    merge(tmp_path / "ctx.jsonl", [p[1] for p in parts])
+    assert (tmp_path / "log.jsonl").read_bytes() == full[0].read_bytes()
+    assert (tmp_path / "ctx.jsonl").read_bytes() == full[1].read_bytes()
+    assert not Path(f"{full[0]}.shard.json").exists()
+
+
+def test_merge_refuses_overlaps_gaps_and_mismatches_naming_them(tmp_path, records):
+    (p1, _), (p2, _), (p3, _) = _shards(tmp_path, records)
+    out = tmp_path / "merged.jsonl"
+    with pytest.raises(InputError, match=r"overlap.*shard 2/3 also given as .*p2\.jsonl"):
+        merge(out, [p1, p2, p3, shutil.copy(p2, tmp_path / "copy.jsonl") and _copy_manifest(p2, tmp_path / "copy.jsonl")])
+    with pytest.raises(InputError, match=r"gap.*shard\(s\) 3/3 missing"):
+        merge(out, [p1, p2])
+    universe = [(r.eval.question_id, r.eval.question_type) for r in records]
+    other = _retrieve(tmp_path / "other", records, shard=ShardRun.start("retrieve", Shard(3, 3), universe,
+                      data_file=None, config={"k": 6}), tag="p3")[0]
+    with pytest.raises(InputError, match=r"p3\.jsonl: shard 3/3: field 'config mismatch'"):
+        merge(out, [p1, p2, other])
+    data = tmp_path / "data.json"
+    data.write_text("[]", encoding="utf-8")
+    elsewhere = _retrieve(tmp_path / "data", records, shard=ShardRun.start("retrieve", Shard(3, 3), universe,
+                          data_file=data, config={"k": 5}), tag="p3")[0]
+    with pytest.raises(InputError, match="data mismatch"):
+        merge(out, [p1, p2, elsewhere])
+    p3.write_bytes(b"".join(p3.read_bytes().splitlines(keepends=True)[:-1]))  # a truncated part
+    with pytest.raises(InputError, match=r"p3\.jsonl: <file>: field 'lines': .* its shard manifest lists"):
+        merge(out, [p1, p2, p3])
+    (tmp_path / "bare.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(InputError, match="not an output of a --shard run"):
+        merge(out, [tmp_path / "bare.jsonl"])
+    assert not out.exists()
+
+
+def _copy_manifest(src: Path, dst: Path) -> Path:
+    shutil.copy(f"{src}.shard.json", f"{dst}.shard.json")
+    return dst
+
+
+def test_retrieve_answer_judge_on_2_shards_merge_to_the_unsharded_chain(tmp_path, adapted_sample):
+    def chain(folder: Path, shard: str | None) -> Path:
+        folder.mkdir()
+        extra = ["--shard", shard] if shard else []
+        assert main(["retrieve", str(DATASET), "--memory", "bm25-upstream", "--granularity", "session",
+                     "--out", str(folder / "log.jsonl"), "--contexts", str(folder / "ctx.jsonl"), "--workers", "2",
+                     *extra]) == 0
+        assert main(["answer", str(folder / "ctx.jsonl"), "--adapted", str(adapted_sample), "--reader",
+                     "extractive", "--out", str(folder / "hyp.jsonl")]) == 0  # the shard is the input's
+        assert main(["judge", str(folder / "hyp.jsonl"), str(DATASET), "--judge", "lexical",
+                     "--out", str(folder / "judged.jsonl")]) == 0
+        return folder
+
+    full = chain(tmp_path / "full", None)
+    parts = [chain(tmp_path / f"s{k}", f"{k}/2") for k in (1, 2)]
+    for name in ("hyp.jsonl", "judged.jsonl"):
+        assert main(["merge", "--out", str(tmp_path / name), *(str(p / name) for p in parts)]) == 0
+        assert (tmp_path / name).read_bytes() == (full / name).read_bytes(), name
+        assert (tmp_path / f"{name}.failures.jsonl").read_bytes() == (full / f"{name}.failures.jsonl").read_bytes()
+    manifest = json.loads((parts[0] / "judged.jsonl.shard.json").read_text(encoding="utf-8"))
+    assert manifest["command"] == "judge" and manifest["shard"] == "1/2"
+
+
+@pytest.mark.parametrize("key, value, problem", [("workers", 0, ">= 1"), ("workers", "2", "expected an integer"),
+                                                 ("grace_seconds", -1, ">= 0"), ("shard", "abc", "K/N"),
+                                                 ("address", 3, "expected a string")])
+def test_the_executor_section_is_typed(key, value, problem):
+    import yaml
+
+    from mnemetric.schema import check_section
+
+    section = yaml.safe_load((ROOT / "conf" / "executor" / "immediate.yaml").read_text(encoding="utf-8"))
+    check_section("executor", section)
+    with pytest.raises(ConfigError, match=f"executor.{key}") as err:
+        check_section("executor", {**section, key: value})
+    assert problem in str(err.value)
