@@ -113,7 +113,7 @@ def test_data_after_the_list_is_an_error_but_whitespace_is_not(tmp_path, monkeyp
     path.write_text("[1, 2]  \n x]")
     p = _error(path).problem
     assert (p.record, p.field) == ("line 2", "<json>")
-    assert p.message == "unexpected 'x' after the closing ']' of the list (line 2 column 2, character 10 of the file)"
+    assert p.message == "unexpected 'x' after the closing ']' of the list (line 2 column 2, character 10 of the file, byte offset 10)"
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 5, 8, 13, 1 << 20])

@@ -1,9 +1,12 @@
 """Stream the items of a top-level JSON list without loading the whole file, strictly.
 
 The official LongMemEval files are one JSON list (the M variant is ~2.7 GB). ``iter_json_items``
-reads bytes in chunks, decodes them as UTF-8 incrementally and decodes one item at a time with
-:meth:`json.JSONDecoder.raw_decode`, reading more only when an item is not yet complete, so
-memory stays at about one item.
+parses it through ijson's C parser (:mod:`mnemetric.jsonfast`) as long as the bytes are plain strict
+JSON; at the first thing that parser reads differently or refuses, the rest of the file (from the
+first item not yet handed out) goes through the strict reader here (:func:`strict_items`), which
+names every flaw. The strict reader reads bytes in chunks, decodes them as UTF-8 incrementally and
+decodes one item at a time with :meth:`json.JSONDecoder.raw_decode`, reading more only when an item
+is not yet complete. Either way memory stays at about one item.
 
 Strict means RFC 8259 JSON in UTF-8, nothing Python's ``json`` adds or forgives:
 
@@ -18,7 +21,7 @@ Strict means RFC 8259 JSON in UTF-8, nothing Python's ``json`` adds or forgives:
 Before reading, the path must be a regular, uncompressed file (:func:`mnemetric.io.require_file`:
 a FIFO would block the reader, a gzip file would fail as "UTF-16").
 
-File-level problems name ``line N`` (and the byte or character offset); a broken item names
+File-level problems name ``line N`` (with column, character and byte offset); a broken item names
 ``index N``. Value flaws (the last three rules) come back with the item as :class:`Flaw` records
 (JSON path + message) so a validator can name the field and go on with the next item.
 """
@@ -30,12 +33,14 @@ import json
 import math
 import re
 from collections.abc import Iterator
+from itertools import islice
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from mnemetric.errors import InputError
 from mnemetric.io import DUPLICATE_FIX, repeated_key, require_file
+from mnemetric.jsonfast import fast_items
 
 CHUNK = 1 << 20
 _WS = " \t\n\r"
@@ -86,8 +91,8 @@ class _Reader:
         self.fh, self.path = fh, path
         self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self.buf, self.pos, self.eof = "", 0, False
-        self.offset = 0
-        """Characters of the file dropped from the front of ``buf`` so far (``buf[0]``'s file offset)."""
+        self.offset, self.byte_offset = 0, 0
+        """Characters (bytes) of the file dropped from the front of ``buf`` so far: ``buf[0]``'s offset."""
         self.lines, self.line_start = 0, 0
         """Newlines in the dropped characters; file offset of the character after the last one."""
         self.bytes_read, self.byte_lines = 0, 0
@@ -113,6 +118,7 @@ class _Reader:
             self.lines += self.buf.count("\n", 0, self.pos)
             self.line_start = self.offset + last + 1
         self.offset += self.pos
+        self.byte_offset += len(self.buf[: self.pos].encode("utf-8"))
         self.buf = self.buf[self.pos :] + text
         self.pos = 0
         return True
@@ -152,11 +158,16 @@ class _Reader:
         line = self.lines + self.buf.count("\n", 0, pos) + 1
         return line, self.offset + pos - start + 1, self.offset + pos
 
+    def byte_at(self, pos: int) -> int:
+        """The byte offset in the file of ``buf[pos]`` (0-based; differs from the character offset
+        after multi-byte characters)."""
+        return self.byte_offset + len(self.buf[: min(pos, len(self.buf))].encode("utf-8"))
+
     def error(self, message: str, fix: str = FIX_LIST) -> InputError:
         """A file-level problem at the current position, named by its line."""
         line, column, char = self.where(self.pos)
         return InputError(self.path, f"line {line}", "<json>", f"{message} (line {line} column {column}, "
-                          f"character {char} of the file)", fix=fix)
+                          f"character {char} of the file, byte offset {self.byte_at(self.pos)})", fix=fix)
 
 
 def iter_json_list(path: str | Path) -> Iterator[Any]:
@@ -172,14 +183,24 @@ def iter_json_list(path: str | Path) -> Iterator[Any]:
 
 
 def iter_json_items(path: str | Path) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
-    """Yield (item, flaws) for each item of the top-level JSON list in ``path`` (see module doc)."""
-    require_file(path)
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise InputError(str(path), "<file>", "<file>", f"cannot be read ({exc.strerror})") from None
-    with fh:
-        _check_encoding_mark(fh.peek(4)[:4], str(path))
+    """Yield (item, flaws) for each item of the top-level JSON list in ``path`` (see module doc): through
+    ijson's C parser (:mod:`mnemetric.jsonfast`) while the bytes are plain strict JSON; from the first
+    item it cannot vouch for (or any error) on, through the strict reader, which names every flaw."""
+    given = 0
+    with _open(path) as fh:
+        try:
+            for item in fast_items(fh, CHUNK):
+                yield item, ()
+                given += 1
+            return
+        except Exception:  # noqa: BLE001 - whatever it is, the strict reader says what and where
+            pass
+    yield from islice(strict_items(path), given, None)
+
+
+def strict_items(path: str | Path) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
+    """:func:`iter_json_items` by the pure-Python strict reader alone (the fast path's fallback)."""
+    with _open(path) as fh:
         r = _Reader(fh, str(path))
         decoder = _StrictDecoder()
         _open_list(r)
@@ -191,6 +212,21 @@ def iter_json_items(path: str | Path) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
             raise r.error(f"unexpected {r.buf[r.pos]!r} after the closing ']' of the list",
                           fix="a file holds exactly one JSON list: remove what follows its closing ']' "
                               "(two lists joined together?)")
+
+
+def _open(path: str | Path) -> BinaryIO:
+    """``path`` opened in binary after the checks every reader makes first (regular file, no BOM)."""
+    require_file(path)
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise InputError(str(path), "<file>", "<file>", f"cannot be read ({exc.strerror})") from None
+    try:
+        _check_encoding_mark(fh.peek(4)[:4], str(path))
+    except InputError:
+        fh.close()
+        raise
+    return fh
 
 
 def _check_encoding_mark(head: bytes, path: str) -> None:
@@ -270,7 +306,7 @@ def _decode_item(r: _Reader, decoder: _StrictDecoder, index: int) -> tuple[Any, 
                 line, column, char = r.where(exc.pos)
                 raise InputError(r.path, f"index {index}", "<json>", f"item {index} is not valid JSON ({exc.msg} at "
                                  f"character {char} of the file, {exc.pos - r.pos} into the item; line {line} "
-                                 f"column {column})", fix=FIX_LIST) from None
+                                 f"column {column}; byte offset {r.byte_at(exc.pos)})", fix=FIX_LIST) from None
             continue
         except (RecursionError, ValueError) as exc:
             raise InputError(r.path, f"index {index}", "<json>", _unreadable(index, exc), fix=FIX_LIST) from None

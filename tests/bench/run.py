@@ -11,6 +11,10 @@ granularity. Each measured run is a fresh subprocess (this file with --worker), 
 (getrusage ru_maxrss) is its own. Dense runs twice on one embedding cache folder: cold (empty
 cache), then warm (same texts: nothing should be embedded).
 
+Sections ``stream`` (streaming an M-shaped file: validate/adapt against json.load and ijson alone, peak
+memory per process) and ``reuse`` (the embedding store's reuse ratio on S-shaped data; dense with the
+store off, cold, warm) are in stream.py.
+
 Sections are functions ``name(args) -> dict`` in SECTIONS; results.json is read, the section's key
 replaced, and written back atomically, so other sections' numbers stay. Not a pytest module (pytest
 only collects test_*.py).
@@ -222,7 +226,24 @@ def bench_workers_section(args: argparse.Namespace) -> dict[str, Any]:
             **bench_workers(questions=args.questions, sessions=args.sessions, seed=args.seed)}
 
 
-SECTIONS = {"retrieval": bench_retrieval, "judge": bench_judge_section, "workers": bench_workers_section}
+def bench_stream_section(args: argparse.Namespace) -> dict[str, Any]:
+    """Streaming M: validate/adapt time and peak memory against json.load and ijson alone (stream.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from stream import bench_stream
+
+    return bench_stream(args)
+
+
+def bench_reuse_section(args: argparse.Namespace) -> dict[str, Any]:
+    """Embeddings done once: the reuse ratio on S-shaped data; dense with the store off, cold, warm (stream.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from stream import bench_reuse
+
+    return bench_reuse(args)
+
+
+SECTIONS = {"retrieval": bench_retrieval, "judge": bench_judge_section, "workers": bench_workers_section,
+            "stream": bench_stream_section, "reuse": bench_reuse_section}
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -240,6 +261,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         "--out should name another file, since the section is replaced whole")
     p.add_argument("--section", help="the key the numbers land under in --out (default: the section's name); "
                                      "e.g. retrieval-bm25 for a --systems subset beside the full section")
+    p.add_argument("--m-questions", type=int, default=500,
+                   help="stream: questions of the M-shaped file, 500 sessions each (default: %(default)s, ~385 MB)")
+    p.add_argument("--repeats", type=int, default=3, help="stream: runs of each command (default: %(default)s)")
+    p.add_argument("--reuse-questions", type=int, default=50,
+                   help="reuse: questions of the dense off/cold/warm runs (default: %(default)s)")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--adapted", type=Path, help=argparse.SUPPRESS)
     p.add_argument("--granularity", help=argparse.SUPPRESS)

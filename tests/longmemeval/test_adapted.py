@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 import pytest
 
-from mnemetric.longmemeval.adapted import AdaptedRecord, SessionAdapter, read_adapted
+from mnemetric.longmemeval.adapted import AdaptedRecord, AdaptedRecords, SessionAdapter, read_adapted
 from mnemetric.longmemeval.instance import load_instances
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.longmemeval.adapt import adapt_file
@@ -185,3 +185,17 @@ def test_a_bad_field_is_named(tmp_path, change, field, message):
         list(read_adapted(path))
     assert (err.value.problem.file, err.value.problem.record, err.value.problem.field) == (str(path), "line 2", field)
     assert err.value.problem.message.startswith(message) and "dvc repro adapt" in err.value.fix
+
+
+def test_adapted_records_are_a_sized_stream_read_anew_per_pass(tmp_path):
+    """What the retrieve stage hands on instead of a list of every haystack (GBs at M)."""
+    out = tmp_path / "adapted.jsonl"
+    adapt_file(V3, BUNDLED, out)
+    every = list(read_adapted(out))
+    ids = [every[5].eval.question_id, every[1].eval.question_id]
+    records = AdaptedRecords(out, only=ids)
+    out.write_text("not read yet\n")  # len() is the suite's size: the file is not opened
+    assert len(records) == 2
+    adapt_file(V3, BUNDLED, out)
+    assert [r.eval.question_id for r in records] == [ids[1], ids[0]]  # file order, a fresh pass each time
+    assert list(records) == [every[1], every[5]]

@@ -274,3 +274,18 @@ def read_adapted(path: str | Path, only: Collection[str] | None = None) -> Itera
         raise InputError(str(path), "<file>", "eval.question_id",
                          f"no record of question {missing[0]!r} ({len(missing)} question(s) of the suite missing)",
                          fix="the suite was chosen from another adapted file: rerun `dvc repro suite`")
+
+
+class AdaptedRecords:
+    """The suite's records of an adapted file as a sized stream that can be iterated again (each pass
+    reads the file anew, one record at a time): what a stage hands on instead of a list, which at M
+    would hold every haystack (GBs) at once."""
+
+    def __init__(self, path: str | Path, only: Collection[str]):
+        self.path, self.only = path, tuple(only)
+
+    def __iter__(self) -> Iterator[AdaptedRecord]:
+        return read_adapted(self.path, only=self.only)
+
+    def __len__(self) -> int:
+        return len(self.only)

@@ -1,7 +1,8 @@
 """Stage retrieve: run the memory system over the suite → upstream retrievallog + reader contexts.
 
 The work is ``mnemetric.longmemeval.retrieve.write_retrieval`` (the one path `mnemetric retrieve`
-takes too). The adapted file is read once; the records outside the suite are skipped unparsed. A
+takes too). The adapted file is streamed once, one record at a time (never held whole: GBs at M); the
+records outside the suite are skipped unparsed. A
 memory system that calls models (embeddings) does so through the run's ONE executor (params
 ``executor`` + ``llm``). The usage sidecar holds the cost of that work; the run's counters (sent,
 hits, seconds) go to the terminal and the run log. ``executor.workers`` runs the questions on a pool
@@ -16,7 +17,7 @@ from mnemetric.config import build
 from mnemetric.execute import build_executor
 from mnemetric.llm.run_log import finish_stage_run
 from mnemetric.llm.usage import write_usage
-from mnemetric.longmemeval.adapted import read_adapted
+from mnemetric.longmemeval.adapted import AdaptedRecords
 from mnemetric.longmemeval.memory import MemorySystem
 from mnemetric.longmemeval.retrieve import write_retrieval
 from mnemetric.longmemeval.suite import read_suite
@@ -32,7 +33,7 @@ def main() -> None:
     p = stage_params(PARAMS)
     memory: MemorySystem = build(p["memory"], "params.yaml memory")
     start = time.monotonic()
-    records = list(read_adapted(p["paths.adapted"], only=read_suite(p["paths.suite"]).question_ids))
+    records = AdaptedRecords(p["paths.adapted"], only=read_suite(p["paths.suite"]).question_ids)  # streamed, not held
     r = p["retrieval"]
     with closing(build_executor(p["executor"], p["llm"])) as executor:
         universe = [(x.eval.question_id, x.eval.question_type) for x in records]
