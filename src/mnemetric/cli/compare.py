@@ -37,6 +37,8 @@ class RunData:
     retrieval: Mapping[str, Metrics] | None
     """question_id -> level -> metric -> value (``ScoredRetrieval.per_question``)."""
     types: dict[str, str]
+    attribution: Any = None
+    """The run's metrics/detail/attribution.json (AttributionFile), None when it has none."""
 
 
 def _path(params: dict, key: str, rev_name: str) -> str:
@@ -87,7 +89,33 @@ def load_run(name: str, repo: Path) -> RunData:
                                                      ks=scoring.get("ks") or (1, 3, 5, 10, 30, 50)))
     keys = keys_from(params, data, [(j.model, j.judge_trace) for j in judged])
     return RunData(name, rev.short, keys, {j.question_id: j.label for j in judged}, scored.per_question,
-                   scored.question_types())
+                   scored.question_types(), _attribution(rev, name, repo))
+
+
+def _attribution(rev: Any, name: str, repo: Path) -> Any:
+    """The failure attribution of revision ``rev`` (git-tracked, ``cache: false``), None when it has none."""
+    from mnemetric import revisions
+    from mnemetric.longmemeval.attribution_file import PATH, AttributionFile
+
+    where = f"{name}:{PATH}"
+    try:
+        text = revisions.read_text(rev, str(PATH), repo)
+    except InputError:  # a run made before the attribution stage
+        return None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(where, f"line {exc.lineno}", "<json>", f"not valid JSON ({exc.msg})") from None
+    return AttributionFile.from_record(raw, file=where)
+
+
+def attribution_moves(a: RunData, b: RunData) -> dict[str, Any] | None:
+    """Counts per cause for A and B and the paired moves between causes (None unless both runs have them)."""
+    from mnemetric.longmemeval.attribution import cause_moves
+
+    if a.attribution is None or b.attribution is None:
+        return None
+    return cause_moves(a.attribution.by_id(), b.attribution.by_id())
 
 
 def compare_runs(a: RunData, b: RunData, *, force: bool, resamples: int, seed: int,
@@ -109,6 +137,7 @@ def compare_runs(a: RunData, b: RunData, *, force: bool, resamples: int, seed: i
         "qa": compare_qa(a.labels, b.labels, types, alpha=alpha, source=f"{a.name} vs {b.name} judged", **kw),
         "retrieval": compare_retrieval(a.retrieval or {}, b.retrieval or {},
                                        source=f"{a.name} vs {b.name} retrieval logs", **kw),
+        "attribution": attribution_moves(a, b),
     }
 
 
@@ -174,7 +203,8 @@ def render_table(result: dict[str, Any]) -> str:
         lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines + ["", *_notes(result), *_flip_lines(result, "")])
+    return "\n".join(lines + ["", *_notes(result), *_flip_lines(result, ""), "",
+                              *_attribution_lines(result, "  ")])
 
 
 def render_markdown(result: dict[str, Any]) -> str:
@@ -182,7 +212,7 @@ def render_markdown(result: dict[str, Any]) -> str:
     lines = [f"### {_title(result)}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(c.strip() for c in r) + " |" for r in rows(result)]
     notes = [n.replace("*", "\\*", 1) if n.startswith("*") else n for n in _notes(result)]
-    return "\n".join(lines + ["", *notes, "", *_flip_lines(result, "- ")])
+    return "\n".join(lines + ["", *notes, "", *_flip_lines(result, "- "), "", *_attribution_lines(result, "- ")])
 
 
 def _title(result: dict[str, Any]) -> str:
@@ -200,6 +230,12 @@ def _flip_lines(result: dict[str, Any], bullet: str) -> list[str]:
         if qa[key]:
             lines.append(f"judged only in {side} (left out): {', '.join(qa[key])}")
     return lines
+
+
+def _attribution_lines(result: dict[str, Any], bullet: str) -> list[str]:
+    from mnemetric.longmemeval.attribution_report import compare_lines
+
+    return compare_lines(result.get("attribution"), bullet)
 
 
 def _alpha(text: str) -> float:
@@ -229,7 +265,9 @@ def emit(text: str) -> None:
          "scoring profile, judge, reader, retrieval budget), naming every differing field, unless --force. QA: "
          "paired difference of overall and task-averaged accuracy (primary), per-type and abstention accuracy "
          "(exploratory, Holm-adjusted p), with a score interval for paired proportions, exact McNemar p, "
-         "flipped questions; retrieval: paired differences of recall_all@5/10 and ndcg_any@5/10 (exclude_abs). "
+         "flipped questions; retrieval: paired differences of recall_all@5/10 and ndcg_any@5/10 (exclude_abs); "
+         "failure attribution (metrics/detail/attribution.json): questions per cause in A and B and the moves "
+         "between causes. "
          "Exit 0, or 1 with --fail-on-regression METRIC when METRIC drops significantly: B - A < 0 with the "
          "exact paired test's two-sided p below --alpha (task_averaged: its score interval lies below 0).")
 def _compare(p: argparse.ArgumentParser) -> Handler:

@@ -205,14 +205,17 @@ def _score_qa(p: argparse.ArgumentParser) -> Handler:
     return run
 
 
-@command("cache", "where the LLM and embedding caches live, what they hold; list and evict entries",
+@command("cache", "where the LLM and embedding caches live, what they hold; list, evict, export and import entries",
          "Mnemetric caches model responses (SQLite, keyed by the sha256 of the canonical request; each row also "
          "records the role that stored it: reader, judge or embeddings, 'unknown' for rows from before) and "
          "embeddings (keyed by sha256 of backend and text) under MNEMETRIC_CACHE_DIR (default: the user cache "
          "folder). They make reruns free and are never DVC outputs. 'path' prints the folder; 'stats' counts "
          "entries per kind, stage and model; 'list' shows entries; 'evict' removes them (a dry listing unless "
          "--yes). Evicted responses are asked again on the next run. Vectors of the dense memory's own "
-         "embeddings.sqlite3 are not touched by evict.")
+         "embeddings.sqlite3 are not touched by evict. 'export FILE' writes responses and vectors to one JSONL "
+         "file and 'import FILE' adds the keys the cache lacks (importing twice adds 0; a damaged or truncated "
+         "file is refused, naming the line, with nothing written): how a cache moves to another machine. Keep "
+         "MNEMETRIC_CACHE_DIR on a local disk, never on a network filesystem (SQLite's locking is not safe there).")
 def _cache(p: argparse.ArgumentParser) -> Handler:
     from mnemetric.llm.cache import ROLES, UNKNOWN_ROLE
 
@@ -230,6 +233,16 @@ def _cache(p: argparse.ArgumentParser) -> Handler:
     which.add_argument("--model", help="requested or resolved model, exactly")
     which.add_argument("--stage", choices=stages, help="the role that stored the entries")
     ev.add_argument("--yes", action="store_true", help="really remove them (default: only list what would go)")
+    ex = sub.add_parser("export", help="write cached responses and embedding vectors to FILE (JSONL), to move them "
+                                       "to another machine")
+    ex.add_argument("file", type=Path, metavar="FILE")
+    ex.add_argument("--model", help="only responses of this requested or resolved model")
+    ex.add_argument("--stage", choices=stages, help="only responses stored by this role")
+    ex.add_argument("--key", help="only responses whose request sha256 starts with this")
+    ex.add_argument("--no-embeddings", action="store_true", help="leave the embedding vectors out")
+    im = sub.add_parser("import", help="add the rows of an exported FILE that the cache lacks (by key; "
+                                       "importing twice adds 0)")
+    im.add_argument("file", type=Path, metavar="FILE")
 
     def run(a: argparse.Namespace) -> int:
         from mnemetric.llm.cache import CACHE_FILENAME, default_cache_dir
@@ -241,11 +254,28 @@ def _cache(p: argparse.ArgumentParser) -> Handler:
         if a.action == "stats":
             _print_stats(root)
             return 0
+        if a.action in ("export", "import"):
+            return _transfer(root, a)
         if not (root / CACHE_FILENAME).exists():
             print(f"no response cache at {root / CACHE_FILENAME}: nothing to {a.action}")
             return 0
         return _list_or_evict(root / CACHE_FILENAME, a)
     return run
+
+
+def _transfer(root: Path, a: argparse.Namespace) -> int:
+    from mnemetric.llm.cache import CACHE_FILENAME, ResponseCache
+    from mnemetric.llm.transfer import export_cache, import_cache, summary
+
+    if a.action == "import":
+        print(summary("import", a.file, import_cache(a.file, root)))
+        return 0
+    keys = None
+    if (a.model or a.stage or a.key) and (root / CACHE_FILENAME).exists():
+        with ResponseCache(root / CACHE_FILENAME) as cache:
+            keys = [r.key for r in cache.rows(model=a.model, stage=a.stage, key_prefix=a.key.lower() if a.key else None)]
+    print(summary("export", a.file, export_cache(a.file, root, keys=keys, embeddings=not a.no_embeddings)))
+    return 0
 
 
 def _print_stats(root: Path) -> None:

@@ -12,7 +12,8 @@ from mnemetric.cli.types import count, positive_int
 
 @command("report", "write the offline HTML report (reports/index.html) from the metric files",
          "Fill the report (custody, headline numbers with their intervals and methods, per-type bars, "
-         "retrieval curves, cost) from metrics/detail/qa.json, metrics/detail/retrieval.json, "
+         "retrieval curves, failure attribution, cost) from metrics/detail/qa.json, metrics/detail/retrieval.json, "
+         "metrics/detail/attribution.json (when it exists), "
          "metrics/data.json and metrics/run.json when it exists, and write one self-contained page "
          "(inline SVG, no script, no network). With --baseline REV (a git revision, branch, tag or DVC "
          "experiment) the page also lists the questions whose judge label flipped against REV, with the "

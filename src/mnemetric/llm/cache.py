@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -281,6 +281,31 @@ class ResponseCache(ClaimStore):
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
+    def export_rows(self, keys: list[str] | None = None) -> Iterator[tuple[str, str, str, str, str, float, str | None]]:
+        """(key, kind, model, request_json, response_json, created_at, stage) of ``keys`` (all rows when
+        None), in key order, streamed (``mnemetric cache export``, :mod:`mnemetric.llm.transfer`)."""
+        wanted, last = None if keys is None else set(keys), ""
+        while True:  # pages of 500 keys: bounded memory, and the lock is never held across a yield
+            with self._lock:
+                page = self._conn.execute("SELECT key, kind, model, request_json, response_json, created_at, stage"
+                                          " FROM responses WHERE key > ? ORDER BY key LIMIT 500", (last,)).fetchall()
+            if not page:
+                return
+            yield from (r for r in page if wanted is None or r[0] in wanted)
+            last = page[-1][0]
+
+    def import_rows(self, rows: Iterable[tuple[str, str, str, str, str, float, str | None]]) -> int:
+        """Insert :meth:`export_rows` rows in one transaction (a key already present is kept: first
+        writer wins); returns how many were added. An error while ``rows`` is read rolls all back."""
+        added = 0
+        with self._lock, self._transaction():
+            for row in rows:
+                added += self._conn.execute(
+                    "INSERT OR IGNORE INTO responses"
+                    " (key, kind, model, request_json, response_json, created_at, stage) VALUES (?,?,?,?,?,?,?)",
+                    row).rowcount
+        return added
+
     def close(self) -> None:
         """Close the database connection."""
         with self._lock:
@@ -324,6 +349,22 @@ class VectorStore:
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+
+    def export_rows(self) -> Iterator[tuple[str, int, bytes]]:
+        """Every (key, dimension, vector bytes), in key order."""
+        last = ""
+        while page := self._db.execute("SELECT key, dim, vec FROM embeddings WHERE key > ? ORDER BY key LIMIT 500",
+                                       (last,)).fetchall():
+            yield from page
+            last = page[-1][0]
+
+    def import_rows(self, rows: Iterable[tuple[str, int, bytes]]) -> int:
+        """Insert rows in one transaction (a key already present is kept); returns how many were added."""
+        added = 0
+        with self._db:
+            for row in rows:
+                added += self._db.execute("INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)", row).rowcount
+        return added
 
     def close(self) -> None:
         self._db.close()

@@ -1,6 +1,6 @@
 """LongMemEval's params sections (typed, checked with the key named; :mod:`mnemetric.schema` checks them).
 
-The typed sections (``variant``, ``scoring``, ``suite``, ``retrieval``, ``errata``) and the open
+The typed sections (``variant``, ``scoring``, ``suite``, ``retrieval``, ``errata``, ``attribution``) and the open
 component sections (``adapter``, ``memory``, ``reader``, ``judge``: their constructors check their
 keys), in params.yaml's order: the conf groups V1 chooses options from first, then its own
 ``_self_`` sections. ``Family.params_sections`` of :mod:`mnemetric.longmemeval.family`.
@@ -50,6 +50,11 @@ class Errata:
 
 
 @dataclass
+class Attribution:
+    disputed: Optional[str] = None
+
+
+@dataclass
 class Variant:
     name: str = MISSING
     source: str = field(default=MISSING, metadata=_spec(choices=("bundled", "huggingface")))
@@ -68,5 +73,6 @@ GROUP_SECTIONS: dict[str, Section] = {"variant": Section(Variant), "adapter": CO
                                       "suite": Section(Suite), "memory": COMPONENT, "reader": COMPONENT,
                                       "judge": COMPONENT}
 """The sections chosen by a conf group (conf/<group>/<option>.yaml), in conf/config.yaml's order."""
-SELF_SECTIONS: dict[str, Section] = {"retrieval": Section(Retrieval), "errata": Section(Errata)}
+SELF_SECTIONS: dict[str, Section] = {"retrieval": Section(Retrieval), "errata": Section(Errata),
+                                      "attribution": Section(Attribution)}
 """The sections conf/config.yaml itself holds for V1."""

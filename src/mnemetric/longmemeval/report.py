@@ -255,6 +255,7 @@ def report_model(p: Mapping[str, Any], card: str = "", baseline: str | None = No
     model = build_report(inputs["qa"], inputs["retrieval"], inputs["data"], run=inputs["run"],
                          judged_sha256=sha256_file(judged) if judged.is_file() else None, flips=flips,
                          result_card=card)
+    model = with_attribution(model, detail(p["paths.metrics_qa"]).parent / "attribution.json")
     if judge_audit is None:
         return model
     from dataclasses import replace
@@ -263,6 +264,16 @@ def report_model(p: Mapping[str, Any], card: str = "", baseline: str | None = No
     from mnemetric.longmemeval.judge_audit.report import judge_validity_section
 
     return replace(model, sections=(*model.sections, judge_validity_section(read_judge_audit(judge_audit))))
+
+
+def with_attribution(model: Report, path: Path) -> Report:
+    """The model with the failure-attribution section when the run has metrics/detail/attribution.json."""
+    from dataclasses import replace
+
+    from mnemetric.longmemeval.attribution_report import read_optional, report_section
+
+    att = read_optional(path)
+    return model if att is None else replace(model, sections=(*model.sections, report_section(att)))
 
 
 def write_report(p: dict, out: Path, flips=None, *, card: str = "") -> str:

@@ -2,7 +2,8 @@
 
 The family is params ``benchmark`` (built with :func:`mnemetric.family.build_family`); its
 ``report(params, card)`` fills the report model from its own files (LongMemEval:
-metrics/detail/qa.json, metrics/detail/retrieval.json, metrics/data.json and metrics/run.json;
+metrics/detail/qa.json, metrics/detail/retrieval.json, metrics/detail/attribution.json (when present),
+metrics/data.json and metrics/run.json;
 LongMemEval-V2: metrics/v2.json and metrics/run-v2.json) and
 :func:`mnemetric.report.page.write_family_report` renders it (inline SVG, no script, no network)
 with the family's result card and writes it atomically. ``PARAMS`` are ``benchmark`` and every
