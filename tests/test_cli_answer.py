@@ -50,16 +50,21 @@ def _workspace(root: Path, run: Path, reader: str, n: int) -> Path:
     return root
 
 
-def _stage_and_cli(tmp_path: Path, run: Path, reader: str, n: int, env: dict | None = None, cache=lambda name: {}):
+def _stage_and_cli(tmp_path: Path, run: Path, reader: str, n: int, env: dict | None = None, cache=lambda name: {},
+                   failed: int = 0):
     ws = _workspace(tmp_path / "ws", run, reader, n)
     stage = _run(["-m", "mnemetric.stages.answer"], ws, {**(env or {}), **cache("stage")})
-    assert stage.returncode == 0, stage.stderr
+    assert stage.returncode == (3 if failed else 0), stage.stderr  # a failed question: files written, exit 3
+    if failed:
+        assert f"answer: {failed} of {n} question(s) FAILED" in stage.stderr and ": dvc repro" in stage.stderr
     out = tmp_path / "cli" / "hyp.jsonl"
     out.parent.mkdir()
     res = cli("answer", ws / "data/runs/contexts.jsonl", "--adapted", ws / "data/adapted/sample.jsonl",
               "--reader", reader, "--out", out, "--usage", tmp_path / "cli" / "usage.json", cwd=tmp_path / "cli",
               env={**(env or {}), **cache("cli")})
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == (3 if failed else 0), res.stderr
+    if failed:
+        assert ": mnemetric answer " in res.stderr and "--allow-partial" in res.stderr
     pairs = {"hypotheses": (ws / "data/runs/hypotheses.jsonl", out),
              "failures": (ws / "data/runs/hypotheses.jsonl.failures.jsonl", Path(f"{out}.failures.jsonl")),
              "usage": (ws / "data/runs/answer-usage.json", tmp_path / "cli" / "usage.json")}
@@ -83,7 +88,7 @@ def test_stage_and_cli_write_the_same_bytes_with_a_chat_reader_and_a_failed_ques
                           non_answer_for=lambda b: "refusal" if question in b["messages"][-1]["content"] else None,
                           model_map={"gpt-4o-2024-08-06": "gpt-4o-2024-08-06"}) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
-        files = _stage_and_cli(tmp_path, run, "openai", n=4, env=env,
+        files = _stage_and_cli(tmp_path, run, "openai", n=4, env=env, failed=1,
                                cache=lambda name: {"MNEMETRIC_CACHE_DIR": str(tmp_path / f"cache-{name}")})
     for name, (stage, command) in files.items():
         assert stage == command, name

@@ -141,9 +141,17 @@ def test_judge_cli_writes_failed_questions_to_a_sidecar(files):
     with FakeOpenAIServer(reply=reply, non_answer_for=lambda b: "refusal" if bad in b["messages"][-1]["content"]
                           else None) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
-        out = cli("judge", tmp / "hyp.jsonl", tmp / "ref.json", "--longmemeval-dir", tmp / "LongMemEval",
-                  "--evaluate-qa-sha256", sha, env=env)
-    assert out.returncode == 0, out.stderr
+        args = ["judge", tmp / "hyp.jsonl", tmp / "ref.json", "--longmemeval-dir", tmp / "LongMemEval",
+                "--evaluate-qa-sha256", sha]
+        out = cli(*args, env=env)
+        assert out.returncode == 3, out.stderr  # written, but loud: exit 3 with the one re-ask command
+        assert f"judge: 1 of {len(ref)} question(s) FAILED" in out.stderr and "Traceback" not in out.stderr
+        assert f"re-ask only the 1 failed (the {len(ref) - 1} answered come from the cache): mnemetric judge" in out.stderr
+        assert "with the 1 failed counted wrong" in out.stderr and "--allow-partial" in out.stderr
+        sent = server.count
+        kept = cli(*args, "--allow-partial", env=env)  # the same command re-asks only the failed one
+        assert kept.returncode == 0, kept.stderr
+        assert server.count == sent + 2 and "PARTIAL result kept" in kept.stderr  # asked twice (bounded retry)
     assert f"{ref[3]['question_id']} (judge, gpt-4o-2024-08-06): refusal" in out.stderr
     judged = tmp / "hyp.jsonl.eval-results-gpt-4o"
     assert ref[3]["question_id"] not in {json.loads(x)["question_id"] for x in judged.read_text().splitlines()}
@@ -306,3 +314,60 @@ def test_score_qa_and_stage_qa_metrics_write_the_same_bytes(tmp_path, sample_run
     for stage_file, cli_file in pairs:
         assert stage_file.read_bytes() == cli_file.read_bytes(), stage_file.name
     assert json.loads(out.read_text())["judge"] == params["judge"]["name"]  # the traces name the same judge
+
+
+# ------------------------------------------------------------------ verdicts as the parity record
+
+
+def test_replay_rescores_stored_verdicts_with_zero_requests_and_refuses_incomplete_ones(files):
+    tmp, ref = files
+    sha = write_standin(tmp / "LongMemEval")
+    args = ["judge", tmp / "hyp.jsonl", tmp / "ref.json", "--longmemeval-dir", tmp / "LongMemEval",
+            "--evaluate-qa-sha256", sha]
+    judged = tmp / "hyp.jsonl.eval-results-gpt-4o"
+    with FakeOpenAIServer(reply=reply) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+        assert cli(*args, env=env).returncode == 0
+        sent = server.count
+        assert sent == len(ref)
+        replayed = cli(*args, "--replay", env=env)
+        assert replayed.returncode == 0, replayed.stderr
+        assert server.count == sent  # the server's own counter: replay sent nothing
+        assert f"{len(ref)} stored verdict(s) of {judged} checked ({len(ref)} by their request sha256" in replayed.stdout
+        assert "0 requests sent" in replayed.stdout and "overall 1.0000" in replayed.stdout
+
+        lines = [json.loads(x) for x in judged.read_text().splitlines()]
+        victim = lines[2]["question_id"]
+        for field, edit in (("mnemetric_judge", lambda j: j.pop("mnemetric_judge")),
+                            ("mnemetric_judge.response", lambda j: j["mnemetric_judge"].update(response="")),
+                            ("autoeval_label.label", lambda j: j["autoeval_label"].update(label=False)),
+                            ("mnemetric_judge.request_sha256",
+                             lambda j: j.update(hypothesis="another hypothesis, same verdict"))):
+            broken = [json.loads(json.dumps(j)) for j in lines]
+            edit(broken[2])
+            judged.write_text("".join(json.dumps(j) + "\n" for j in broken))
+            refused = cli(*args, "--replay", env=env)
+            assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+            assert f"{judged}: {victim}: field '{field}'" in refused.stderr, refused.stderr
+        assert server.count == sent
+
+
+def test_check_model_sends_one_cheap_request_and_tells_served_from_not_served(tmp_path):
+    model = "gpt-4o-2024-08-06"
+    for unknown, code, word in ((set(), 0, "SERVED"), ({model}, 1, "NOT SERVED")):
+        with FakeOpenAIServer(unknown_models=unknown) as server:
+            out = cli("judge", "--check-model", env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"},
+                      cwd=tmp_path)
+            assert out.returncode == code, out.stderr
+            assert server.count == 1 and server.requests[0].body["max_tokens"] == 1
+            assert server.requests[0].body["model"] == model
+        assert f"{model} at {server.base_url}: {word} (" in out.stdout
+    assert "HTTP 404 model_not_found" in out.stdout
+    with FakeOpenAIServer() as server:
+        from tests.support.openai_server import Fault
+
+        server.add_faults(Fault.server_error(503))
+        out = cli("judge", "--check-model", env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"},
+                  cwd=tmp_path)
+        assert out.returncode == 2 and "ERROR (HTTP 503" in out.stdout and server.count == 1  # no retries
+    assert list(tmp_path.iterdir()) == []  # writes nothing (no cache row, no file)

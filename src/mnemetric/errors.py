@@ -19,6 +19,9 @@ class MnemetricError(Exception):
     """Base class: a problem with input, configuration or environment that the user can fix."""
 
     exit_code = 2
+    restore_hint = True
+    """Inside a workspace `dvc exp run`, end the message with the command that restores the workspace (False
+    where the experiment's settings are exactly what the next `dvc repro` should run with)."""
 
 
 @dataclass(frozen=True)

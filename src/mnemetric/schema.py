@@ -62,6 +62,7 @@ class LLM:
     timeout: float = field(default=MISSING, metadata=_spec(gt=0))  # type: ignore[assignment]
     max_attempts: int = field(default=MISSING, metadata=_spec(min=1))  # type: ignore[assignment]
     non_answer_attempts: int = field(default=MISSING, metadata=_spec(min=1))  # type: ignore[assignment]
+    allow_partial: bool = False
     budget: Budget = field(default_factory=Budget)
     prices: dict[str, Price] = field(default_factory=dict)
 

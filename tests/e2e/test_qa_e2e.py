@@ -102,3 +102,39 @@ def test_llm_path_runs_for_real_and_a_second_run_sends_nothing(dvc_repo, tmp_pat
         # tests/ (copied as a clone has it) holds this very file, which names the key it looks for
         if path.is_file() and ".git" not in path.parts and path.parts[len(dvc_repo.path.parts)] != "tests":
             assert b"sk-test-SECRET-e2e" not in path.read_bytes(), path
+
+
+def test_failed_judge_calls_exit_non_zero_and_a_plain_repro_re_asks_only_them(committed_repro, tmp_path):
+    """3 of 43 judge replies fail (null content): `dvc exp run` exits non-zero naming the count and `dvc repro`;
+    with the server healthy, a plain `dvc repro` (no -f) sends exactly the failed requests (the 40 answered come
+    from the response cache) and the metrics become full: no failure left among the official reasons."""
+    repo = committed_repro
+    sha = write_standin(tmp_path / "LongMemEval")
+    questions = [json.loads(x) for x in (repo.path / "data/suites/sample-full.questions.jsonl").read_text().splitlines()]
+    failing = {q["question"] for q in questions[5:8]}
+    broken = {"on": True}
+
+    def non_answer(body):
+        text = body["messages"][-1]["content"]
+        return "null_content" if broken["on"] and any(q in text for q in failing) else None
+
+    with FakeOpenAIServer(reply=reply, non_answer_for=non_answer) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+        failed = repo.dvc("exp", "run", "-S", "judge=upstream-gpt-4o", "-S", f"judge.longmemeval_dir={tmp_path / 'LongMemEval'}",
+                          "-S", f"judge.evaluate_qa_sha256={sha}", env=env, check=False)
+        assert failed.returncode != 0
+        out = failed.stdout + failed.stderr
+        assert "judge: 3 of 43 question(s) FAILED" in out and "with the 3 failed counted wrong" in out
+        assert "re-ask only the 3 failed (the 40 answered come from the cache): dvc repro" in out
+        assert server.count == 43 + 3  # each failed question asked twice (the bounded non-answer retry)
+        failed_keys = {r.body_sha256 for r in server.requests if non_answer(r.body)}
+        assert len(failed_keys) == 3
+
+        broken["on"] = False
+        before = server.count
+        repo.dvc("repro", env=env)  # plain: the judge stage was not committed, so it runs again
+        assert server.count - before == 3 and {r.body_sha256 for r in server.requests[before:]} == failed_keys
+    detail, headline = repo.json("metrics/detail/qa.json"), repo.json("metrics/qa.json")
+    assert detail["n"] == 43 and detail["failures"]["n"] == 0 and "failed_as_wrong" not in headline
+    assert not any("failed" in r for r in detail["official_equivalence"]["reasons"])  # only the stand-in's reason
+    assert repo.json("metrics/run.json")["counts"] == {"questions": 43, "judged": 43, "failed": 0}

@@ -124,6 +124,10 @@ def test_llm_run_on_the_local_server_marks_failures(tmp_path):
     agg = run.aggregated["web"]
     assert agg["overall"]["count_all_questions"] == 6 and agg["mnemetric"]["failed_question_ids"] == ["mnv2-web-02"]
     assert run.summary["domains"]["web"]["failed"] == 1
+    web = run.summary["domains"]["web"]  # where a call failed: both accuracies, the failed one counted wrong
+    kept, wrong = web["accuracy"]["overall_full_set"], web["accuracy_failed_as_wrong"]["overall_full_set"]
+    assert (kept["n"], wrong["n"], kept["correct"], wrong["correct"]) == (6, 7, 4, 4)
+    assert (kept["value"], wrong["value"]) == (4 / 6, 4 / 7)
     assert any("1 question(s) failed" in r for r in run.summary["official_equivalence"]["reasons"])
     assert sent == 7 + 3  # 7 reader requests (the null one once) + 3 judge calls (2 abstention, 1 gotchas)
     # the evidence travels with the verdicts: every row names its reader request; LLM-checked rows their judge request

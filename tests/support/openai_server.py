@@ -175,8 +175,11 @@ class FakeOpenAIServer:
         embedding_dim: int = 8,
         log_path: str | None = None,
         non_answer_for: NonAnswerFn | None = None,
+        unknown_models: set[str] | frozenset[str] = frozenset(),
     ):
         self.latency = latency
+        self.unknown_models = set(unknown_models)
+        """Models this server does not serve: HTTP 404 ``model_not_found``, as OpenAI answers a retired snapshot."""
         self.reply = reply or default_reply
         self.non_answer_for = non_answer_for
         self.model_map = dict(model_map or {})
@@ -375,6 +378,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(fault.status, _error_body(fault.status), fault.headers)
             return fault.status, True
         time.sleep(fake.latency + (fault.seconds if fault and fault.kind == "slow" else 0.0))
+        if str(body.get("model")) in fake.unknown_models:
+            self._send(404, _model_not_found(str(body.get("model"))))
+            return 404, True
         kind = fault.reply if fault and fault.kind == "non_answer" else None
         if kind is None and fake.non_answer_for is not None and path.endswith("/chat/completions"):
             kind = fake.non_answer_for(body)
@@ -415,6 +421,11 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
 def _error_body(status: int, message: str | None = None) -> dict[str, Any]:
     kind, default = ERROR_MESSAGES.get(status, ("server_error", "The server had an error."))
     return {"error": {"message": message or default, "type": kind, "param": None, "code": None}}
+
+
+def _model_not_found(model: str) -> dict[str, Any]:
+    return {"error": {"message": f"The model `{model}` does not exist or you do not have access to it.",
+                      "type": "invalid_request_error", "param": None, "code": "model_not_found"}}
 
 
 def main(argv: list[str] | None = None) -> int:

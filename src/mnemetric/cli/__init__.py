@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     from mnemetric.errors import install_interrupts, interrupt_message, restore_interrupts
 
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what a re-ask command repeats
     previous = install_interrupts()  # SIGINT/SIGTERM: files being written are removed, one line, exit 128+signal
     try:
         return args.handler(args)

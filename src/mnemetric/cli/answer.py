@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mnemetric.cli.executor import add_executor_option, command_executor
+from mnemetric.cli.executor import add_executor_option, add_partial_option, command_executor, end_partial_command
 from mnemetric.cli.registry import Handler, command, load_option, option_path
 from mnemetric.cli.shards import add_run_options, run_shard
 from mnemetric.cli.types import amount, count, positive_int
@@ -41,6 +41,7 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--max-usd", type=amount, help="stop before spending more than this many dollars")
     add_executor_option(p)
     add_run_options(p)
+    add_partial_option(p)
 
     def run(a: argparse.Namespace) -> int:
         import json
@@ -87,5 +88,6 @@ def _answer(p: argparse.ArgumentParser) -> Handler:
                   f"{failures_path(a.out)}:\n{describe(answered.failures)}", file=sys.stderr)
         print(f"answer: {reader.name}: {len(answered.hypotheses)} hypotheses, {len(answered.failures)} failed"
               + (f" (shard {shard.shard})" if shard is not None else "") + f" → {a.out} (usage: {usage})")
+        end_partial_command("answer", answered.failures, len(answered.hypotheses) + len(answered.failures), a)
         return 0
     return run

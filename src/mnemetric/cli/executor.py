@@ -64,3 +64,30 @@ def executor_parts(a: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any
 
     section = {**section, **executor_overrides(a)}  # --workers
     return section, with_overrides(cfg["llm"], a), str(path or f"executor={name}")
+
+
+def add_partial_option(p: argparse.ArgumentParser) -> None:
+    """``--allow-partial``: keep a result in which some questions failed (exit 0, never official)."""
+    p.add_argument("--allow-partial", action="store_true",
+                   help="when some questions fail (no usable model answer), keep the partial result and exit 0 "
+                        "(never official); without it the files are written and the command exits 3, naming "
+                        "the failed count and the command that re-asks only them")
+
+
+def end_partial_command(name: str, failures: list, total: int, a: argparse.Namespace, scores: str = "") -> None:
+    """After a command wrote its outputs: some (not all) questions failed → exit 3 with the ONE command that
+    re-asks only them (this very command again: the cache answers the rest, failures are never cached),
+    unless ``--allow-partial`` (then a warning naming the same command)."""
+    import shlex
+    import sys
+
+    from mnemetric.llm.failures import PartialFailure, partial_message
+
+    if not failures or len(failures) >= total:
+        return
+    argv = [str(x) for x in getattr(a, "argv", sys.argv[1:]) if x != "--allow-partial"]
+    rerun = shlex.join(["mnemetric", *argv])
+    if a.allow_partial:
+        print(partial_message(name, failures, total, rerun, scores), file=sys.stderr)
+        return
+    raise PartialFailure(name, failures, total, rerun, scores, keep=f"{rerun} --allow-partial")

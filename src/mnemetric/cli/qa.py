@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mnemetric.cli.executor import add_executor_option, command_executor
+from mnemetric.cli.executor import add_executor_option, add_partial_option, command_executor, end_partial_command
 from mnemetric.cli.registry import Handler, command
 from mnemetric.cli.registry import load_option
 from mnemetric.cli.shards import add_run_options, run_shard
@@ -24,10 +24,13 @@ from mnemetric.cli.retrieval import fmt
          "each line is the hypothesis plus autoeval_label {model, label} and Mnemetric custody fields. "
          "upstream-gpt-4o reads its prompts from upstream evaluate_qa.py at the pinned revision "
          "(MNEMETRIC_LONGMEMEVAL_DIR or --longmemeval-dir, else downloaded once), verified by sha256. "
-         "Responses are cached (MNEMETRIC_CACHE_DIR): a rerun sends only what is missing.")
+         "Responses are cached (MNEMETRIC_CACHE_DIR): a rerun sends only what is missing. Questions without a "
+         "usable answer go to OUT.failures.jsonl; if any failed the command exits 3 naming the one command that "
+         "re-asks only them (this one again), unless --allow-partial. --replay re-scores OUT from its stored "
+         "verdicts and sends nothing; --check-model asks the judge's endpoint once whether its model is served.")
 def _judge(p: argparse.ArgumentParser) -> Handler:
-    p.add_argument("hyp", type=Path, help="hypotheses: JSONL lines {question_id, hypothesis}")
-    p.add_argument("ref", type=Path, help="reference: a LongMemEval JSON file (or JSONL)")
+    p.add_argument("hyp", type=Path, nargs="?", help="hypotheses: JSONL lines {question_id, hypothesis}")
+    p.add_argument("ref", type=Path, nargs="?", help="reference: a LongMemEval JSON file (or JSONL)")
     p.add_argument("--judge", default="upstream-gpt-4o", help="judge option in conf/judge/ (or a YAML path)")
     p.add_argument("--out", type=Path, help="output file (default: HYP.eval-results-<alias>)")
     p.add_argument("--conf", type=Path, default=Path("conf"), help="conf folder")
@@ -41,13 +44,23 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--max-usd", type=amount, help="stop before spending more than this many dollars")
     add_executor_option(p)
     add_run_options(p)
+    add_partial_option(p)
+    p.add_argument("--replay", action="store_true",
+                   help="send nothing: check every stored verdict of OUT (its reply gives its label; with a model "
+                        "judge its request sha256 is rebuilt) and score OUT as stage qa_metrics does; a verdict "
+                        "lacking what replay needs is refused, named by file and question_id")
+    p.add_argument("--check-model", action="store_true",
+                   help="one cheap request (max_tokens 1, not cached) to the judge's endpoint: prints whether its "
+                        "model is served (exit 0), not served (HTTP 404, exit 1) or another error (exit 2); "
+                        "writes nothing; HYP and REF are not needed")
 
     def run(a: argparse.Namespace) -> int:
         import json
         from contextlib import closing
 
         from mnemetric.config import build
-        from mnemetric.llm.failures import describe, failures_path, read_failures
+        from mnemetric.errors import ConfigError
+        from mnemetric.llm.failures import accuracy_pair, describe, failures_path, read_failures
         from mnemetric.longmemeval.components import judge_file, write_judged
         from mnemetric.longmemeval.hypotheses import read_hypotheses
         from mnemetric.longmemeval.judge.run import check_not_all_failed
@@ -59,6 +72,12 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
             if value and key in cfg:  # only settings this judge has (the lexical judge has none)
                 cfg[key] = value
         judge = build(cfg, f"judge {a.judge}")
+        if a.check_model:
+            return _check_model(judge)
+        if a.hyp is None or a.ref is None:
+            raise ConfigError("judge", "HYP and REF are needed (only --check-model goes without them)")
+        if a.replay:
+            return _replay(judge, a.out or Path(f"{a.hyp}.eval-results-{judge.alias}"), a.ref)
         hyps = [h.record for h in read_hypotheses(a.hyp)]  # echoed whole, extra fields included, as upstream
         refs = reference_by_id(a.ref)
         with closing(command_executor(a)) as executor:
@@ -90,11 +109,44 @@ def _judge(p: argparse.ArgumentParser) -> Handler:
         if judged.failures:
             print(f"{len(judged.failures)} question(s) FAILED (no usable answer; not cached) → "
                   f"{failures_path(out)}:\n{describe(judged.failures)}", file=sys.stderr)
-        correct = sum(j["autoeval_label"]["label"] for j in judged.lines)
-        print(f"{len(judged.lines)} judgments → {out} (accuracy {correct / max(len(judged.lines), 1):.4f} over the "
-              f"judged questions; {len(judged.failures)} failed)")
+        correct = sum(bool(j["autoeval_label"]["label"]) for j in judged.lines)
+        scores = accuracy_pair(correct, len(judged.lines), len(judged.failures))
+        print(f"{len(judged.lines)} judgments → {out} ({scores})")
+        end_partial_command("judge", judged.failures, len(judged.lines) + len(judged.failures), a, scores)
         return 0
     return run
+
+
+def _check_model(judge) -> int:
+    """`mnemetric judge --check-model`: the judge's model at its endpoint, served or not (writes nothing)."""
+    from mnemetric.llm.check_model import check_model
+
+    model = getattr(judge, "model", None)
+    if model is None:
+        print(f"judge {judge.name} calls no model: nothing to check")
+        return 0
+    result = check_model(model, getattr(judge, "base_url", None))
+    print(result.line())
+    return result.exit_code
+
+
+def _replay(judge, judged: Path, ref: Path) -> int:
+    """`mnemetric judge --replay`: check the stored verdicts of ``judged`` and score them; 0 requests."""
+    from mnemetric.longmemeval.judge.replay import replay_judged
+    from mnemetric.longmemeval.reference import reference_by_id, reference_types
+    from mnemetric.longmemeval.scoring.qa_report import score_judged_file
+
+    prompts = judge.prompts() if hasattr(judge, "prompts") else None
+    replayed = replay_judged(judged, reference_by_id(ref), prompts)
+    scored = score_judged_file(judged, reference_types(ref), names=dict.fromkeys(("reader", "memory", "variant", "suite")), judge=None, resamples=0, seed=0,
+                               reference_file=ref, usage=None).detail.to_record()
+    wrong = scored.get("failed_as_wrong")
+    print(f"replay: {len(replayed.judged)} stored verdict(s) of {judged} checked ({replayed.requests_matched} by "
+          f"their request sha256, {replayed.recomputed} recomputed offline); 0 requests sent")
+    print(f"overall {fmt(scored['overall'])} task_averaged {fmt(scored['task_averaged'])} over {scored['n']} judged"
+          + (f"; {scored['failures']['n']} failed: overall {fmt(wrong['overall'])} with them counted wrong"
+             if wrong else "") + f"; official {scored['official_equivalence']['value']}")
+    return 0
 
 
 @command("score-qa", "aggregate a judged file exactly as upstream print_qa_metrics.py → metrics/qa.json's layout (+ detail)",

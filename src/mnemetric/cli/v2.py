@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from mnemetric.errors import ConfigError
+from mnemetric.cli.executor import add_partial_option, end_partial_command
 from mnemetric.cli.registry import Handler, command, group, subcommand
 from mnemetric.cli.types import amount, count, positive_int
 
@@ -199,6 +200,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
                    help="run only this domain (repeatable; default both)")
     p.add_argument("--no-images", action="store_true", help="do not require images to exist")
     p.add_argument("--out", type=Path, required=True, help="output folder")
+    add_partial_option(p)
 
     def run(a: argparse.Namespace) -> int:
         import time
@@ -242,6 +244,12 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         acc = block["accuracy"]["overall_full_set"]
         print(f"overall_full_set {acc['value']!r} ({acc['correct']}/{acc['n']}), failed {block['failed']}, "
               f"official {s['official_equivalence']['value']}", file=sys.stderr)
+        from mnemetric.llm.failures import QuestionFailure, accuracy_pair
+
+        failures = [QuestionFailure(r.question_id, "v2 run", r.failed, None, "-")
+                    for rows in result.rows.values() for r in rows if r.failed]
+        end_partial_command("v2 run", failures, sum(len(rows) for rows in result.rows.values()), a,
+                            accuracy_pair(acc["correct"], acc["n"], len(failures)) if failures else "")
         return 0
     return run
 

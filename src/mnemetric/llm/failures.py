@@ -119,3 +119,40 @@ class AllQuestionsFailed(MnemetricError):
             f"{stage}: every question failed ({len(failures)} of {len(failures)}): the model gave no usable "
             f"answer, so nothing was written.\n{describe(failures)}\n  fix: check the model, the endpoint and "
             "the prompt (a refusal or content filter repeats); nothing was cached, so a rerun asks again")
+
+
+class PartialFailure(MnemetricError):
+    """Some (not all) questions failed: the outputs are written (what succeeded is cached), and the run exits
+    non-zero unless partial results were allowed (``--allow-partial`` / ``llm.allow_partial``).
+
+    The message names the failed count, the failed questions, the accuracies when known (``scores``) and the
+    ONE command that re-asks only the failed ones (``rerun``): the answered ones come from the response
+    cache, and failures are never cached, so that command sends exactly the failed requests."""
+
+    exit_code = 3
+    restore_hint = False  # the experiment's settings are what the re-ask must run with
+
+    def __init__(self, stage: str, failures: Sequence[QuestionFailure], total: int, rerun: str,
+                 scores: str = "", keep: str = ""):
+        self.failures, self.total, self.rerun = list(failures), total, rerun
+        n = len(self.failures)
+        lines = [f"{stage}: {n} of {total} question(s) FAILED (no usable model answer; not cached; not official)"
+                 + (f"; {scores}" if scores else ""), describe(self.failures),
+                 f"  re-ask only the {n} failed (the {total - n} answered come from the cache): {rerun}"]
+        if keep:
+            lines.append(f"  or keep this partial result (never official): {keep}")
+        super().__init__("\n".join(lines))
+
+
+def partial_message(stage: str, failures: Sequence[QuestionFailure], total: int, rerun: str, scores: str = "") -> str:
+    """The warning printed when a partial result is kept (``allow_partial``): count, scores, the one command."""
+    n = len(failures)
+    return (f"{stage}: PARTIAL result kept (allow_partial): {n} of {total} question(s) failed, not official"
+            + (f"; {scores}" if scores else "") + f"\n  re-ask only the {n} failed: {rerun}")
+
+
+def accuracy_pair(correct: int, judged: int, failed: int) -> str:
+    """``accuracy a over the judged (failed excluded), b with the failed counted wrong`` (4 decimals)."""
+    excluded = f"{correct / judged:.4f}" if judged else "null"
+    wrong = f"{correct / (judged + failed):.4f}" if judged + failed else "null"
+    return f"accuracy {excluded} over the {judged} judged (failed excluded), {wrong} with the {failed} failed counted wrong"

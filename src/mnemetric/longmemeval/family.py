@@ -30,7 +30,8 @@ parsers (:mod:`mnemetric.longmemeval.crosscheck`), the inventory review blocks
   and the judged lines' ``mnemetric_judge`` ``params_sent``, next to each request sha256: no cache is read);
   ``retrieval`` (requested granularity, context_k, context_tokens; delivered items and tokens per
   question, min/mean/max, from the contexts file); ``scoring.profile``; ``packages``; ``counts``
-  (questions in the suite, judged lines, failed = lines of ``<judged>.failures.jsonl``);
+  (questions in the suite, judged lines, failed = lines of ``<judged>.failures.jsonl``; where any failed, both
+  accuracies: ``accuracy.failed_excluded`` and ``accuracy.failed_as_wrong``);
 * the components the fingerprint stage fingerprints (:data:`FINGERPRINTS`).
 """
 
@@ -169,9 +170,19 @@ def run_sections(inp: RunInputs) -> dict[str, Any]:
                       "delivered": delivered_budget(inp.contexts)},
         "scoring": {"profile": p["scoring"]["name"]},
         "packages": {name: inp.versions.get(name, NOT_INSTALLED) for name in PACKAGES},
-        "counts": {"questions": len(inp.suite.get("question_ids") or []), "judged": len(inp.judged),
-                   "failed": inp.judged_failures},
+        "counts": counts_block(len(inp.suite.get("question_ids") or []), inp.judged, inp.judged_failures),
     }
+
+
+def counts_block(questions: int, judged: Sequence[Mapping[str, Any]], failed: int) -> dict[str, Any]:
+    """``{questions, judged, failed}``; where questions failed, also both accuracies (``accuracy``:
+    ``failed_excluded`` over the judged lines, ``failed_as_wrong`` over judged + failed)."""
+    out: dict[str, Any] = {"questions": questions, "judged": len(judged), "failed": failed}
+    if failed:
+        correct = sum(1 for j in judged if (j.get("autoeval_label") or {}).get("label") is True)
+        out["accuracy"] = {"failed_excluded": correct / len(judged) if judged else None,
+                           "failed_as_wrong": correct / (len(judged) + failed)}
+    return out
 
 
 def gather_inputs(params: Mapping[str, Any]) -> RunInputs:

@@ -159,9 +159,10 @@ def official_reasons(settings: Mapping[str, Any], rows: Mapping[str, list[PerQue
     return gate_reasons(gate_facts(settings, rows, facts, data=data, images=images))
 
 
-def accuracy(rows: Sequence[PerQuestionRow]) -> dict[str, Any]:
-    """{value, correct, n, ci95_low, ci95_high, method} over the scored rows (score 1.0 = correct)."""
-    scored = [r for r in rows if not r.failed]
+def accuracy(rows: Sequence[PerQuestionRow], *, failed_as_wrong: bool = False) -> dict[str, Any]:
+    """{value, correct, n, ci95_low, ci95_high, method} over the scored rows (score 1.0 = correct); with
+    ``failed_as_wrong`` over every row, a failed one counted wrong."""
+    scored = list(rows) if failed_as_wrong else [r for r in rows if not r.failed]
     k, n = sum(1 for r in scored if r.score == 1.0), len(scored)
     ci = clopper_pearson(k, n)
     return {"value": k / n if n else None, "correct": k, "n": n, "ci95_low": ci[0] if ci else None,
@@ -174,13 +175,17 @@ def _block(rows: Sequence[PerQuestionRow], agg: Mapping[str, Any]) -> dict[str, 
     by = {c: (agg.get("combined_abstention_by_category") or {}).get(c, {}).get("pct_correct")
           for c in ("static", "dynamic", "procedure")}
     by["gotchas"] = (agg.get("non_abstention_by_category") or {}).get("gotchas", {}).get("pct_correct")
-    return {"questions": len(rows), "scored": sum(1 for r in rows if not r.failed),
-            "failed": sum(1 for r in rows if r.failed),
-            "accuracy": {"overall_full_set": accuracy(rows), "non_abstention_only": accuracy(non),
-                         "abstention_only": accuracy(abstention)},
-            "category_accuracy": by,
-            "memory_query_avg_seconds": agg["memory_query"]["avg_seconds"],
-            "memory_context": dict(agg["memory_context"])}
+    failed = sum(1 for r in rows if r.failed)
+    block = {"questions": len(rows), "scored": len(rows) - failed, "failed": failed,
+             "accuracy": {"overall_full_set": accuracy(rows), "non_abstention_only": accuracy(non),
+                          "abstention_only": accuracy(abstention)}}
+    if failed:  # where calls failed: the same accuracies with the failed questions counted wrong, beside
+        block["accuracy_failed_as_wrong"] = {
+            "overall_full_set": accuracy(rows, failed_as_wrong=True),
+            "non_abstention_only": accuracy(non, failed_as_wrong=True),
+            "abstention_only": accuracy(abstention, failed_as_wrong=True)}
+    return block | {"category_accuracy": by, "memory_query_avg_seconds": agg["memory_query"]["avg_seconds"],
+                    "memory_context": dict(agg["memory_context"])}
 
 
 def _lafs(settings: Mapping[str, Any], combined: Mapping[str, Any] | None) -> dict[str, Any]:

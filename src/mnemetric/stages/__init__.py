@@ -31,7 +31,8 @@ def run(main: Callable[[], None]) -> None:
         main()
     except MnemetricError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        hint = experiment_restore_hint()
+        # after a partial failure the experiment's settings are what the next `dvc repro` must re-ask with
+        hint = experiment_restore_hint() if exc.restore_hint else None
         if hint:
             print(hint, file=sys.stderr)
         sys.exit(exc.exit_code)
@@ -113,3 +114,4 @@ def experiment_restore_hint() -> str | None:
     which = f"experiment {name}" if name else "experiment"
     return (f"the {which} failed; params.yaml still holds its settings, so the next `dvc repro` would retry them."
             f" To put the workspace back as committed, run:\n  {command}")
+

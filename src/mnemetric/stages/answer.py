@@ -22,6 +22,7 @@ from mnemetric.longmemeval.shards import answer_shard_run, answer_sharded
 from mnemetric.params import stage_params
 from mnemetric.shard import manifest_path, record_manifest
 from mnemetric.stages import run
+from mnemetric.stages.partial import end_partial
 
 PARAMS = ["reader", "executor", "llm", "paths.questions", "paths.contexts", "paths.hypotheses", "paths.answer_usage"]
 
@@ -46,6 +47,7 @@ def main() -> None:
     write_answered(p["paths.hypotheses"], p["paths.answer_usage"], answered, executor.usage.work)
     print(f"answer: {reader.name}: {len(answered.hypotheses)} hypotheses, {len(answered.failures)} failed "
           f"→ {p['paths.hypotheses']}")
+    end_partial("answer", answered.failures, total, p["llm"].get("allow_partial", False))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from contextlib import closing
 
 from mnemetric.config import build
 from mnemetric.execute import build_executor
-from mnemetric.llm.failures import failures_path, read_failures
+from mnemetric.llm.failures import accuracy_pair, failures_path, read_failures
 from mnemetric.llm.run_log import finish_stage_run
 from mnemetric.llm.usage import write_usage
 from mnemetric.longmemeval.components import Judge, judge_file, write_judged
@@ -23,6 +23,7 @@ from mnemetric.longmemeval.shards import judge_shard_run, judge_sharded
 from mnemetric.params import stage_params
 from mnemetric.shard import manifest_path, record_manifest
 from mnemetric.stages import run
+from mnemetric.stages.partial import end_partial
 
 PARAMS = ["judge", "executor", "llm", "paths.questions", "paths.hypotheses", "paths.judged", "paths.judge_usage"]
 
@@ -47,6 +48,9 @@ def main() -> None:
     write_judged(p["paths.judged"], judged)
     write_usage(p["paths.judge_usage"], executor.usage.work)
     print(f"judge: {judge.name}: {len(judged.lines)} judgments, {len(judged.failures)} failed → {p['paths.judged']}")
+    correct = sum(bool(j["autoeval_label"]["label"]) for j in judged.lines)
+    end_partial("judge", judged.failures, len(hyps) + len(carried), p["llm"].get("allow_partial", False),
+                accuracy_pair(correct, len(judged.lines), len(judged.failures)))
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from mnemetric.longmemeval_v2.steps import check_step
 from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE
 from mnemetric.params import stage_params
 from mnemetric.stages import run
+from mnemetric.stages.partial import end_partial
 
 PARAMS = ["v2.name", "v2.data_root", "v2.checker", "executor", "llm", "paths.custody_dir", "paths.v2_steps"]
 
@@ -52,6 +53,7 @@ def main() -> None:
         executor.close()
     print(f"v2_check: {checker.name}: {sum(1 for r in rows if r.score_bool)} of {len(rows)} correct, "
           f"{len(failures)} judge failure(s) → {files.rows('check')}")
+    end_partial("v2_check", failures, sum(1 for r in read if not r.failed), p["llm"].get("allow_partial", False))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from mnemetric.longmemeval_v2.step_rows import MemoryRow, read_rows, write_rows
 from mnemetric.longmemeval_v2.steps import image_files, read_step
 from mnemetric.params import stage_params
 from mnemetric.stages import run
+from mnemetric.stages.partial import end_partial
 
 PARAMS = ["v2.name", "v2.data_root", "v2.reader", "executor", "llm", "paths.custody_dir", "paths.v2_steps"]
 
@@ -48,6 +49,7 @@ def main() -> None:
     finally:
         executor.close()
     print(f"v2_read: {reader.name}: {len(rows) - len(failures)} answer(s), {len(failures)} failed → {files.rows('read')}")
+    end_partial("v2_read", failures, len(rows), p["llm"].get("allow_partial", False))
 
 
 if __name__ == "__main__":

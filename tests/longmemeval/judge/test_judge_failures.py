@@ -2,10 +2,12 @@
 
 Measured before this change: a judge reply with ``content: null`` became the label "no", was
 cached for good, and qa_metrics still said ``official_equivalence: true``. Here two of 30 questions
-get non-answers (null content, a refusal); the stage must finish (exit 0), print both question ids
-with their reasons, write 28 judged lines (none for the failed two) and a failures sidecar naming
-them, cache nothing for them (a rerun asks again), and qa_metrics must count them, leave them out
-of every number and say the run is not official. When every question fails the stage exits
+get non-answers (null content, a refusal); the stage must write 28 judged lines (none for the failed
+two) and a failures sidecar naming them, then exit 3 naming the failed count, both question ids with
+their reasons, both accuracies and the one command that re-asks only them; it caches nothing for them
+(a rerun asks again, only them). With ``llm.allow_partial`` it exits 0 keeping the partial result, and
+qa_metrics must count them, leave them out of every number (and give the failed-counted-wrong numbers
+beside) and say the run is not official. When every question fails the stage exits
 non-zero with a clear message and writes nothing.
 """
 
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+
+import yaml
 import sys
 from pathlib import Path
 
@@ -60,7 +64,11 @@ def test_non_answers_are_reported_failed_not_labelled_and_not_official(tmp_path)
     with FakeOpenAIServer(reply=reply, non_answer_for=lambda body: kinds.get(qid(body))) as srv:
         env = stage_env(srv.base_url, tmp_path / "cache")
         done = run(STAGE, ws, env)
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 3, done.stderr  # some failed: loud, not a pass
+        assert "judge: 2 of 30 question(s) FAILED" in done.stderr and "Traceback" not in done.stderr
+        assert "re-ask only the 2 failed (the 28 answered come from the cache): dvc repro" in done.stderr
+        assert "failed excluded" in done.stderr and "with the 2 failed counted wrong" in done.stderr
+        assert "llm.allow_partial=true" in done.stderr
         assert srv.count == QUESTIONS + 2  # each failed question asked twice (one bounded retry)
         assert f"{null_q} (judge, gpt-4o-2024-08-06): content is null" in done.stderr
         assert f"{refused_q} (judge, gpt-4o-2024-08-06): refusal: I can't help with that." in done.stderr
@@ -75,8 +83,11 @@ def test_non_answers_are_reported_failed_not_labelled_and_not_official(tmp_path)
             (null_q, "judge", "content is null", 2), (refused_q, "judge", "refusal: I can't help with that.", 2)]
         assert all(len(f["request_sha256"]) == 64 and f["model"] == "gpt-4o-2024-08-06" for f in failures)
 
+        params["llm"]["allow_partial"] = True  # keep the partial result: exit 0, with the forced re-ask named
+        (ws / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
         again = run(STAGE, ws, env)  # nothing was cached for them: asked again, the rest from the cache
         assert again.returncode == 0, again.stderr
+        assert "PARTIAL result kept" in again.stderr and "dvc repro -f -s judge && dvc repro" in again.stderr
         assert srv.count == QUESTIONS + 2 + 4
         assert lines(sidecar) == failures and lines(judged_path) == judged
 
@@ -92,6 +103,9 @@ def test_non_answers_are_reported_failed_not_labelled_and_not_official(tmp_path)
     expected = sum("YES]" in h["hypothesis"] for h in lines(ws / params["paths"]["hypotheses"])
                    if h["question_id"] not in kinds) / (QUESTIONS - 2)
     assert m["overall"] == expected
+    assert m["failed_as_wrong"]["overall"] == expected * (QUESTIONS - 2) / QUESTIONS  # both, side by side
+    headline = json.loads(qa_file.read_text())
+    assert headline["n_failed"] == 2 and headline["failed_as_wrong"]["n"] == QUESTIONS
 
 
 def test_when_every_question_fails_the_stage_exits_non_zero_and_writes_nothing(tmp_path):

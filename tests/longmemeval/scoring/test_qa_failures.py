@@ -118,3 +118,24 @@ def test_cost_is_the_work_per_stage_and_in_total():
         "gpt-4o-mini": {"responses": 43, "prompt_tokens": 4300, "completion_tokens": 430, "usd": 0.25},
         M: {"responses": 43, "prompt_tokens": 8600, "completion_tokens": 86, "usd": 0.5}}
     assert "requests_sent" not in cost["total"] and "seconds" not in cost["total"]
+
+
+def test_where_questions_failed_both_accuracies_are_reported_side_by_side():
+    """The worked example again with q2 counted wrong: single-session-user 1/2, multi-session 1/2, overall 2/4."""
+    from mnemetric.longmemeval.scoring.qa_detail import QADetail
+    from mnemetric.longmemeval.scoring.qa_report import qa_headline
+
+    m = report(judged(("q1", True), ("q3", False), ("q4_abs", True)), [FAILED])
+    wrong = m["failed_as_wrong"]
+    assert wrong["overall"] == 0.5 and wrong["n"] == 4 and wrong["task_averaged"] is None
+    assert wrong["per_type"]["single-session-user"] == {"accuracy": 0.5, "n": 2}
+    assert wrong["per_type"]["multi-session"] == {"accuracy": 0.5, "n": 2}
+    assert wrong["abstention"] == {"accuracy": 1.0, "n": 1}
+    head = qa_headline(m)
+    assert (head["overall"], head["failed_as_wrong"]["overall"], head["n_failed"], head["n"]) == (2 / 3, 0.5, 1, 3)
+    record = m | {k: None for k in ("reader", "memory", "variant", "suite", "cost")}
+    assert QADetail.from_record(record, file="d").to_record()["failed_as_wrong"] == wrong  # typed, round trip
+    with pytest.raises(InputError, match="failed_as_wrong"):  # a detail with failures must carry both numbers
+        QADetail.from_record({k: v for k, v in record.items() if k != "failed_as_wrong"}, file="d")
+    complete = report(judged(("q1", True), ("q2", True), ("q3", False), ("q4_abs", True)))
+    assert "failed_as_wrong" not in complete and "failed_as_wrong" not in qa_headline(complete)  # same bytes as before

@@ -13,6 +13,8 @@ score_judged_file` builds it), keys in this order:
   ``{resamples, seed, level, note}``;
 * ``coverage``: ``{n_reference, n_judged, n_failed, missing, scope}``; ``failures``: ``{n, by_stage,
   by_reason, question_ids}``; ``cost``: the cost block (an object) or null;
+* ``failed_as_wrong``, only where questions failed: ``{overall, task_averaged, abstention, per_type, n}`` with
+  the failed questions counted wrong (an object; ``per_type.<type>`` and ``abstention`` are ``{accuracy, n}``);
 * ``errata_sensitivity``, only with errata enabled (an object).
 
 The interval, MDD, cost and errata objects are kept as the objects they are (their layout belongs to
@@ -35,7 +37,8 @@ from mnemetric.official import OfficialEquivalence
 _FIX: Final = "regenerate it with `dvc repro qa_metrics` (or `mnemetric score-qa ... --detail FILE`)"
 NAMES: Final = ("reader", "memory", "variant", "suite")
 KEYS: Final = (*NAMES, "judge", "official_equivalence", "per_type", "task_averaged",
-               "overall", "abstention", "n", "ci95", "bootstrap", "coverage", "failures", "cost", "errata_sensitivity")
+               "overall", "abstention", "n", "ci95", "bootstrap", "coverage", "failures", "cost", "failed_as_wrong",
+               "errata_sensitivity")
 
 
 def _object_or_null(f: Fields, name: str) -> dict[str, Any] | None:
@@ -141,6 +144,8 @@ class QADetail:
     failures: Failures
     cost: Mapping[str, Any] | None
     errata_sensitivity: Mapping[str, Any] | None = None
+    failed_as_wrong: Mapping[str, Any] | None = None
+    """The numbers with the failed questions counted wrong (only where some failed)."""
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str) -> QADetail:
@@ -162,7 +167,8 @@ class QADetail:
                    abstention.count("n"), f.count("n"), {k: _object_or_null(ci95, k) for k in ci95.raw},
                    dict(bootstrap.raw), Coverage.from_fields(f.at("coverage")), Failures.from_fields(f.at("failures")),
                    _object_or_null(f, "cost"),
-                   dict(f.get("errata_sensitivity", OBJECT)) if "errata_sensitivity" in f.raw else None)
+                   dict(f.get("errata_sensitivity", OBJECT)) if "errata_sensitivity" in f.raw else None,
+                   _failed_as_wrong(f, file))
 
     def to_record(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: self.names.get(k) for k in NAMES}
@@ -172,9 +178,27 @@ class QADetail:
                 "abstention": {"accuracy": self.abstention_accuracy, "n": self.abstention_n}, "n": self.n,
                 "ci95": dict(self.ci95), "bootstrap": dict(self.bootstrap), "coverage": self.coverage.to_record(),
                 "failures": self.failures.to_record(), "cost": self.cost}
+        if self.failed_as_wrong is not None:
+            out["failed_as_wrong"] = dict(self.failed_as_wrong)
         if self.errata_sensitivity is not None:
             out["errata_sensitivity"] = dict(self.errata_sensitivity)
         return out
+
+
+def _failed_as_wrong(f: Fields, file: str) -> dict[str, Any] | None:
+    """The ``failed_as_wrong`` block, checked: present exactly when questions failed."""
+    n_failed = f.raw.get("failures", {}).get("n", 0) if isinstance(f.raw.get("failures"), Mapping) else 0
+    if "failed_as_wrong" not in f.raw:
+        if n_failed:
+            raise f.error("failed_as_wrong", f"missing, but {n_failed} question(s) failed")
+        return None
+    w = f.at("failed_as_wrong").only(("per_type", "task_averaged", "overall", "abstention", "n"))
+    w.get("overall", OPTIONAL_NUMBER), w.get("task_averaged", OPTIONAL_NUMBER), w.count("n")
+    w.at("abstention").only(("accuracy", "n")).get("accuracy", OPTIONAL_NUMBER)
+    per = w.at("per_type", OBJECT)
+    for t in per.raw:
+        per.at(t).only(("accuracy", "n")).get("accuracy", OPTIONAL_NUMBER)
+    return dict(w.raw)
 
 
 def write_qa_detail(path: str | Path, detail: QADetail) -> None:

@@ -14,7 +14,8 @@ Two views of one result (``qa_report`` gives the detail, :func:`qa_headline` the
 
 Failed questions (the model gave no usable answer; ``<judged>.failures.jsonl``) are in no number:
 every metric covers the judged questions only, and ``coverage`` says so (judged + failed = the
-reference set, exactly). While any question failed, ``official_equivalence`` is false (upstream's
+reference set, exactly). Where any question failed, ``failed_as_wrong`` holds the same numbers with
+the failed counted wrong (over judged + failed), and the headline shows both with ``n_failed``. While any question failed, ``official_equivalence`` is false (upstream's
 script has no such case: it labels empty content "no" and crashes on null content).
 
 ``official_equivalence`` is the one record of :class:`mnemetric.official.OfficialEquivalence`
@@ -42,6 +43,7 @@ from mnemetric.longmemeval.scoring.qa import (
     QUESTION_TYPES,
     check_items,
     join_with_reference,
+    point_estimates,
     qa_intervals,
     qa_metrics,
 )
@@ -96,6 +98,14 @@ def failures_block(failures: Sequence[QuestionFailure]) -> dict[str, Any]:
             "question_ids": [f.question_id for f in failures]}
 
 
+def failed_as_wrong(items: Sequence[tuple[str, str, bool]], failed: Sequence[str],
+                    ref_types: Mapping[str, str]) -> dict[str, Any]:
+    """The headline numbers again with every failed question counted wrong (label false) over judged + failed:
+    ``{overall, task_averaged, abstention: {accuracy, n}, per_type: {<type>: {accuracy, n}}, n}``. Beside the
+    official-layout numbers (failed excluded), never instead of them: a lower bound a partial run cannot beat."""
+    return point_estimates([*items, *((q, ref_types[q], False) for q in failed)])
+
+
 def _coverage(coverage: Mapping[str, Any], n_reference: int, failed: list[str]) -> dict[str, Any]:
     scope = "judged questions only" + (f"; {len(failed)} failed question(s) are in no number" if failed else "")
     return {"n_reference": n_reference, "n_judged": coverage["n_judged"], "n_failed": len(failed),
@@ -140,6 +150,7 @@ def qa_report(judged: Sequence[JudgedHypothesis], ref_types: Mapping[str, str], 
         "bootstrap": {"resamples": resamples, "seed": seed, "level": CI_LEVEL, "note": INTERVAL_NOTE},
         "coverage": _coverage(coverage, len(ref_types), failed),
         "failures": failures_block(failures),
+        **({"failed_as_wrong": failed_as_wrong(items, failed, ref_types)} if failed else {}),
     }
 
 
@@ -147,9 +158,17 @@ def qa_headline(detail: Mapping[str, Any]) -> dict[str, Any]:
     """The headline view of a :func:`qa_report` dict: point numbers only, stable keys
     (``official_equivalence``, ``overall``, ``task_averaged``, ``abstention``, ``per_type.<type>``
     in upstream's type order, ``n``); intervals, n per type and everything else stay in the detail."""
-    return {"official_equivalence": detail["official_equivalence"], "overall": detail["overall"],
-            "task_averaged": detail["task_averaged"], "abstention": detail["abstention"]["accuracy"],
-            "per_type": {t: detail["per_type"][t]["accuracy"] for t in QUESTION_TYPES}, "n": detail["n"]}
+    out = {"official_equivalence": detail["official_equivalence"], "overall": detail["overall"],
+           "task_averaged": detail["task_averaged"], "abstention": detail["abstention"]["accuracy"],
+           "per_type": {t: detail["per_type"][t]["accuracy"] for t in QUESTION_TYPES}, "n": detail["n"]}
+    wrong = detail.get("failed_as_wrong")
+    if wrong is not None:  # where questions failed: both accuracies and the count, side by side
+        out["n_failed"] = detail["failures"]["n"]
+        out["failed_as_wrong"] = {"overall": wrong["overall"], "task_averaged": wrong["task_averaged"],
+                                  "abstention": wrong["abstention"]["accuracy"],
+                                  "per_type": {t: wrong["per_type"][t]["accuracy"] for t in QUESTION_TYPES},
+                                  "n": wrong["n"]}
+    return out
 
 
 def per_type_plot_rows(detail: Mapping[str, Any]) -> list[dict[str, Any]]:
