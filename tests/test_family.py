@@ -62,7 +62,7 @@ def test_the_longmemeval_family_holds_the_upstream_v1_facts():
                                     "judge": "lexical"}
     assert tuple(v1.conf_groups) == ("variant", "adapter", "scoring", "suite", "memory", "reader", "judge")
     assert dict(v1.fingerprints) == {"adapter": "adapter", "memory": "memory", "reader": "reader", "judge": "judge"}
-    assert set(v1.params_sections) == {*v1.conf_groups, "retrieval", "errata", "attribution"}
+    assert set(v1.params_sections) == {*v1.conf_groups, "retrieval", "errata", "attribution", "judge_audit"}
     spec = v1.crosscheck
     assert spec.repo == "xiaowu0162/LongMemEval" and spec.revision.startswith("9e0b455f")
     assert spec.judge_script == "src/evaluation/evaluate_qa.py"

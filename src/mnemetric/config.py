@@ -28,6 +28,26 @@ def project_conf_dir() -> Path:
     return local.resolve() if (local / "config.yaml").is_file() else PACKAGE_CONF
 
 
+def option_spec(group: str, name: str) -> dict[str, Any]:
+    """The option ``name`` of conf group ``group`` as a plain dict: ``<project conf>/<group>/<name>.yaml``,
+    else the packaged one (options are plain YAML: no interpolation). A name no folder holds is a
+    :class:`~mnemetric.errors.ConfigError` listing the options there are."""
+    import yaml
+
+    from mnemetric.errors import ConfigError
+
+    folders = dict.fromkeys([project_conf_dir(), package_conf_dir()])
+    for folder in folders:
+        path = folder / group / f"{name}.yaml"
+        if path.is_file():
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ConfigError(f"{group}={name}", f"{path} holds no mapping")
+            return data
+    known = sorted({f.stem for d in folders for f in (d / group).glob("*.yaml")})
+    raise ConfigError(f"{group}={name}", "no such option", fix=f"one of {', '.join(known) or '(none)'}")
+
+
 def _hydra_error(exc: BaseException) -> str:
     """Hydra's message plus its cause's (the cause names the key: ``full_key: retrieval.context_k``)."""
     parts, seen = [], exc

@@ -1,6 +1,7 @@
 """LongMemEval's params sections (typed, checked with the key named; :mod:`mnemetric.schema` checks them).
 
-The typed sections (``variant``, ``scoring``, ``suite``, ``retrieval``, ``errata``, ``attribution``) and the open
+The typed sections (``variant``, ``scoring``, ``suite``, ``retrieval``, ``errata``, ``attribution``,
+``judge_audit``) and the open
 component sections (``adapter``, ``memory``, ``reader``, ``judge``: their constructors check their
 keys), in params.yaml's order: the conf groups V1 chooses options from first, then its own
 ``_self_`` sections. ``Family.params_sections`` of :mod:`mnemetric.longmemeval.family`.
@@ -55,6 +56,12 @@ class Attribution:
 
 
 @dataclass
+class JudgeAudit:
+    judges: list[str] = field(default_factory=lambda: ["lexical"])
+    repeats: int = field(default=0, metadata=_spec(min=0))
+
+
+@dataclass
 class Variant:
     name: str = MISSING
     source: str = field(default=MISSING, metadata=_spec(choices=("bundled", "huggingface")))
@@ -74,5 +81,6 @@ GROUP_SECTIONS: dict[str, Section] = {"variant": Section(Variant), "adapter": CO
                                       "judge": COMPONENT}
 """The sections chosen by a conf group (conf/<group>/<option>.yaml), in conf/config.yaml's order."""
 SELF_SECTIONS: dict[str, Section] = {"retrieval": Section(Retrieval), "errata": Section(Errata),
-                                      "attribution": Section(Attribution)}
+                                      "attribution": Section(Attribution),
+                                      "judge_audit": Section(JudgeAudit)}
 """The sections conf/config.yaml itself holds for V1."""

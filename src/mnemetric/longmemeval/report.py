@@ -245,8 +245,9 @@ def report_model(p: Mapping[str, Any], card: str = "", baseline: str | None = No
                  judge_audit: str | Path | None = None, **flip_options: Any) -> Report:
     """V1's report model from the files ``p`` (flat params, ``LongMemEvalFamily.report_params``) names;
     ``baseline``: a revision whose judged labels the flips are listed against (None: no flips);
-    ``judge_audit``: a judge-audit file (`mnemetric judge-audit validity`) whose "Judge validity"
-    section the page shows (None: no section)."""
+    ``judge_audit``: a judge-audit file (`mnemetric judge-audit validity`, stage judge_audit) whose "Judge
+    validity" section the page shows (None: the run's metrics/detail/judge_audit.json when it exists, else
+    no section)."""
     inputs = read_inputs(detail(p["paths.metrics_qa"]), detail(p["paths.metrics_retrieval"]), p["paths.metrics_data"],
                          Path(p["paths.metrics_qa"]).parent / "run.json")
     check_layout(inputs["qa"], str(detail(p["paths.metrics_qa"])))
@@ -257,7 +258,9 @@ def report_model(p: Mapping[str, Any], card: str = "", baseline: str | None = No
                          result_card=card)
     model = with_attribution(model, detail(p["paths.metrics_qa"]).parent / "attribution.json")
     if judge_audit is None:
-        return model
+        judge_audit = detail(p["paths.metrics_qa"]).parent / "judge_audit.json"
+        if not judge_audit.is_file():
+            return model
     from dataclasses import replace
 
     from mnemetric.longmemeval.judge_audit.files import read_judge_audit

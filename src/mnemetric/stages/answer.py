@@ -22,7 +22,7 @@ from mnemetric.longmemeval.shards import answer_shard_run, answer_sharded
 from mnemetric.params import stage_params
 from mnemetric.shard import manifest_path, record_manifest
 from mnemetric.stages import run
-from mnemetric.stages.partial import end_partial
+from mnemetric.stages._partial import end_partial
 
 PARAMS = ["reader", "executor", "llm", "paths.questions", "paths.contexts", "paths.hypotheses", "paths.answer_usage"]
 

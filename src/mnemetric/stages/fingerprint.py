@@ -45,7 +45,7 @@ NO_STAGE_CODE = "--no-stage-code"
 FLAGS = (NO_EXECUTOR, NO_STAGE_CODE)
 
 FAMILY_REGISTRY = frozenset({"conf_families", "family_named", "build_family", "headline_family",
-                             "families_from_args"})
+                             "families_from_args", "one_family"})
 """The functions of :mod:`mnemetric.family` that build families by ``_target_``: a stage module that
 imports one runs the families' code, so its fingerprint covers every family's package."""
 
@@ -70,9 +70,10 @@ def params_for(args: Sequence[str]) -> list[str]:
 
 
 def stage_names() -> list[str]:
-    """Every stage module of :mod:`mnemetric.stages` but this one, by name."""
+    """Every stage module of :mod:`mnemetric.stages` but this one, by name (``_name``: a helper the stages
+    share, not a stage)."""
     return sorted(m.name for m in pkgutil.iter_modules(stages_package.__path__)
-                  if not m.ispkg and m.name != "fingerprint")
+                  if not m.ispkg and m.name != "fingerprint" and not m.name.startswith("_"))
 
 
 def reads_families(module: str) -> bool:

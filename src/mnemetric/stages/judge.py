@@ -23,7 +23,7 @@ from mnemetric.longmemeval.shards import judge_shard_run, judge_sharded
 from mnemetric.params import stage_params
 from mnemetric.shard import manifest_path, record_manifest
 from mnemetric.stages import run
-from mnemetric.stages.partial import end_partial
+from mnemetric.stages._partial import end_partial
 
 PARAMS = ["judge", "executor", "llm", "paths.questions", "paths.hypotheses", "paths.judged", "paths.judge_usage"]
 

@@ -27,7 +27,7 @@ from mnemetric.longmemeval_v2.steps import check_step
 from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE
 from mnemetric.params import stage_params
 from mnemetric.stages import run
-from mnemetric.stages.partial import end_partial
+from mnemetric.stages._partial import end_partial
 
 PARAMS = ["v2.name", "v2.data_root", "v2.checker", "executor", "llm", "paths.custody_dir", "paths.v2_steps"]
 

@@ -24,7 +24,7 @@ from mnemetric.longmemeval_v2.step_rows import MemoryRow, read_rows, write_rows
 from mnemetric.longmemeval_v2.steps import image_files, read_step
 from mnemetric.params import stage_params
 from mnemetric.stages import run
-from mnemetric.stages.partial import end_partial
+from mnemetric.stages._partial import end_partial
 
 PARAMS = ["v2.name", "v2.data_root", "v2.reader", "executor", "llm", "paths.custody_dir", "paths.v2_steps"]
 
