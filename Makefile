@@ -49,7 +49,7 @@ repro: install          ## run every stage on the current params.yaml (offline, 
 TEST_WORKERS ?= auto
 
 test: install-test      ## the test suite (drives the real dvc CLI and local HTTP servers; no internet)
-	$(PY) -m pytest -n $(TEST_WORKERS) $(if $(filter 0,$(TEST_WORKERS)),,--dist worksteal)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(if $(filter 0,$(TEST_WORKERS)),,--dist worksteal) --durations=25
 
 bench: install-test     ## benchmarks (retrieval, judge throughput, workers/Dask); numbers land in tests/bench/results.json
 	$(PY) tests/bench/run.py
