@@ -27,10 +27,9 @@ from mnemetric.longmemeval.adapted import Query
 from mnemetric.longmemeval.contexts import Context
 from mnemetric.longmemeval.judge.run import (
     Judged,
+    PromptSetJudge,
     carry_failures,
     judge_lexical,
-    judge_upstream_outcome,
-    upstream_calls,
 )
 from mnemetric.longmemeval.judge.upstream_file import ENV_CHECKOUT, SHA256
 from mnemetric.longmemeval.reference import Reference
@@ -67,7 +66,7 @@ class OfflineLexicalJudge:
 
 
 @dataclass(frozen=True)
-class UpstreamJudge:
+class UpstreamJudge(PromptSetJudge):
     """The upstream LongMemEval judge (evaluate_qa.py @ 9e0b455f): prompts read from the pinned file."""
 
     name: str
@@ -87,15 +86,6 @@ class UpstreamJudge:
 
         return load_prompt_set(self.longmemeval_dir or os.environ.get(ENV_CHECKOUT), default_cache_dir(),
                                expected_sha256=self.evaluate_qa_sha256)
-
-    def spec(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def judge(self, hyps, refs, file, executor) -> Judged:
-        return judge_upstream_outcome(hyps, refs, self.prompts(), self.spec(), executor, file)
-
-    def plan(self, hyps, refs, file, executor) -> dict[str, Any]:
-        return executor.plan(upstream_calls(hyps, refs, self.prompts(), self.spec(), file))
 
 
 def judge_file(judge: Judge, hyps: Sequence[Mapping[str, Any]], refs: Mapping[str, Reference], file: str,

@@ -103,9 +103,10 @@ def test_the_report_page_of_the_sample_run_shows_judge_validity(sample_run_outpu
     for text in ("Judge validity", "Controls", "Adversarial answers accepted", "Judge matrix", "Pairwise agreement",
                  "lexical", "100.0% (30/30)", "0.0% (0/43)", "not measured", "disputed", "Fleiss, Cohen"):
         assert text in section, text
-    plain = tmp_path / "plain.html"
+    plain = tmp_path / "plain.html"  # no --judge-audit: the run's own audit (stage judge_audit), when it has one
+    assert (sample_run_outputs / "metrics/detail/judge_audit.json").is_file()
     assert main(["report", "--out", str(plain)]) == 0
-    assert "judge-validity" not in plain.read_text()
+    assert '<section id="judge-validity">' in plain.read_text()
 
 
 def _snapshot(path: Path) -> list:

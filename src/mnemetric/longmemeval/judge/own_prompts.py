@@ -15,12 +15,11 @@ or dilutes it; ``lenient`` accepts any response whose substance matches.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from mnemetric.errors import ConfigError
 from mnemetric.io import dumps_canonical, sha256_text
-from mnemetric.longmemeval.judge.run import Judged, judge_upstream_outcome, upstream_calls
+from mnemetric.longmemeval.judge.run import PromptSetJudge
 from mnemetric.longmemeval.judge.upstream_prompts import PromptSet, check_template_fields
 
 _TAIL = "\n\nQuestion: {}\nReference: {}\nResponse to grade: {}\n\nAnswer with one word, yes or no."
@@ -77,7 +76,7 @@ def own_prompt_set(wording: str) -> PromptSet:
 
 
 @dataclass(frozen=True)
-class OwnPromptJudge:
+class OwnPromptJudge(PromptSetJudge):
     """A model judge with one of our own prompt sets (``wording``: strict | lenient); never official."""
 
     name: str
@@ -95,12 +94,3 @@ class OwnPromptJudge:
 
     def prompts(self) -> PromptSet:
         return own_prompt_set(self.wording)
-
-    def spec(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def judge(self, hyps, refs, file, executor) -> Judged:
-        return judge_upstream_outcome(hyps, refs, self.prompts(), self.spec(), executor, file)
-
-    def plan(self, hyps, refs, file, executor) -> dict[str, Any]:
-        return executor.plan(upstream_calls(hyps, refs, self.prompts(), self.spec(), file))

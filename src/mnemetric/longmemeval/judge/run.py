@@ -126,3 +126,23 @@ def check_not_all_failed(judged: Judged, stage: str = "judge") -> Judged:
     if not judged.lines and judged.failures:
         raise AllQuestionsFailed(stage, judged.failures)
     return judged
+
+
+class PromptSetJudge:
+    """The judging half every prompt-set judge shares (upstream's prompts, our own strict/lenient ones): a
+    dataclass component that says which :class:`PromptSet` it asks with (``prompts()``); its settings are its
+    fields (``spec()``), and the calls, the outcome and the dry-run plan follow from those two."""
+
+    def prompts(self) -> PromptSet:
+        raise NotImplementedError
+
+    def spec(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return asdict(self)  # type: ignore[call-overload]
+
+    def judge(self, hyps, refs, file, executor) -> Judged:
+        return judge_upstream_outcome(hyps, refs, self.prompts(), self.spec(), executor, file)
+
+    def plan(self, hyps, refs, file, executor) -> dict[str, Any]:
+        return executor.plan(upstream_calls(hyps, refs, self.prompts(), self.spec(), file))
