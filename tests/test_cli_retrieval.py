@@ -274,8 +274,9 @@ def run_stages(ws: Path, overrides: list[str]) -> dict:
 
     shutil.copytree(ROOT / "data" / "sample", ws / "data" / "sample")
     compose_to(ws / "params.yaml", ROOT / "conf", overrides)
+    cmds = {s: d["cmd"].split()[3:] for s, d in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].items()}
     for name in ("fingerprint", "prepare", "adapt", "suite", "retrieve", "retrieval_metrics"):
-        proc = subprocess.run([sys.executable, "-m", f"mnemetric.stages.{name}"], cwd=ws, capture_output=True,
+        proc = subprocess.run([sys.executable, "-m", f"mnemetric.stages.{name}", *cmds[name]], cwd=ws, capture_output=True,
                               text=True, env={**os.environ, "MNEMETRIC_CACHE_DIR": str(ws / "cache")}, timeout=600)
         assert proc.returncode == 0, f"stage {name}: {proc.stderr}"
     return yaml.safe_load((ws / "params.yaml").read_text())

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from mnemetric.errors import InputError
+from mnemetric.io import dumps_canonical
 
 BATCH_MARK: Final = "mnemetric_batch"
 """The key a cached row carries when its reply came through a Batch API: ``{"batch": id, "source": ...}``."""
@@ -58,7 +59,7 @@ def request_line(key: str, payload: Mapping[str, Any]) -> bytes:
     """One input line (with its newline) for the request ``key``: keys sorted, so the same request gives the
     same bytes whoever writes it (the executor, or ``mnemetric batch export`` from the ledger)."""
     line = {"custom_id": key, "method": "POST", "url": URLS[payload["kind"]], "body": request_body(payload)}
-    return (json.dumps(line, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n").encode("utf-8")
+    return (dumps_canonical(line) + "\n").encode("utf-8")
 
 
 def split_lines(lines: Iterable[tuple[str, bytes]], max_requests: int = MAX_REQUESTS,
