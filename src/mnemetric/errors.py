@@ -154,8 +154,24 @@ def restore_interrupts(previous: dict[int, Any]) -> None:
         signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
 
+def interrupt_of(exc: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt behind ``exc``: itself, or — when the signal's exception was raised inside C code
+    that then reported "returned a result with an exception set" — the SystemError's cause. None when
+    ``exc`` is not an interrupt."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        if not isinstance(exc, SystemError):
+            return None
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def interrupt_message(exc: BaseException) -> tuple[str, int]:
     """The one line a door prints for an interrupt, and its exit status."""
+    exc = interrupt_of(exc) or exc
     if isinstance(exc, Interrupted):
         return f"error: {exc}", exc.exit_code
     return f"error: {Interrupted(signal.SIGINT)}", 130

@@ -104,7 +104,7 @@ from mnemetric.longmemeval.memory.simple import FullContext
 
 class SlowMemory(FullContext):
     def retrieve(self, query, granularity):
-        time.sleep(0.05)
+        time.sleep(3)  # the signal arrives while a question is being retrieved, not as the run ends
         return super().retrieve(query, granularity)
 """
 
@@ -125,3 +125,18 @@ def test_sigterm_during_retrieve_leaves_no_temp_files(tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert "Traceback" not in err and err.strip().startswith("error: interrupted by SIGTERM")
     assert list(out.iterdir()) == []
+
+
+def test_a_signal_raised_inside_c_code_is_still_an_interrupt():
+    """CPython reports a signal handler's exception raised inside a C call as a SystemError whose cause
+    is the interrupt; the doors print the interrupt's line and status for it, and nothing else."""
+    from mnemetric.errors import Interrupted, interrupt_message, interrupt_of
+
+    stop = Interrupted(signal.SIGTERM)
+    wrapped = SystemError("<method 'get' of 'dict' objects> returned a result with an exception set")
+    wrapped.__cause__ = stop
+    assert interrupt_of(wrapped) is stop
+    text, code = interrupt_message(wrapped)
+    assert code == 128 + signal.SIGTERM and text.startswith("error: interrupted by SIGTERM")
+    assert interrupt_of(SystemError("a real bug")) is None
+    assert interrupt_of(ValueError("x")) is None

@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mnemetric.errors import install_interrupts, interrupt_message, restore_interrupts
+    from mnemetric.errors import install_interrupts, interrupt_message, interrupt_of, restore_interrupts
 
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # what a re-ask command repeats
@@ -44,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     except MnemetricError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt as exc:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if interrupt_of(exc) is None:
+            raise
         text, code = interrupt_message(exc)
         print(text, file=sys.stderr)
         return code

@@ -22,7 +22,7 @@ def run(main: Callable[[], None]) -> None:
     params.yaml for its settings and DVC removed the baseline's outputs, so the next `dvc repro` would
     otherwise retry the failed settings.
     """
-    from mnemetric.errors import install_interrupts, interrupt_message
+    from mnemetric.errors import install_interrupts, interrupt_message, interrupt_of
     from mnemetric.params import guard_writes
 
     guard_writes()
@@ -36,7 +36,9 @@ def run(main: Callable[[], None]) -> None:
         if hint:
             print(hint, file=sys.stderr)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt as exc:
+    except (KeyboardInterrupt, SystemError) as exc:  # a signal raised inside C code arrives as a SystemError
+        if interrupt_of(exc) is None:
+            raise
         text, code = interrupt_message(exc)
         print(text, file=sys.stderr)
         sys.exit(code)
