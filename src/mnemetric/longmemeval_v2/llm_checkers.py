@@ -198,16 +198,18 @@ class OfflineChecker:
 def llm_checkers(*, model: str = CHECKER_MODEL, base_url: str | None = None,
                  reasoning_effort: str | None = CHECKER_REASONING_EFFORT,
                  max_completion_tokens: int = CHECKER_MAX_COMPLETION_TOKENS, timeout: float | None = CHECKER_TIMEOUT,
-                 max_retries: int | None = CHECKER_MAX_RETRIES, name: str = "llm") -> LLMCheckers:
+                 max_retries: int | None = CHECKER_MAX_RETRIES, name: str = "llm",
+                 texts: CheckerTexts | None = None) -> LLMCheckers:
     """conf/v2/checker/llm.yaml: both LLM checkers with the pinned prompts (checkout
     ``$MNEMETRIC_LONGMEMEVAL_V2_DIR``, else the cache, else a download); the run's executor sends their calls.
-    ``timeout`` / ``max_retries``: upstream's evaluator transport (43,200 s, 10 retries)."""
+    ``timeout`` / ``max_retries``: upstream's evaluator transport (43,200 s, 10 retries). ``texts``: other
+    checker texts (tests' stand-ins; never official), else the pinned ones."""
     import os
 
     from mnemetric.llm.cache import default_cache_dir
     from mnemetric.longmemeval_v2.upstream_text import load_checker_texts
 
-    texts = load_checker_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir())
+    texts = texts or load_checker_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir())
     return LLMCheckers(texts, model=model, base_url=base_url, reasoning_effort=reasoning_effort,
                        max_completion_tokens=max_completion_tokens, name=name,
                        timeout=None if timeout is None else float(timeout),

@@ -240,14 +240,15 @@ def openai_reader(*, model: str = READER_MODEL, base_url: str | None = None, ena
                   max_tokens: int = READER_DEFAULTS["max_tokens"], presence_penalty: float | None = None,
                   repetition_penalty: float | None = None, reasoning_effort: str | None = None,
                   timeout: float | None = READER_TIMEOUT, max_retries: int | None = READER_MAX_RETRIES,
-                  name: str = "openai") -> OpenAIReader:
+                  name: str = "openai", texts: ReaderTexts | None = None) -> OpenAIReader:
     """conf/v2/reader/openai.yaml: the chat reader with the pinned texts (downloaded once into the cache if no
     checkout is named); the run's executor sends its calls. The sampling keys are upstream's (run_eval.py:
     official only at those values); ``timeout`` / ``max_retries`` are upstream harness.py's transport (43,200 s,
-    10 SDK retries), which change no answer: a reply that never comes fails its question, not the run."""
+    10 SDK retries), which change no answer: a reply that never comes fails its question, not the run.
+    ``texts``: other reader texts (tests' stand-ins; such a reader is never official), else the pinned ones."""
     sampling = {"enable_thinking": enable_thinking, "temperature": temperature, "top_p": top_p, "top_k": top_k,
                 "max_tokens": int(max_tokens), "presence_penalty": presence_penalty,
                 "repetition_penalty": repetition_penalty, "reasoning_effort": reasoning_effort}
-    return OpenAIReader(pinned_reader_texts(download=True), model=model, base_url=base_url, params=sampling, name=name,
+    return OpenAIReader(texts or pinned_reader_texts(download=True), model=model, base_url=base_url, params=sampling, name=name,
                         timeout=None if timeout is None else float(timeout),
                         max_retries=None if max_retries is None else int(max_retries))
