@@ -190,3 +190,15 @@ def test_export_names_runs_as_upstream_wrapper_scripts(tmp_path, tier):
     args = json.loads((out[0] / "run_args.json").read_text())
     assert list(args)[0] == "domain" and len(args) == 34 and args["model"] == "Qwen/Qwen3.5-9B"
     assert args["temperature"] == 0.6 and args["top_k"] == 20 and args["evaluator_model"] == "gpt-5.2"
+
+
+def test_cli_template_then_check_a_good_package(tmp_path, tier, capsys, monkeypatch):
+    data, pins = tier
+    assert main(["v2", "package", "--template", str(tmp_path / "SD.md")]) == 0
+    assert "<!-- mnemetric: fill in -->" in (tmp_path / "SD.md").read_text()
+    built = build(tmp_path, [("a", official_run(tmp_path, data))], pins)
+    monkeypatch.setattr("mnemetric.longmemeval_v2.package_check.DATA_PINS", pins)
+    capsys.readouterr()
+    code = main(["v2", "package", "--check", str(built.tarball), "--data-root", str(data)])
+    out = capsys.readouterr().out
+    assert code == 0 and "submittable package sub (mymem, small, 1 operating point(s)" in out

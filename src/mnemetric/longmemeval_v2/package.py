@@ -40,7 +40,7 @@ from mnemetric.longmemeval_v2.lafs import lafs_summary
 from mnemetric.longmemeval_v2.package_check import (NOT_SUBMITTABLE, ROOT_FILES, check_tree, overview_of,
                                                     read_json, read_run)
 from mnemetric.longmemeval_v2.package_tar import extract_safely, write_tarball
-from mnemetric.longmemeval_v2.pins import DATA_PINS, DataPins
+from mnemetric.longmemeval_v2.pins import DataPins
 from mnemetric.longmemeval_v2.questions import DOMAINS
 from mnemetric.longmemeval_v2.run_folder import RUN_FILES, RUNTIME_DIR, export_run, write_upstream_file
 
@@ -173,7 +173,7 @@ class Built:
 
 def build_package(runs: Sequence[tuple[str, Path]], *, submission: str, code_file: Path,
                   system_description: Path, output_root: Path, method: str | None = None,
-                  data_root: Path | None = None, pins: DataPins = DATA_PINS, unofficial: bool = False,
+                  data_root: Path | None = None, pins: DataPins | None = None, unofficial: bool = False,
                   force: bool = False, generated_at_utc: str | None = None) -> Built:
     """Steps 1 and 2 over ``runs`` ((operating point name, run folder), in order); module docstring."""
     safe_name(submission, "submission name")
@@ -234,7 +234,8 @@ def _moved(problems: Sequence[Problem], old: Path, new: str) -> tuple[Problem, .
                          p.message) for p in problems)
 
 
-def check_tarball(tarball: Path, *, data_root: Path | None, pins: DataPins = DATA_PINS) -> tuple[dict, list[Problem]]:
+def check_tarball(tarball: Path, *, data_root: Path | None,
+                  pins: DataPins | None = None) -> tuple[dict, list[Problem]]:
     """`v2 package --check`: extract safely into a temporary folder, check the tree (refusals raise)."""
     with tempfile.TemporaryDirectory(prefix="mnemetric-v2-check-") as tmp:
         root = extract_safely(tarball, Path(tmp))

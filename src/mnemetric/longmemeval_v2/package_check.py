@@ -121,7 +121,8 @@ def read_run(folder: Path, domain: str) -> RunView:
     qfile, hfile = folder / RUNTIME_DIR / "questions.json", folder / RUNTIME_DIR / "haystack.json"
     questions, haystack = read_json(qfile, list), read_json(hfile)
     if args.get("domain") != domain:
-        raise InputError(str(folder / "run_args.json"), "<file>", "domain", f"{args.get('domain')!r}, expected {domain!r}")
+        raise InputError(str(folder / "run_args.json"), "<file>", "domain",
+                         f"{args.get('domain')!r}, expected {domain!r}")
     ids = []
     for i, q in enumerate(questions):
         if not isinstance(q, dict) or not isinstance(q.get("id"), str) or not q["id"]:
@@ -205,7 +206,8 @@ def read_op(folder: Path, submission: str) -> OpView:
         raise InputError(mfile, "<file>", "operating_point_name", f"{meta.get('operating_point_name')!r}, but the "
                          f"folder is {folder.name!r}")
     if meta.get("submission_name") != submission:
-        raise InputError(mfile, "<file>", "submission_name", f"{meta.get('submission_name')!r}, expected {submission!r}")
+        raise InputError(mfile, "<file>", "submission_name",
+                         f"{meta.get('submission_name')!r}, expected {submission!r}")
     method, tier = meta.get("method"), meta.get("tier")
     if not isinstance(method, str) or not method:
         raise InputError(mfile, "<file>", "method", "missing")
@@ -245,9 +247,9 @@ def check_consistent(ops: list[OpView]) -> None:
                                  f"operating point {first.name!r}")
 
 
-def tier_problems(op: OpView, data_root: Path | None, pins: DataPins = DATA_PINS) -> list[Problem]:
+def tier_problems(op: OpView, data_root: Path | None, pins: DataPins | None = None) -> list[Problem]:
     """Is the question set the official tier's? Against a data root whose files match the pins."""
-    where = str(op.folder)
+    where, pins = str(op.folder), pins or DATA_PINS
     if data_root is None:
         return [Problem(where, "<package>", "question set", "not checked against the official tier: no data root "
                         "given (--data-root: a folder with the pinned questions.jsonl and haystacks/)")]
@@ -284,7 +286,8 @@ def tier_problems(op: OpView, data_root: Path | None, pins: DataPins = DATA_PINS
     return out
 
 
-def check_tree(root: Path, *, data_root: Path | None, pins: DataPins = DATA_PINS) -> tuple[dict[str, Any], list[Problem]]:
+def check_tree(root: Path, *, data_root: Path | None,
+               pins: DataPins | None = None) -> tuple[dict[str, Any], list[Problem]]:
     """Check a package folder (module docstring): refusals raise; returns (submission_overview, reasons)."""
     overview = read_json(root / "submission_overview.json")
     submission = root.name
