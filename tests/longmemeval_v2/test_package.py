@@ -202,3 +202,25 @@ def test_cli_template_then_check_a_good_package(tmp_path, tier, capsys, monkeypa
     code = main(["v2", "package", "--check", str(built.tarball), "--data-root", str(data)])
     out = capsys.readouterr().out
     assert code == 0 and "submittable package sub (mymem, small, 1 operating point(s)" in out
+
+
+def test_check_refuses_any_malformed_file_with_a_message_not_a_crash(tmp_path, tier):
+    from mnemetric.errors import MnemetricError
+
+    data, pins = tier
+    built = build(tmp_path, [("a", official_run(tmp_path, data))], pins)
+    targets = sorted(p.relative_to(built.folder).as_posix() for p in built.folder.rglob("*")
+                     if p.suffix in (".json", ".jsonl"))
+    assert len(targets) == 15
+    for i, rel in enumerate(targets):
+        for j, text in enumerate(("[]", '{"operating_points": [1], "runs": 3, "overall": [], "memory_type": 1}')):
+            copy = tmp_path / f"c{i}-{j}" / "sub"
+            shutil.copytree(built.folder, copy)
+            (copy / rel).write_text(text)
+            tarball = write_tarball(copy, copy.parent / "t" / "sub.tar.gz")
+            try:
+                _, problems = check_tarball(tarball, data_root=data, pins=pins)
+            except MnemetricError as exc:
+                assert "sub.tar.gz:" in str(exc) or "sub.tar.gz" in str(exc), (rel, text, str(exc))
+            else:
+                assert problems, (rel, text)

@@ -91,18 +91,22 @@ def read_point(name: str, run_dir: Path, method: str | None = None) -> Point:
     """An operating point's run folder: its tier, method (the memory's name unless given) and gate reasons."""
     summary_file = run_dir / "v2.json"
     summary = read_json(summary_file)
-    settings = summary.get("settings") or {}
+    settings, verdict = summary.get("settings"), summary.get("official_equivalence")
+    for key, value in (("settings", settings), ("official_equivalence", verdict)):
+        if not isinstance(value, dict):
+            raise InputError(str(summary_file), "<file>", key, "missing or not an object",
+                             fix="write the run with `mnemetric v2 run` / stage v2_metrics")
     tier = settings.get("tier")
     if tier not in TIERS:
         raise InputError(str(summary_file), "settings", "tier", f"{tier!r}: the run's haystack is not an official "
                          "tier file, and a package is one method at one tier (small or medium)")
-    missing = [d for d in DOMAINS if d not in (settings.get("domains") or [])]
+    domains = settings.get("domains") if isinstance(settings.get("domains"), list) else []
+    missing = [d for d in DOMAINS if d not in domains]
     if missing:
         raise InputError(str(summary_file), "settings", "domains", f"no {', '.join(missing)} run: an operating "
                          "point is a web and an enterprise run")
-    verdict = summary.get("official_equivalence") or {}
-    reasons = tuple(Problem(str(summary_file), "official_equivalence", "reasons", str(r))
-                    for r in verdict.get("reasons") or [])
+    listed = verdict.get("reasons") if isinstance(verdict.get("reasons"), list) else []
+    reasons = tuple(Problem(str(summary_file), "official_equivalence", "reasons", str(r)) for r in listed)
     if verdict.get("value") is not True and not reasons:
         reasons = (Problem(str(summary_file), "official_equivalence", "value", "the run is not official"),)
     method = safe_name(method or str(settings.get("memory") or ""), f"method of {summary_file}")

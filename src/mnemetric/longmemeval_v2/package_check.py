@@ -120,6 +120,12 @@ def read_run(folder: Path, domain: str) -> RunView:
     agg = read_json(folder / "aggregated_metrics.json")
     qfile, hfile = folder / RUNTIME_DIR / "questions.json", folder / RUNTIME_DIR / "haystack.json"
     questions, haystack = read_json(qfile, list), read_json(hfile)
+    mfile = folder / RUNTIME_DIR / "memory_config.json"
+    config = read_json(mfile)
+    if not isinstance(config.get("memory_type"), str) or not config["memory_type"] \
+            or not isinstance(config.get("memory_params"), dict):
+        raise InputError(str(mfile), "<file>", "memory_type/memory_params", "expected {memory_type: a name, "
+                         "memory_params: an object} (upstream's memory config)")
     if args.get("domain") != domain:
         raise InputError(str(folder / "run_args.json"), "<file>", "domain",
                          f"{args.get('domain')!r}, expected {domain!r}")
@@ -215,7 +221,9 @@ def read_op(folder: Path, submission: str) -> OpView:
         raise InputError(mfile, "<file>", "tier", f"{tier!r} is not a tier ({', '.join(TIERS)})")
     runs = {d: read_run(folder / d, d) for d in DOMAINS}
     for d, run in runs.items():
-        block = (meta.get("runs") or {}).get(d) or {}
+        block = meta.get("runs").get(d) if isinstance(meta.get("runs"), dict) else None
+        if not isinstance(block, dict):
+            raise InputError(mfile, "<file>", f"runs.{d}", "missing or not an object")
         if block.get("question_count") != len(run.questions) or block.get("question_type_counts") != run.type_counts():
             raise InputError(mfile, f"runs.{d}", "question_count/question_type_counts", "disagree with the run")
     combined = combine_aggregates(runs["web"].aggregated, runs["enterprise"].aggregated)
@@ -277,7 +285,7 @@ def tier_problems(op: OpView, data_root: Path | None, pins: DataPins | None = No
             continue
         for q in run.questions:
             o = want[q["id"]]
-            text = q["question"]["text"] if isinstance(q.get("question"), dict) else q.get("question")
+            text = q["question"].get("text") if isinstance(q.get("question"), dict) else q.get("question")
             if any(q.get(k) != o.get(k) for k in ("question_type", "answer", "eval_function")) or text != o["question"]:
                 out.append(Problem(qfile, q["id"], "question", "differs from the official questions.jsonl"))
         if any(run.haystack[q] != haystack.get(q) for q in run.ids):
