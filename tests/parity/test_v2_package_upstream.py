@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemetric.longmemeval_v2.package import build_package, export_runs
+from mnemetric.longmemeval_v2.package import build_package, check_tarball, export_runs
 from tests.longmemeval_v2.package_fixture import code_file, filled_description, official_run, official_tier
 
 PINS = {  # sha256 at be15ea6e995462f3391c1a610892df3f67dfa7bd
@@ -96,6 +96,7 @@ def test_upstream_builders_accept_our_run_folders_and_build_our_package(tmp_path
             assert theirs[rel].read_bytes() == path.read_bytes(), rel
     with tarfile.open(theirs_root / "sub.tar.gz") as t1, tarfile.open(ours.tarball) as t2:
         assert sorted(m.name for m in t1.getmembers()) == sorted(m.name for m in t2.getmembers())
+    assert check_tarball(theirs_root / "sub.tar.gz", data_root=data, pins=pins)[1] == []  # `--check` takes theirs
     # upstream's own step 1 also reads the unexported folders (with --method, as its README says)
     shutil.rmtree(theirs_root)
     upstream(leaderboard, "build_submission_step_1_single_operating_point.py", runs[0][1] / "web",
@@ -147,6 +148,8 @@ def test_upstream_builders_on_a_real_mnemetric_run_of_the_sample(tmp_path, leade
     assert any("not the official data" in p.message for p in ours.problems)
     theirs, mine = files(theirs_root / "sub"), files(ours.folder)
     assert sorted(mine) == sorted([*theirs, "NOT_SUBMITTABLE.txt"])
+    reasons = [str(p) for p in check_tarball(theirs_root / "sub.tar.gz", data_root=sample)[1]]
+    assert any("sample-v2/questions.jsonl" in r and "not the official data" in r for r in reasons)
     for rel, path in theirs.items():
         if rel.endswith(".json") and (rel.count("/") <= 2):
             assert scrub(json.loads(path.read_text())) == scrub(json.loads(mine[rel].read_text())), rel
