@@ -17,6 +17,10 @@ question set (a 2+2-question sample run was accepted as "small"). Here, in two k
   (reader exactly Qwen/Qwen3.5-9B with run_eval's sampling and thinking on, checker exactly gpt-5.2 at medium
   effort and 4096 tokens, memory budget 200,000), a question marked failed, an unfilled SYSTEM_DESCRIPTION.md
   template, a ``NOT_SUBMITTABLE.txt`` (what ``--unofficial`` writes).
+
+What a package cannot show is checked where it is known: the token counter and the data custody of a Mnemetric
+run come from its v2.json gate, read by :func:`mnemetric.longmemeval_v2.package.build_package` before it builds
+(upstream's harness hard-codes the Qwen/Qwen3.5-9B counter, so a hand-made package is taken at its run_args).
 """
 
 from __future__ import annotations
