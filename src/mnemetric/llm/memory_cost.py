@@ -107,3 +107,81 @@ def finish_memory_run(stage: str, memory: str, proxy: ModelProxy | None) -> dict
     entry = {**run_entry(f"{stage}-memory", proxy.executor.usage, total["seconds"]), "memory_proxy": {"memory": memory, **facts}}
     append_run_log(entry)
     return facts
+
+
+# -- reading the tracked record back (`mnemetric compare`, the report) ----------------------------------------
+def cost_summary(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """``{memory, uses_model_proxy, replayable, volatile, requests, ingest_requests, query_requests, prompt_tokens,
+    completion_tokens, usd}`` of a tracked record (None for None: a run made before the record existed)."""
+    if record is None:
+        return None
+    phases: dict[str, int] = {"setup": 0, "ingest": 0, "query": 0}
+    for blocks in (record.get("systems") or {}).values():
+        for phase, block in blocks.items():
+            phases[phase] = phases.get(phase, 0) + sum((block.get("requests") or {}).values())
+    usage = record.get("usage") or {}
+    return {"memory": record.get("memory"), "uses_model_proxy": bool(record.get("uses_model_proxy")),
+            "replayable": record.get("replayable", True), "volatile": list(record.get("volatile") or []),
+            "requests": sum((record.get("requests") or {}).values()), "ingest_requests": phases["ingest"],
+            "query_requests": phases["query"], "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+            "completion_tokens": int(usage.get("completion_tokens") or 0), "usd": float(usage.get("usd") or 0.0)}
+
+
+def cost_comparison(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """``{a, b, diff}`` of two tracked records' summaries (diff: B − A of the counts and dollars), None when
+    neither run has one."""
+    sa, sb = cost_summary(a), cost_summary(b)
+    if sa is None and sb is None:
+        return None
+    keys = ("requests", "ingest_requests", "query_requests", "prompt_tokens", "completion_tokens", "usd")
+    diff = {k: sb[k] - sa[k] for k in keys} if sa is not None and sb is not None else None
+    return {"a": sa, "b": sb, "diff": diff}
+
+
+def _side(s: Mapping[str, Any] | None) -> str:
+    if s is None:
+        return "— (no memory_cost record)"
+    if not s["uses_model_proxy"]:
+        return f"{s['memory']}: no model proxy (0 requests)"
+    tokens = s["prompt_tokens"] + s["completion_tokens"]
+    return (f"{s['memory']}: {s['requests']} requests (ingest {s['ingest_requests']}, query {s['query_requests']}), "
+            f"{tokens} tokens, ${s['usd']:.4f}" + ("" if s["replayable"] else " — NOT reproducible by replay"))
+
+
+def cost_lines(comparison: Mapping[str, Any] | None, bullet: str = "  ") -> list[str]:
+    """The memory-side cost beside the accuracy difference (`mnemetric compare`'s text and Markdown)."""
+    if comparison is None:
+        return []
+    lines = ["memory-side cost (metrics/detail/memory_cost.json: the cost of the work, cache hits included):",
+             f"{bullet}A {_side(comparison['a'])}", f"{bullet}B {_side(comparison['b'])}"]
+    d = comparison.get("diff")
+    if d is not None:
+        lines.append(f"{bullet}B − A: {d['requests']:+d} requests, "
+                     f"{d['prompt_tokens'] + d['completion_tokens']:+d} tokens, ${d['usd']:+.4f}")
+    return lines
+
+
+def report_section(record: Mapping[str, Any] | None) -> Any:
+    """The report page's "Memory-side cost" section (a :class:`mnemetric.report.model.Section`) of a tracked record;
+    None for a system without the model proxy (its page stays as it was)."""
+    from mnemetric.report.model import Section, Table
+
+    if not record or not record.get("uses_model_proxy"):
+        return None
+    rows = []
+    for system, phases in (record.get("systems") or {}).items():
+        for phase, block in phases.items():
+            req, usage = block.get("requests") or {}, block.get("usage") or {}
+            rows.append((system, phase, str(req.get("chat", 0)), str(req.get("embeddings", 0)),
+                         str(usage.get("prompt_tokens", 0)), str(usage.get("completion_tokens", 0)),
+                         f"${float(usage.get('usd') or 0.0):.4f}"))
+    table = Table(("memory system", "phase", "chat requests", "embeddings requests", "prompt tokens",
+                   "completion tokens", "cost of the work"), tuple(rows), numeric=(2, 3, 4, 5, 6))
+    replay = ("A rerun replays every request from the response cache (the prompts hold no clock or random id)."
+              if record.get("replayable", True) else
+              "NOT reproducible by replay: " + "; ".join(record.get("volatile") or []) + ". A rerun sends those "
+              "requests again; the run log has the measured hit rate.")
+    text = (f"What {record.get('memory')} asked of models through the model proxy while it ingested the haystacks "
+            "and answered the queries (cache hits count as the work they stand for; this run's hit rate and "
+            "seconds are in the run log, never here). " + replay)
+    return Section("memory-cost", "Memory-side cost", (text,), (table,))
