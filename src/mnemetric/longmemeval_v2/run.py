@@ -125,8 +125,11 @@ def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]]
     protocol = gate_facts(settings, rows, facts, data=data, images=images)
     reasons = gate_reasons(protocol)
     provenance = {k: {f: v for f, v in block.items() if f not in PRIVATE_FACTS} for k, block in facts.items()}
-    return V2Run(rows, aggregated, combined, summary(settings, rows, aggregated, combined, reasons), provenance,
-                 protocol)
+    result = summary(settings, rows, aggregated, combined, reasons)
+    if result["lafs"].get("computed") and not (data is not None and data.sha256_verified):
+        result["lafs"] = {"computed": False, "tier": settings["tier"],
+                          "reason": "the data is not the verified official tier (the bundled sample never is)"}
+    return V2Run(rows, aggregated, combined, result, provenance, protocol)
 
 
 PRIVATE_FACTS = ("texts_pinned", "note")
