@@ -165,7 +165,7 @@ class CheckRow:
             raise f.error("score_bool", "a row has a verdict or a failure reason, not both and not neither")
         return cls(f.string("domain"), f.string("question_id"), f.string("checker"),
                    f.get("response_parsed_boxed", _OPT_STR), f.get("is_unknown", _OPT_BOOL), verdict, sha, sent, failed,
-                   f.get("checker_reason", _OPT_STR))
+                   f.get("checker_reason", _OPT_STR) if "checker_reason" in f.raw else None)
 
     def to_record(self) -> dict[str, Any]:
         out = {"domain": self.domain, "question_id": self.question_id, "checker": self.checker,
