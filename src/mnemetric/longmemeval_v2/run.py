@@ -8,7 +8,7 @@ checkers) through ONE executor, so one budget and one usage ledger — and :func
 rows into the domain's aggregated_metrics (:mod:`.aggregate`), web + enterprise combined as
 leaderboard/combine_aggregated_metrics.py (:mod:`.combine`), and the LAFS gain of the run's operating point
 (accuracy = combined overall_full_set × 100, latency = combined memory_query avg_seconds; :mod:`.lafs`) for
-the tier. The DVC stages run the same steps one per stage (stages v2_memory … v2_metrics).
+the tier — only when the data is the verified official tier (else ``computed`` false with the reason). The DVC stages run the same steps one per stage (stages v2_memory … v2_metrics).
 
 A question where upstream would abort (reader non-answer, judge reply without a label …) is a FAILED row
 (reason in ``failed``), left out of the upstream numbers and counted apart; the run is then not official.

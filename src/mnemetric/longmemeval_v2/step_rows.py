@@ -6,12 +6,14 @@ this in memory and writes only per_question.jsonl); :func:`mnemetric.longmemeval
 into upstream's per_question rows.
 
 * :class:`MemoryRow` (``memory.jsonl``, stage v2_memory): the question's identity fields in upstream's keys
-  (index … haystack_ids) and the memory outcome after truncation. No clock time: query latency is a
-  measurement of the machine and goes to an untracked sidecar (:mod:`.steps`).
+  (index … haystack_ids), the memory outcome after truncation and the kept items' tokens by item type
+  (``memory_context_tokens_by_type``). No clock time: query latency is a measurement of the machine and goes to
+  an untracked sidecar (:mod:`.steps`).
 * :class:`ReadRow` (``read.jsonl``, stage v2_read): the reader's raw response, usage, the logged prompt, and
   the request's sha256 and parameters sent (null when nothing was sent); ``failed`` where upstream aborts.
 * :class:`CheckRow` (``check.jsonl``, stage v2_check): the parsed answer, is_unknown, the verdict, and the
-  judge request's sha256 and parameters sent for an LLM checker that was asked; ``failed`` where upstream aborts.
+  judge request's sha256 and parameters sent for an LLM checker that was asked, its reason (``checker_reason``,
+  when it gave one); ``failed`` where upstream aborts.
 """
 
 from __future__ import annotations

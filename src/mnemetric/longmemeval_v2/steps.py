@@ -7,8 +7,10 @@ shared-haystack rule (:mod:`.harness`), the reader, then scoring — a determini
 boxed answer (:func:`~.checkers.score_deterministic`), an LLM checker the raw and parsed answers
 (:mod:`.llm_checkers`); an is_unknown answer scores 0.
 
-* :func:`memory_step` → :class:`~.step_rows.MemoryRow` per question, and the measured query latencies apart
-  (:class:`Latencies`; never in a tracked file).
+* :func:`memory_step` → :class:`~.step_rows.MemoryRow` per question (with the kept items' tokens by item type,
+  :func:`tokens_by_type`), and what was measured apart (:class:`Latencies`: query and hook seconds, build
+  seconds, timed answers a cache served, the memory's own model calls; an untracked sidecar, summed up in the
+  committed metrics/v2-latency.json by :mod:`.latency`, never in a reproducible file).
 * :func:`read_step` → :class:`~.step_rows.ReadRow`: the reader's calls go to the run's executor.
 * :func:`check_step` → :class:`~.step_rows.CheckRow`: deterministic checkers here, LLM checkers' calls to the
   run's executor.
