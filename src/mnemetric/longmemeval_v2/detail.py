@@ -104,7 +104,8 @@ def _by_type(memory: Sequence[MemoryRow]) -> dict[str, Any]:
     return {**total, "questions": counted, "context_tokens": sum(m.memory_context_token_count for m in memory)}
 
 
-def detail_record(option: str, memory_name: str, memory: Sequence[MemoryRow], check: Sequence[CheckRow], rows: Mapping[str, Sequence[PerQuestionRow]]) -> dict[str, Any]:
+def detail_record(option: str, memory_name: str, memory: Sequence[MemoryRow], check: Sequence[CheckRow],
+                  rows: Mapping[str, Sequence[PerQuestionRow]]) -> dict[str, Any]:
     """metrics/detail/v2.json (module docstring) from the step rows and the assembled per_question rows."""
     by_id = {(d, r.question_id): r for d, rs in rows.items() for r in rs}
     questions = [_question(m, c, by_id[m.domain, m.question_id]) for m, c in zip(memory, check)]

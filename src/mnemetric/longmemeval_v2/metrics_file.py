@@ -2,8 +2,8 @@
 
 Query latency (and the LAFS point it places) is a measurement of this machine, not a pure function of the
 inputs; this file must be (a fresh clone reproduces it byte for byte). So latency and LAFS go to
-metrics/v2-latency.json (:mod:`.latency`; committed like a benchmark result) and this file says so; every accuracy, count, token figure
-and the official verdict stay. Keys, in order: benchmark, headline, v2 (the option's name), schema, settings,
+metrics/v2-latency.json (:mod:`.latency`; committed like a benchmark result) and this file says so; every
+accuracy, count, token figure and the official verdict stay. Keys, in order: benchmark, headline, v2 (the option's name), schema, settings,
 domains, combined, official_equivalence (:class:`mnemetric.official.OfficialEquivalence`), latency, lafs,
 by_category (upstream's per-category breakdowns of the combined — or only — aggregate).
 """

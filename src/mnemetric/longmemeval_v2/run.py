@@ -8,7 +8,8 @@ checkers) through ONE executor, so one budget and one usage ledger — and :func
 rows into the domain's aggregated_metrics (:mod:`.aggregate`), web + enterprise combined as
 leaderboard/combine_aggregated_metrics.py (:mod:`.combine`), and the LAFS gain of the run's operating point
 (accuracy = combined overall_full_set × 100, latency = combined memory_query avg_seconds; :mod:`.lafs`) for
-the tier — only when the data is the verified official tier (else ``computed`` false with the reason). The DVC stages run the same steps one per stage (stages v2_memory … v2_metrics).
+the tier — only when the data is the verified official tier (else ``computed`` false with the reason). The
+DVC stages run the same steps one per stage (stages v2_memory … v2_metrics).
 
 A question where upstream would abort (reader non-answer, judge reply without a label …) is a FAILED row
 (reason in ``failed``), left out of the upstream numbers and counted apart; the run is then not official.
@@ -218,8 +219,15 @@ def summary(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]
             "official_equivalence": OfficialEquivalence.of(reasons).to_record()}
 
 
-def write_run(out: str | Path, run: V2Run) -> list[Path]:
-    """<out>/<domain>/per_question.jsonl and aggregated_metrics.json, combined_aggregated_metrics.json, v2.json."""
+def write_run(out: str | Path, run: V2Run, settings: Mapping[str, Any] | None = None, *,
+              started_at_utc: str | None = None) -> list[Path]:
+    """<out>/<domain>/per_question.jsonl and aggregated_metrics.json, combined_aggregated_metrics.json, v2.json.
+
+    With ``settings`` (the run's ``v2`` section: data_root, haystack, memory, reader …) each domain folder also
+    gets upstream's run_args.json and runtime_inputs/ (:mod:`.run_folder`), so upstream's leaderboard builder and
+    `mnemetric v2 package` read it as a run of upstream's harness."""
+    from mnemetric.longmemeval_v2.run_folder import write_upstream_run
+
     out = Path(out)
     written = []
     for domain, rows in run.rows.items():
@@ -227,6 +235,10 @@ def write_run(out: str | Path, run: V2Run) -> list[Path]:
         write_per_question(out / domain / "per_question.jsonl", rows)
         write_upstream_json(out / domain / "aggregated_metrics.json", run.aggregated[domain])
         written += [out / domain / "per_question.jsonl", out / domain / "aggregated_metrics.json"]
+        if settings is not None:
+            written += write_upstream_run(out / domain, domain, rows, settings=settings,
+                                          checker=run.provenance.get("checker") or {},
+                                          started_at_utc=started_at_utc)
     if run.combined is not None:
         write_upstream_json(out / "combined_aggregated_metrics.json", run.combined)
         written.append(out / "combined_aggregated_metrics.json")

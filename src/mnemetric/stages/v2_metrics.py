@@ -79,7 +79,7 @@ def main() -> None:
         measured = (f"no latency sidecar for these memory rows (the untracked run folder is not written); "
                     + (f"query latency {q} s carried" if timing["measured"] else timing["not_measured_reason"]))
     else:
-        write_run(p["paths.v2_runs"], result)
+        write_run(p["paths.v2_runs"], result, v2)  # + upstream's run_args.json and runtime_inputs/ per domain
         measured = f"query latency {q} s{' (WARM cache)' if timing['cache']['warm'] else ''}"
     measured += f", LAFS gain {lafs} → {LATENCY_PATH}"
     print(f"v2_metrics: {v2['name']}: overall_full_set {acc['value']!r} ({acc['correct']}/{acc['n']}), {measured} "
