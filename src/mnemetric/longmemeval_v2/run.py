@@ -8,7 +8,8 @@ checkers) through ONE executor, so one budget and one usage ledger — and :func
 rows into the domain's aggregated_metrics (:mod:`.aggregate`), web + enterprise combined as
 leaderboard/combine_aggregated_metrics.py (:mod:`.combine`), and the LAFS gain of the run's operating point
 (accuracy = combined overall_full_set × 100, latency = combined memory_query avg_seconds; :mod:`.lafs`) for
-the tier. The DVC stages run the same steps one per stage (stages v2_memory … v2_metrics).
+the tier — only when the data is the verified official tier (else ``computed`` false with the reason). The
+DVC stages run the same steps one per stage (stages v2_memory … v2_metrics).
 
 A question where upstream would abort (reader non-answer, judge reply without a label …) is a FAILED row
 (reason in ``failed``), left out of the upstream numbers and counted apart; the run is then not official.
@@ -133,8 +134,11 @@ def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]]
     protocol = gate_facts(settings, rows, facts, data=data, images=images)
     reasons = gate_reasons(protocol) + ([subset] if subset else [])
     provenance = {k: {f: v for f, v in block.items() if f not in PRIVATE_FACTS} for k, block in facts.items()}
-    return V2Run(rows, aggregated, combined, summary(settings, rows, aggregated, combined, reasons), provenance,
-                 protocol)
+    result = summary(settings, rows, aggregated, combined, reasons)
+    if result["lafs"].get("computed") and not (data is not None and data.sha256_verified):
+        result["lafs"] = {"computed": False, "tier": settings["tier"],
+                          "reason": "the data is not the verified official tier (the bundled sample never is)"}
+    return V2Run(rows, aggregated, combined, result, provenance, protocol)
 
 
 PRIVATE_FACTS = ("texts_pinned", "note")

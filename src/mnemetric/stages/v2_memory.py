@@ -6,7 +6,9 @@ since stops the run, named; a file that matches its record but not its pin (or t
 named in the facts and makes the run not official. Then the root is validated and each question's memory
 queried (:func:`mnemetric.longmemeval_v2.steps.memory_step`; per-question memories on the executor's workers when
 ``executor.workers`` > 1) → ``<paths.v2_steps>/memory.jsonl`` and
-``memory.json`` (DVC outputs); the measured latencies → ``<paths.v2_runs>/latency.json`` (untracked).
+``memory.json`` (DVC outputs); what was measured (query and build seconds, timed answers a cache served, the
+memory's own model calls) → ``<paths.v2_runs>/latency.json`` (untracked; stage v2_metrics sums it up in
+metrics/v2-latency.json).
 """
 
 from __future__ import annotations
