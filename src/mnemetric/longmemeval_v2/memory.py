@@ -16,6 +16,9 @@ shared/docs/upstream-v2-protocol.md §3):
 * Shared haystack (harness.py all_haystacks_shared, main ~1139-1182): when every question of the run has
   the identical ordered haystack, ONE memory is built once (inserting that haystack) and queried for every
   question; otherwise a FRESH memory per question. No questions → not shared.
+* Optional hooks our harness calls when a memory has them (upstream's own baselines, :mod:`.upstream_memory`):
+  ``inserts_done()`` after the last insert of a build; ``before_query(question_id)`` before the timed query
+  and ``after_query()`` after the post-query hook (upstream's set_query_context / clear_query_context).
 * What the memory sees: ours passes the question text and the question image path only — never the gold
   answer, the question type, the eval function or any id (upstream at be15ea6 also exposes the whole
   question row through set_query_context; we do not — only upstream's own baselines run through
