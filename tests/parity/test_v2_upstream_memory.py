@@ -12,7 +12,7 @@ internet (HF_HUB_OFFLINE=1). Upstream side: evaluation/run_eval.py's main, in pr
 * the embedding model is a local byte-level tokenizer folder (AutoTokenizer needs one; upstream's default
   Qwen/Qwen3-Embedding-8B would be downloaded): both sides name the same folder.
 
-Compared per (method, tier, domain): every request body (reader, judge, embeddings) as a multiset of canonical
+Methods no_retrieval, rag_query_to_slice, rag_query_to_slice_notes. Compared per (method, tier, domain): every request body (reader, judge, embeddings) as a multiset of canonical
 JSON; each question's memory_context and score; the domain's overall accuracy.
 """
 
@@ -37,8 +37,16 @@ SAMPLE = ROOT / "data" / "sample-v2"
 RUN_EVAL_SHA256 = "95d43fa67826eb6422ac18255ecad4110715472fe28c4d5ace7e6f1cc8179d43"
 HARNESS_SHA256 = "8c6d1bd124ce2caf8a4bdc8516ef1b54ffca98ea4c49b4e50355ee4207b55eb1"
 REPLY = '{"label": 1, "reason": "r"} \\boxed{Meadow Post}'
-CASES = [(m, t, d) for m in ("no_retrieval", "rag_query_to_slice") for t in ("small", "medium")
-         for d in ("web", "enterprise")]
+NOTES = {"procedure_note": {"title": "Find a post", "description": "forum search", "content": "- open search"},
+         "hint_note": {"title": "Search quirk", "description": "filters reset", "content": "- re-apply filters"}}
+CASES = [(m, t, d) for m in ("no_retrieval", "rag_query_to_slice", "rag_query_to_slice_notes")
+         for t in ("small", "medium") for d in ("web", "enterprise")]
+
+
+def reply(messages) -> str:
+    """The reader's and judge's reply; a note-writing request (rag_query_to_slice_notes) gets two notes."""
+    text = json.dumps(messages)
+    return json.dumps(NOTES) if "procedure_note" in text and "hint_note" in text else REPLY
 
 
 @pytest.fixture(scope="module")
@@ -129,12 +137,12 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    with FakeOpenAIServer(reply=lambda messages: REPLY) as theirs_server:
+    with FakeOpenAIServer(reply=reply) as theirs_server:
         monkeypatch.setenv("OPENAI_BASE_URL", theirs_server.base_url)  # the judge: run_eval passes no base URL
         up_rows, up_agg = run_upstream(checkout, method, tier, domain, tmp_path / "upstream", theirs_server,
                                        embedding_tokenizer, monkeypatch)
     monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
-    with FakeOpenAIServer(reply=lambda messages: REPLY) as our_server:
+    with FakeOpenAIServer(reply=reply) as our_server:
         monkeypatch.setenv("OPENAI_BASE_URL", our_server.base_url)
         ours = run_ours(method, tier, domain, our_server, embedding_tokenizer)
     theirs, mine = _bodies(theirs_server), _bodies(our_server)
@@ -143,8 +151,10 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
         assert mine[path] == theirs[path], path
     n = sum(sum(c.values()) for c in theirs.values())
     assert n >= len(up_rows)  # at least one reader request per question
-    if method == "rag_query_to_slice":
+    if method.startswith("rag"):
         assert "/v1/embeddings" in theirs
+    if method == "rag_query_to_slice_notes":  # the controller wrote notes at insert time
+        assert sum(theirs["/v1/chat/completions"].values()) > len(up_rows) + 2
     by_id = {r.question_id: r for r in ours.rows[domain]}
     assert [r["question_id"] for r in up_rows] == list(by_id)
     for row in up_rows:
