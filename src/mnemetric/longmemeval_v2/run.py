@@ -77,8 +77,8 @@ def run_settings(haystack: Path, tier_from: str | Path, domains: Sequence[str], 
     """metrics/v2.json's ``settings`` block (``memory_query_context``: what the memory saw of each question,
     :data:`~.memory.QUESTION_ONLY` or :data:`~.memory.UPSTREAM_ROW`)."""
     return {"haystack": haystack.name, "tier": tier_of(tier_from), "domains": list(domains), "memory": memory,
-            "memory_query_context": memory_query_context, "reader": reader, "checker": checker, "token_counter": token_counter,
-            "memory_context_max_tokens": max_tokens}
+            "memory_query_context": memory_query_context, "reader": reader, "checker": checker,
+            "token_counter": token_counter, "memory_context_max_tokens": max_tokens}
 
 
 def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMAINS, *, factory: MemoryFactory,
