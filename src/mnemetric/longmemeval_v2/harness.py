@@ -11,7 +11,10 @@ evaluation/harness.py build_prompt_row (lines ~540-596) and main (~1139-1320); c
 * Then the validated items are cut to the token budget (:func:`mnemetric.longmemeval_v2.tokens.fit_to_budget`;
   not timed): memory_context = the kept prefix, memory_context_original_token_count,
   memory_context_token_count, memory_context_was_truncated = original > final.
-* The memory gets the question text and the question image path only (see memory.py).
+* The memory gets the question text and the question image path only (see memory.py) — except that a memory
+  with ``before_query(question_id)`` / ``after_query()`` (upstream's baselines, :mod:`.upstream_memory`) is told
+  the question id before the timed query and after the hook, as upstream's set_query_context /
+  clear_query_context.
 * Per-question haystacks (no shared memory) may be built and queried on the executor's worker processes
   (:func:`run_memory` ``mapper``: ``executor.workers`` > 1, opt-in): each question's build + query runs in one
   worker, results in question order, so the rows are those of a sequential run; the measured latencies are then
@@ -87,6 +90,18 @@ def _no_hook(**_: Any) -> None:
 def query_memory(memory: TrajectoryMemory, question: MemoryQuestion, *, system: str, counter: TokenCounter,
                  max_tokens: int) -> MemoryOutcome:
     """Query, validate, time, run the post-query hook, cut to the budget (module docstring)."""
+    before, after = getattr(memory, "before_query", None), getattr(memory, "after_query", None)
+    if before is not None:  # an upstream memory's query context (upstream_memory.py), set before the timer
+        before(question.question_id)
+    try:
+        return _timed_query(memory, question, system=system, counter=counter, max_tokens=max_tokens)
+    finally:
+        if after is not None:
+            after()
+
+
+def _timed_query(memory: TrajectoryMemory, question: MemoryQuestion, *, system: str, counter: TokenCounter,
+                 max_tokens: int) -> MemoryOutcome:
     with measuring_latency(), tallying() as timed:  # a timed model call is never deferred to a Batch API
         started = time.perf_counter()
         items = validate_items(memory.query(question.text, question.image), system=system,

@@ -23,6 +23,7 @@ from mnemetric.longmemeval_v2.family import FAMILY
 from mnemetric.longmemeval_v2.latency import PATH as LATENCY_PATH
 from mnemetric.longmemeval_v2.latency import latency_record, read_previous, write_latency
 from mnemetric.longmemeval_v2.manifest import v2_manifest, write_manifest
+from mnemetric.longmemeval_v2.memory import QUESTION_ONLY
 from mnemetric.longmemeval_v2.metrics_file import V2Metrics, write_metrics
 from mnemetric.longmemeval_v2.obtain import custody_path
 from mnemetric.longmemeval_v2.run import finish, write_run
@@ -51,8 +52,9 @@ def main() -> None:
     latencies = Latencies.read(latency_file(p["paths.v2_runs"]), memory_file_sha256(files.rows("memory")))
     rows = assemble(Path(v2["data_root"]), memory, read, check, latencies)
     settings = {**mf.settings, "reader": facts["reader"]["name"], "checker": facts["checker"]["name"]}
-    settings = {k: settings[k] for k in ("haystack", "tier", "domains", "memory", "reader", "checker", "token_counter",
-                                         "memory_context_max_tokens")}
+    settings.setdefault("memory_query_context", QUESTION_ONLY)  # a memory step recorded before the key existed
+    settings = {k: settings[k] for k in ("haystack", "tier", "domains", "memory", "memory_query_context", "reader",
+                                         "checker", "token_counter", "memory_context_max_tokens")}
     result = finish(settings, rows, facts, data=mf.data, images=mf.images)
     both = result.combined or next(iter(result.aggregated.values()))
     write_metrics(p["paths.metrics_v2"], V2Metrics.of(FAMILY.name, p["benchmark.name"] == FAMILY.name, v2["name"],
