@@ -13,7 +13,11 @@ A fingerprint is computed without running the component's code beyond importing 
   (imports inside functions count too), never by executing the modules;
 * ``sha256`` = sha256 of the canonical JSON of {module name: sha256 of its source bytes} over the
   closure, so it changes exactly when one of those files changes;
-* the installed distribution that provides the top-level package, and its version, when known.
+* the installed distribution that provides the top-level package, and its version, when known;
+* ``libraries``: the distributions a module wrapping a third-party library names in its module-level
+  ``LIBRARIES`` tuple (read with :mod:`ast`, e.g. ``LIBRARIES = ("mem0ai",)``), each with its installed
+  version (None when absent). When there are any, they are hashed with the files, so upgrading the library
+  changes the fingerprint (and reruns the stages that use the component).
 
 Paths and clock times are never part of a fingerprint: the same code gives the same bytes anywhere.
 """
@@ -42,10 +46,13 @@ class Fingerprint:
     """Module name → sha256 of its source, for every module of the closure."""
     distribution: str | None
     version: str | None
+    libraries: dict[str, str | None] | None = None
+    """Third-party distributions the component wraps (its module's ``LIBRARIES``) → installed version."""
 
     def to_record(self) -> dict[str, Any]:
+        libraries = {"libraries": dict(sorted(self.libraries.items()))} if self.libraries else {}
         return {"target": self.target, "sha256": self.sha256, "distribution": self.distribution,
-                "version": self.version, "modules": dict(sorted(self.files.items()))}
+                "version": self.version, **libraries, "modules": dict(sorted(self.files.items()))}
 
 
 def module_file(name: str) -> Path | None:
@@ -130,6 +137,25 @@ def _distribution(top: str) -> tuple[str | None, str | None]:
         return name, None
 
 
+def declared_libraries(module: str) -> dict[str, str | None]:
+    """The distributions module ``module`` names in a module-level ``LIBRARIES`` tuple (read, not run) →
+    their installed versions (None: not installed)."""
+    path = module_file(module)
+    if path is None:
+        return {}
+    names: tuple[str, ...] = ()
+    for node in ast.parse(path.read_bytes(), filename=str(path)).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "LIBRARIES" for t in node.targets):
+            names = tuple(str(n) for n in ast.literal_eval(node.value))
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def fingerprint(target: str, where: str = "_target_") -> Fingerprint:
     """Fingerprint the class or function named by a dotted ``target`` (or a module name)."""
     module = target
@@ -141,7 +167,9 @@ def fingerprint(target: str, where: str = "_target_") -> Fingerprint:
                               "(pip install -e path/to/your/package)")
     files = {name: sha256_bytes(path.read_bytes()) for name, path in module_closure(module).items()}
     distribution, version = _distribution(module.split(".")[0])
-    return Fingerprint(target, sha256_text(dumps_canonical(files)), files, distribution, version)
+    libraries = declared_libraries(module)
+    hashed = {"modules": files, "libraries": libraries} if libraries else files
+    return Fingerprint(target, sha256_text(dumps_canonical(hashed)), files, distribution, version, libraries or None)
 
 
 def component_target(section: dict[str, Any], default_module: str | None = None) -> str | None:

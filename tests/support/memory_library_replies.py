@@ -5,7 +5,8 @@ the whole request body, so structured outputs can be answered:
 
 * a ``response_format`` of type ``json_schema`` (graphiti's OpenAIGenericClient sends its pydantic
   models' schemas): a JSON instance of the schema (:func:`instance`), lists with one element, strings
-  taken from the prompt's words (so entities and facts differ per session), integers 0, booleans false;
+  taken from the prompt's words (so entities and facts differ per session), date-named strings an ISO
+  date, integers 0, booleans false;
 * mem0's additive extraction prompt (its system prompt names the "Memory Extractor"; it asks for
   ``{"memory": [{"text": ..., "attributed_to": ...}]}``): one memory per message of the prompt's
   "New Messages" section, the message itself;
@@ -48,25 +49,32 @@ def _words(body: dict[str, Any]) -> list[str]:
     return WORD.findall(text.split("<CURRENT MESSAGE>", 1)[-1]) or ["thing"]
 
 
-def instance(schema: dict[str, Any], words: list[str], defs: dict[str, Any] | None = None, depth: int = 0) -> Any:
-    """A value valid for JSON ``schema`` (the subset pydantic's ``model_json_schema`` writes)."""
+DATE_FIELDS = re.compile(r"(_at|date|time)$")
+
+
+def instance(schema: dict[str, Any], words: list[str], defs: dict[str, Any] | None = None, depth: int = 0,
+             name: str = "") -> Any:
+    """A value valid for JSON ``schema`` (the subset pydantic's ``model_json_schema`` writes); a string
+    field named like a date (``valid_at``) holds an ISO date."""
     defs = schema.get("$defs", defs or {})
     if "$ref" in schema:
-        return instance(defs[schema["$ref"].rsplit("/", 1)[-1]], words, defs, depth)
+        return instance(defs[schema["$ref"].rsplit("/", 1)[-1]], words, defs, depth, name)
     for key in ("anyOf", "oneOf", "allOf"):
         if key in schema:
             options = [s for s in schema[key] if s.get("type") != "null"] or schema[key]
-            return instance(options[0], words, defs, depth)
+            return instance(options[0], words, defs, depth, name)
     if "enum" in schema:
         return schema["enum"][0]
     kind = schema.get("type", "object")
     if kind == "object":
         props = schema.get("properties") or {}
-        return {name: instance(sub, words, defs, depth + 1) for name, sub in props.items()}
+        return {key: instance(sub, words, defs, depth + 1, key) for key, sub in props.items()}
     if kind == "array":
         return [] if depth > 3 else [instance(schema.get("items") or {}, words, defs, depth + 1)]
     if kind == "string":
-        return words[depth % len(words)] if not schema.get("format") else "2023-05-20T00:00:00Z"
+        if schema.get("format") or DATE_FIELDS.search(name):
+            return "2023-05-20T00:00:00Z"
+        return words[depth % len(words)]
     if kind == "integer":
         return 0
     if kind == "number":

@@ -9,12 +9,11 @@ import json
 import pytest
 
 from mnemetric.errors import ConfigError, PluginError
-from mnemetric.longmemeval.adapted import SessionAdapter
-from mnemetric.longmemeval.instance import load_instances
+from mnemetric.longmemeval.memory import Retrieved
 from mnemetric.longmemeval.retrieve import write_retrieval
 from mnemetric.longmemeval.scoring.score_retrieval import write_retrieval_scores
 
-from tests.conftest import ROOT
+from tests.longmemeval.memory.library_fixtures import DIMS, small_records
 from tests.support.memory_library_replies import LibraryServer
 
 from mnemetric.longmemeval.memory.mem0_memory import Mem0
@@ -22,15 +21,11 @@ from mnemetric.longmemeval.memory.mem0_memory import Mem0
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("mem0") is None,
                                 reason='mem0ai is not installed: pip install -e ".[mem0]" (about 15 s)')
 
-V3 = SessionAdapter("session-v3", "mnemetric.longmemeval-session/v3")
-DIMS = 8
-
 
 @pytest.fixture(scope="module")
-def records():
-    """The first two questions of the bundled sample, adapted (v3: dated sessions)."""
-    instances = load_instances(ROOT / "data" / "sample" / "longmemeval_sample.json")
-    return [V3.adapt(inst, i) for i, inst in enumerate(instances[:2])]
+def records(tmp_path_factory):
+    """Two questions of the bundled sample on small haystacks (library_fixtures), adapted (v3: dated)."""
+    return small_records(tmp_path_factory.mktemp("mem0"), questions=2)
 
 
 @pytest.fixture()
@@ -91,8 +86,7 @@ def test_a_library_error_names_the_memory_system_the_question_and_the_call(recor
 
 
 def test_ids_the_haystack_does_not_have_are_a_clear_error(records, server, tmp_path, monkeypatch):
-    monkeypatch.setattr(Mem0, "ranked", lambda self, hits, g: [__import__(
-        "mnemetric.longmemeval.memory", fromlist=["Retrieved"]).Retrieved("s999")])
+    monkeypatch.setattr(Mem0, "ranked", lambda self, hits, g: [Retrieved("s999")])
     with pytest.raises(PluginError, match="session_id 's999' was never ingested"):
         write_retrieval(mem0(server), records[:1], granularity="session", k=5, budget=4000,
                         log=tmp_path / "log.jsonl")
@@ -101,6 +95,7 @@ def test_ids_the_haystack_does_not_have_are_a_clear_error(records, server, tmp_p
 
 def test_a_missing_library_names_the_extra(monkeypatch):
     import builtins
+    import sys
 
     real = builtins.__import__
 
@@ -110,7 +105,7 @@ def test_a_missing_library_names_the_extra(monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_mem0)
-    for key in [k for k in __import__("sys").modules if k == "mem0" or k.startswith("mem0.")]:
-        monkeypatch.delitem(__import__("sys").modules, key)
+    for key in [k for k in sys.modules if k == "mem0" or k.startswith("mem0.")]:
+        monkeypatch.delitem(sys.modules, key)
     with pytest.raises(ConfigError, match=r'pip install -e "\.\[mem0\]"'):
         Mem0()

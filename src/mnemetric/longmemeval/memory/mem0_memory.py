@@ -116,6 +116,9 @@ class Mem0:
         chunks(0, self.chunk_turns)  # checks the setting
         _import_mem0(self.name)
 
+    def __getstate__(self) -> dict[str, Any]:  # a worker gets the settings, never a live store
+        return {k: v for k, v in self.__dict__.items() if k != "_memory"} | {"_memory": None}
+
     def config(self) -> dict[str, Any]:
         """The mem0 ``MemoryConfig`` (as a dict) for one question."""
         from qdrant_client import QdrantClient
