@@ -8,6 +8,7 @@ reader will get: the top ``k`` items under a token budget, the same ``k`` and bu
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Iterator
 
@@ -41,10 +42,24 @@ def _system(memory: MemorySystem) -> str:
     return f"memory system {getattr(memory, 'name', None) or type(memory).__name__}"
 
 
-def _call(memory: MemorySystem, rec: AdaptedRecord, call: str, fn, *args):
-    """Run one plug-in call; anything it raises becomes a PluginError naming system, call and question."""
+def _attributed(memory: MemorySystem, rec: AdaptedRecord, phase: str | None):
+    """The model proxy's attribution block for one call (mnemetric.llm.proxy: its requests count under the
+    memory system, the phase and the question), or a no-op when no proxy runs or the call has no phase."""
+    from mnemetric.llm.proxy import current
+
+    proxy = current() if phase else None
+    if proxy is None:
+        return contextlib.nullcontext()
+    return proxy.attribute(system=getattr(memory, "name", None) or type(memory).__name__, phase=phase,
+                           question_id=rec.eval.question_id)
+
+
+def _call(memory: MemorySystem, rec: AdaptedRecord, call: str, fn, *args, phase: str | None = None):
+    """Run one plug-in call; anything it raises becomes a PluginError naming system, call and question.
+    ``phase`` ("ingest" / "query"): the proxy attribution the call's model requests get."""
     try:
-        return fn(*args)
+        with _attributed(memory, rec, phase):
+            return fn(*args)
     except MnemetricError:
         raise
     except Exception as exc:  # a plug-in's bug: say whose and where, keep the cause for --traceback users
@@ -60,9 +75,9 @@ def run_memory(memory: MemorySystem, rec: AdaptedRecord, granularity: str) -> li
     replaced by :func:`ceiling_ranking`; every other system's ranking is returned as it gave it."""
     _call(memory, rec, "reset()", memory.reset)
     for session in rec.memory.sessions:
-        _call(memory, rec, f"ingest(session {session.session_id})", memory.ingest, session)
+        _call(memory, rec, f"ingest(session {session.session_id})", memory.ingest, session, phase="ingest")
     ranked = _call(memory, rec, f"retrieve(granularity={granularity!r})", memory.retrieve, rec.memory.query,
-                   granularity)
+                   granularity, phase="query")
     if not isinstance(ranked, list) or not all(isinstance(r, Retrieved) for r in ranked):
         got = type(ranked).__name__ if not isinstance(ranked, list) else \
             f"a list holding {type(next(r for r in ranked if not isinstance(r, Retrieved))).__name__}"

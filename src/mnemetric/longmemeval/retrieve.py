@@ -13,7 +13,8 @@ other's code.
 
 A memory system that declares the CallsModels capability (memory/base.py) is given the run's
 executor here, before its first question, and runs in this process (its model calls go through the run's
-one executor). Any other system runs on the executor's per-question pool (``executor.map``:
+one executor); so does a system declaring ``uses_model_proxy = True`` (a third-party library calling models
+through the loopback model proxy, which serves in this process). Any other system runs on the executor's per-question pool (``executor.map``:
 ``executor.workers`` processes, or a Dask cluster), one :class:`RetrieveTask` per question, results in
 question order: the same bytes as one worker. With a shard (:class:`mnemetric.shard.ShardRun`) only its
 questions run, and each output gets its ``.shard.json`` manifest for `mnemetric merge`.
@@ -108,7 +109,8 @@ def write_retrieval(memory: MemorySystem, records: Iterable[AdaptedRecord], *, g
                 yield rec
 
     task = RetrieveTask(memory, granularity, k, budget)
-    pooled = executor is not None and callable(getattr(executor, "map", None)) and not calls_models(memory)
+    in_process = calls_models(memory) or getattr(memory, "uses_model_proxy", False) is True  # the proxy is here
+    pooled = executor is not None and callable(getattr(executor, "map", None)) and not in_process
     results = executor.map(task, chosen(), desc="retrieve") if pooled else map(task, chosen())
     if shard is not None and shard.ids is not None:
         total = len(shard.ids)

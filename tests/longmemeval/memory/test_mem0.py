@@ -109,3 +109,24 @@ def test_a_missing_library_names_the_extra(monkeypatch):
         monkeypatch.delitem(sys.modules, key)
     with pytest.raises(ConfigError, match=r'pip install -e "\.\[mem0\]"'):
         Mem0()
+
+
+def test_through_the_model_proxy_a_rerun_sends_0_requests(records, tmp_path, monkeypatch):
+    from mnemetric.execute import ImmediateExecutor
+    from mnemetric.llm.proxy import ModelProxy
+
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    llm = {"max_concurrency": 1, "timeout": 10, "max_attempts": 1, "non_answer_attempts": 1}
+    sent = []
+    with LibraryServer(embedding_dim=DIMS) as srv:
+        for name in ("one", "two"):
+            with ImmediateExecutor(llm, progress=False) as ex, ModelProxy(ex, base_url=srv.base_url) as proxy:
+                write_retrieval(Mem0(embedding_dims=DIMS), records[:1], granularity="session", k=5, budget=4000,
+                                log=tmp_path / name, executor=ex)
+                work = json.dumps(proxy.ledger.work())
+            sent.append(srv.count)
+    assert sent[0] > 0 and sent[1] == sent[0]  # the rerun: every request answered by the cache
+    assert (tmp_path / "one").read_bytes() == (tmp_path / "two").read_bytes()
+    assert '"mem0"' in work and '"ingest"' in work and '"query"' in work  # attributed by the harness

@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 from mnemetric.longmemeval.adapted import MemorySession, Query
 from mnemetric.longmemeval.memory.base import Retrieved, check_granularity
-from mnemetric.longmemeval.memory.libraries import attributed, chunks, endpoint, require
+from mnemetric.longmemeval.memory.libraries import chunks, endpoint, require
 
 LIBRARIES = ("graphiti-core", "kuzu")
 """The distributions this adapter wraps (their versions land in the memory fingerprint)."""
@@ -154,23 +154,21 @@ class Graphiti:
         if self._graph is None:
             self.reset()
         self._sessions[session.session_id] = session
-        with attributed(self.name, "ingest"):
-            for part in chunks(len(session.messages), self.chunk_turns):
-                lines = [f"{m.role}: {m.content}" for i in part if (m := session.messages[i]).role in self.roles]
-                if not lines:
-                    continue
-                added = self._run(self._graph.add_episode(
-                    name=f"{session.session_id}:{part.start}", episode_body=session.prefix + "\n".join(lines),
-                    source_description="conversation session", reference_time=session_time(session.date),
-                    source=EpisodeType.message))
-                self._episodes[added.episode.uuid] = (session.session_id, part)
+        for part in chunks(len(session.messages), self.chunk_turns):
+            lines = [f"{m.role}: {m.content}" for i in part if (m := session.messages[i]).role in self.roles]
+            if not lines:
+                continue
+            added = self._run(self._graph.add_episode(
+                name=f"{session.session_id}:{part.start}", episode_body=session.prefix + "\n".join(lines),
+                source_description="conversation session", reference_time=session_time(session.date),
+                source=EpisodeType.message))
+            self._episodes[added.episode.uuid] = (session.session_id, part)
 
     def retrieve(self, query: Query, granularity: str) -> list[Retrieved]:
         check_granularity(granularity)
         if self._graph is None or not self._sessions:
             return []
-        with attributed(self.name, "query"):
-            edges = self._run(self._graph.search(f"{query.prefix}{query.text}", num_results=self.top_k))
+        edges = self._run(self._graph.search(f"{query.prefix}{query.text}", num_results=self.top_k))
         return self.ranked([list(getattr(e, "episodes", None) or []) for e in edges], granularity)
 
     def ranked(self, hits: list[list[str]], granularity: str) -> list[Retrieved]:

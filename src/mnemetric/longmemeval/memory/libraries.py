@@ -6,8 +6,9 @@
   (:mod:`mnemetric.llm.proxy`, when one is running: every call then goes through the response cache, the
   run's budget and its usage ledger) first, else the conf keys ``base_url`` / ``api_key_env``, else the
   ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` environment the openai SDK reads. The key never comes from params.
-* :func:`attributed` tags the calls of one phase (``ingest`` / ``query``) with the memory system, when the
-  proxy offers attribution.
+* Attribution (memory system, phase ``ingest`` / ``query``, question) is the harness's
+  (:func:`mnemetric.longmemeval.harness.run_memory` opens ``proxy.attribute`` around each call when a proxy
+  runs): an adapter knows no question id.
 * A module that wraps a library lists its distributions in a module-level ``LIBRARIES`` tuple; the code
   fingerprint (:func:`mnemetric.fingerprint.fingerprint`) reads it without running the module, so the
   library's name and version land in ``data/fingerprints/memory.json`` and the run manifest, and a library
@@ -16,10 +17,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -37,13 +36,10 @@ def require(module: str, *, system: str, extra: str) -> ModuleType:
 
 
 def _proxy():
-    """The running model proxy (``mnemetric.llm.proxy.active()``), or None (none running / not built)."""
-    try:
-        from mnemetric.llm import proxy  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    active = getattr(proxy, "active", None)
-    return active() if callable(active) else None
+    """The running model proxy (``mnemetric.llm.proxy.current()``), or None."""
+    from mnemetric.llm.proxy import current
+
+    return current()
 
 
 @dataclass(frozen=True)
@@ -65,18 +61,6 @@ def endpoint(system: str, base_url: str | None = None, api_key_env: str = "OPENA
                           f"running and ${api_key_env} is not set",
                           fix=f"export {api_key_env}=... (or run it through `dvc exp run`, which starts the proxy)")
     return Endpoint(base_url or os.environ.get("OPENAI_BASE_URL"), key, False)
-
-
-@contextlib.contextmanager
-def attributed(system: str, phase: str) -> Iterator[None]:
-    """Calls made inside are the ``phase`` of ``system`` (when the proxy runs and offers attribution)."""
-    running = _proxy()
-    attribute = getattr(running, "attribute", None)
-    if attribute is None:
-        yield
-        return
-    with attribute(system=system, phase=phase):
-        yield
 
 
 def chunks(n_messages: int, chunk_turns: int) -> list[range]:

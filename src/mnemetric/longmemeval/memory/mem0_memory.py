@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 
 from mnemetric.longmemeval.adapted import MemorySession, Query
 from mnemetric.longmemeval.memory.base import Retrieved, check_granularity
-from mnemetric.longmemeval.memory.libraries import attributed, chunks, endpoint, require
+from mnemetric.longmemeval.memory.libraries import chunks, endpoint, require
 
 LIBRARIES = ("mem0ai",)
 """The distributions this adapter wraps (their versions land in the memory fingerprint)."""
@@ -157,17 +157,16 @@ class Mem0:
         self._sessions[session.session_id] = session
         token = _SESSION_DATE.set(session.date or "unknown")
         try:
-            with attributed(self.name, "ingest"):
-                for part in chunks(len(session.messages), self.chunk_turns):
-                    messages = [{"role": m.role, "content": m.content} for i in part
-                                if (m := session.messages[i]).role in self.roles]
-                    if not messages:
-                        continue
-                    if session.prefix:
-                        messages[0]["content"] = f"{session.prefix}{messages[0]['content']}"
-                    self._memory.add(messages, user_id=USER, metadata={
-                        "session_id": session.session_id, "first": part.start, "stop": part.stop,
-                        "session_date": session.date})
+            for part in chunks(len(session.messages), self.chunk_turns):
+                messages = [{"role": m.role, "content": m.content} for i in part
+                            if (m := session.messages[i]).role in self.roles]
+                if not messages:
+                    continue
+                if session.prefix:
+                    messages[0]["content"] = f"{session.prefix}{messages[0]['content']}"
+                self._memory.add(messages, user_id=USER, metadata={
+                    "session_id": session.session_id, "first": part.start, "stop": part.stop,
+                    "session_date": session.date})
         finally:
             _SESSION_DATE.reset(token)
 
@@ -175,9 +174,8 @@ class Mem0:
         check_granularity(granularity)
         if self._memory is None or not self._sessions:
             return []
-        with attributed(self.name, "query"):
-            hits = self._memory.search(f"{query.prefix}{query.text}", filters={"user_id": USER},
-                                       top_k=self.top_k, threshold=self.threshold)
+        hits = self._memory.search(f"{query.prefix}{query.text}", filters={"user_id": USER},
+                                   top_k=self.top_k, threshold=self.threshold)
         return self.ranked(hits.get("results") or [], granularity)
 
     def ranked(self, hits: list[dict[str, Any]], granularity: str) -> list[Retrieved]:
