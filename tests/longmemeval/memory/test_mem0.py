@@ -130,3 +130,17 @@ def test_through_the_model_proxy_a_rerun_sends_0_requests(records, tmp_path, mon
     assert sent[0] > 0 and sent[1] == sent[0]  # the rerun: every request answered by the cache
     assert (tmp_path / "one").read_bytes() == (tmp_path / "two").read_bytes()
     assert '"mem0"' in work and '"ingest"' in work and '"query"' in work  # attributed by the harness
+
+
+def test_the_fingerprint_and_the_manifest_name_the_library_and_its_version():
+    import importlib.metadata
+
+    from mnemetric.fingerprint import fingerprint
+    from mnemetric.longmemeval.family import memory_block
+
+    fp = fingerprint("mnemetric.longmemeval.memory.mem0_memory.Mem0")
+    assert fp.libraries == {"mem0ai": importlib.metadata.version("mem0ai")}
+    assert fp.to_record()["libraries"] == fp.libraries
+    assert fingerprint("mnemetric.longmemeval.memory.bm25.BM25").libraries is None  # unchanged for the rest
+    block = memory_block({"name": "mem0"}, fp.to_record())
+    assert block["libraries"] == fp.libraries and block["fingerprint_sha256"] == fp.sha256
