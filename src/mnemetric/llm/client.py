@@ -21,6 +21,8 @@ rule is not in the cache key. The SDK's built-in retries are off.
 from __future__ import annotations
 
 import asyncio
+import functools
+import ssl
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +46,15 @@ NO_KEY = "sk-mnemetric-unset"
 """Placeholder key used only to let the SDK resolve the base URL when no key is configured."""
 POLL_START, POLL_MAX = 0.02, 0.5
 """Seconds between looks at a request another process has claimed (doubling up to the max)."""
+
+
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context per process, as httpx builds its default (certifi, or $SSL_CERT_FILE / $SSL_CERT_DIR):
+    building it takes ~0.2 s, and an SDK client is built per event loop (the model proxy: one per request)."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 @dataclass
@@ -136,7 +147,8 @@ class LLMClient(EmbedMixin):
     def _new_sdk(self) -> openai.AsyncOpenAI:
         try:
             return openai.AsyncOpenAI(
-                base_url=self._base_url_arg, api_key=self._api_key, timeout=self.timeout, max_retries=0
+                base_url=self._base_url_arg, api_key=self._api_key, timeout=self.timeout, max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(verify=_ssl_context()),
             )
         except openai.OpenAIError as exc:
             raise LLMRequestError(
