@@ -85,8 +85,8 @@ class Graphiti:
     """Graphiti on Kuzu over the question's haystack (module docstring). Conf: conf/memory/graphiti.yaml."""
 
     name: str = "graphiti"
-    llm_model: str = "gpt-4o-mini"
-    small_llm_model: str = "gpt-4o-mini"
+    llm_model: str = "gpt-4o-mini-2024-07-18"
+    small_llm_model: str = "gpt-4o-mini-2024-07-18"
     embedding_model: str = "text-embedding-3-small"
     embedding_dims: int = 1536
     temperature: float = 0.0

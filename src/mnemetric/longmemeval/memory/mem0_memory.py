@@ -91,7 +91,7 @@ class Mem0:
     """mem0 over the question's haystack (module docstring). Conf: conf/memory/mem0.yaml."""
 
     name: str = "mem0"
-    llm_model: str = "gpt-4o-mini"
+    llm_model: str = "gpt-4o-mini-2024-07-18"
     embedding_model: str = "text-embedding-3-small"
     embedding_dims: int = 1536
     temperature: float = 0.0
