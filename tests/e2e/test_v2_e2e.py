@@ -87,13 +87,14 @@ def test_official_tier_fails_closed_before_any_download(dvc_repo):
 
 def test_official_text_only_tier_downloads_from_hf_endpoint_and_refuses_bytes_that_are_not_the_pinned_ones(dvc_repo):
     """-S v2.images=false: nothing needs the unpinned checksums file, so v2_prepare downloads the tier's files
-    from HF_ENDPOINT; bytes that do not hash to the pin are refused and nothing is recorded as verified."""
+    from HF_ENDPOINT; bytes that do not hash to the pin are refused and nothing is recorded as verified. (The
+    o200k counter: the official one is checked before any download, tests/longmemeval_v2/test_obtain.py.)"""
     base = f"/datasets/{DATA_PINS.repo}/resolve/{DATA_PINS.revision}/"
     with FileServer() as server:
         for f in ("questions.jsonl", "trajectories.jsonl", "haystacks/lme_v2_small.json"):
             server.files[base + f] = b"not the pinned bytes\n"
-        done = dvc_repo.dvc("exp", "run", "-S", "v2=small", "-S", "v2.images=false", "v2_prepare", check=False,
-                            env={"HF_ENDPOINT": server.url, "OPENAI_API_KEY": ""})
+        done = dvc_repo.dvc("exp", "run", "-S", "v2=small", "-S", "v2.images=false", "-S", "v2/token_counter=o200k",
+                            "v2_prepare", check=False, env={"HF_ENDPOINT": server.url, "OPENAI_API_KEY": ""})
         asked = [r["path"] for r in server.requests]
     text = done.stdout + done.stderr
     assert done.returncode != 0 and "Traceback" not in text

@@ -155,3 +155,20 @@ def test_a_configured_free_port_is_used(server):
     with _executor() as ex, ModelProxy(ex, base_url=server.base_url, port=port) as proxy:
         assert proxy.base_url == f"http://127.0.0.1:{port}/v1"
         _chat(_library(proxy))
+
+
+def test_stopping_waits_for_the_request_in_flight_so_its_paid_answer_is_cached(server):
+    import threading
+    import time
+
+    server.add_faults(Fault.slow(0.5))
+    with _executor() as ex:
+        proxy = ModelProxy(ex, base_url=server.base_url).start()
+        worker = threading.Thread(target=lambda: _chat(_library(proxy), "slow"), daemon=True)
+        worker.start()
+        deadline = time.monotonic() + 10
+        while server.in_flight == 0 and time.monotonic() < deadline:  # the request reached the real endpoint
+            time.sleep(0.01)
+        proxy.stop()  # as an interrupted run does
+        assert len(ex.cache) == 1  # answered and committed before the proxy went away
+        worker.join(5)

@@ -199,6 +199,16 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--domain", action="append", choices=["web", "enterprise"], default=None,
                    help="run only this domain (repeatable; default both)")
     p.add_argument("--no-images", action="store_true", help="do not require images to exist")
+    p.add_argument("--question-ids", default=None, metavar="ID[,ID...]",
+                   help="ask only these questions (comma-separated ids of questions.jsonl; an unknown id is an error)")
+    p.add_argument("--per-type", type=positive_int, default=None, metavar="N",
+                   help="stratified development subset: the first N questions of each question type, per domain")
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N",
+                   help="the first N questions per domain (after --question-ids / --per-type), as upstream's --limit; "
+                        "any subset is marked not official")
+    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                   help="build per-question memories (haystack medium) on N worker processes (default: one, "
+                        "sequential, as upstream; with N > 1 the measured latencies are of concurrent queries)")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     add_partial_option(p)
 
@@ -212,6 +222,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         from mnemetric.longmemeval_v2.data_custody import find_custody, verify_root
         from mnemetric.longmemeval_v2.pipeline import named_settings, run_from_settings
         from mnemetric.longmemeval_v2.run import write_run
+        from mnemetric.longmemeval_v2.selection import Selection
 
         custody = a.custody or find_custody(Path("data/custody"), a.data_root)
         data = verify_root(custody, a.data_root) if custody is not None else None
@@ -220,7 +231,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
                   file=sys.stderr)
         budget = {k: v for k, v in (("max_requests", a.max_requests), ("max_usd", a.max_usd)) if v is not None}
         llm = {"max_concurrency": a.concurrency, **({"budget": budget} if budget else {})}
-        executor, start = build_executor(None, llm), time.monotonic()
+        executor, start = build_executor(None, llm, **({"workers": a.workers} if a.workers else {})), time.monotonic()
         started_at_utc = datetime.now(timezone.utc).isoformat()  # run_args.json (untracked run folder only)
         try:
             settings = named_settings(
@@ -230,7 +241,9 @@ def _run(p: argparse.ArgumentParser) -> Handler:
                 judge_model=a.judge_model, judge_base_url=a.judge_base_url, token_counter=a.token_counter,
                 processor_path=a.processor_path, max_tokens=a.max_tokens, check_images=not a.no_images,
                 conf=a.conf if a.conf.is_dir() else None)
-            result = run_from_settings(settings, executor, data=data)
+            select = Selection.of({"question_ids": [i.strip() for i in a.question_ids.split(",") if i.strip()]
+                                   if a.question_ids is not None else None, "per_type": a.per_type, "limit": a.limit})
+            result = run_from_settings(settings, executor, data=data, select=select)
             finish_stage_run("v2 run", executor.usage, start)
             written = write_run(a.out, result, settings, started_at_utc=started_at_utc)
             write_usage(a.out / "usage.json", executor.usage.work)

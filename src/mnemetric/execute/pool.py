@@ -96,7 +96,7 @@ def map_ordered(task: Callable[[T], R], items: Iterable[T], workers: int) -> Ite
             pool.shutdown(wait=True)
         else:  # an error, an interrupt, or the caller stopped reading: end the workers now
             pool.shutdown(wait=False, cancel_futures=True)
-            for proc in list(getattr(pool, "_processes", {}).values()):
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
                 if proc.is_alive():
                     proc.terminate()
 

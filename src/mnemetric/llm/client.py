@@ -21,6 +21,7 @@ rule is not in the cache key. The SDK's built-in retries are off.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import ssl
 from collections.abc import Iterable, Mapping, Sequence
@@ -183,13 +184,21 @@ class LLMClient(EmbedMixin):
         return price.cost(usage.prompt_tokens, usage.completion_tokens) if price else None
 
     # -- network -------------------------------------------------------------------------------
-    async def _paid(self, model: str, estimate: float | None, call) -> dict:
+    def _policy(self, params: Mapping[str, Any]) -> RetryPolicy:
+        """The retry policy of one request: the client's, or ``max_retries`` + 1 attempts when the request says
+        (a transport option, never in the key)."""
+        if params.get("max_retries") is None:
+            return self.retry
+        return dataclasses.replace(self.retry, max_attempts=int(params["max_retries"]) + 1)
+
+    async def _paid(self, model: str, estimate: float | None, call, params: Mapping[str, Any] | None = None) -> dict:
         """Budget check, then the network call (with retries) under the concurrency limit."""
+        params = params or {}
         self.budget.reserve(model, estimate)
         try:
             async with self._loop_state().semaphore:
-                return await send_with_retries(call, self.retry, model=model, base_url=self.base_url,
-                                               timeout=self.timeout, scrub=self._scrub,
+                return await send_with_retries(call, self._policy(params), model=model, base_url=self.base_url,
+                                               timeout=float(params.get("timeout") or self.timeout), scrub=self._scrub,
                                                on_retry=lambda: self.stats.record_retry(model))
         except BaseException:
             self.budget.settle(estimate, 0.0)
@@ -285,7 +294,7 @@ class LLMClient(EmbedMixin):
         estimate = self._price([model], prompt, out)
         attempts = self.retry.non_answer_attempts
         for attempt in range(1, attempts + 1):
-            data = await self._paid(model, estimate, lambda: self._post_chat(model, messages, params))
+            data = await self._paid(model, estimate, lambda: self._post_chat(model, messages, params), params)
             resolved = str(data.get("model") or model)
             if non_answer_reason(data, text_from) is None:
                 if self.cache is not None:  # commit before anything else can fail

@@ -151,8 +151,13 @@ class ModelProxy:
         return self
 
     def stop(self) -> None:
+        """Stop serving. A request in flight (the run was interrupted while the library waited) is given the
+        executor's ``grace_seconds`` (default 30) to finish, so its paid answer is committed to the cache."""
         if self in _ACTIVE:
             _ACTIVE.remove(self)
+        grace = getattr(self.executor, "grace_seconds", None)
+        if self._lock.acquire(timeout=30.0 if grace is None else max(0.0, float(grace))):
+            self._lock.release()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()

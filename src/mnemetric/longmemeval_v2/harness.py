@@ -12,6 +12,11 @@ evaluation/harness.py build_prompt_row (lines ~540-596) and main (~1139-1320); c
   not timed): memory_context = the kept prefix, memory_context_original_token_count,
   memory_context_token_count, memory_context_was_truncated = original > final.
 * The memory gets the question text and the question image path only (see memory.py).
+* Per-question haystacks (no shared memory) may be built and queried on the executor's worker processes
+  (:func:`run_memory` ``mapper``: ``executor.workers`` > 1, opt-in): each question's build + query runs in one
+  worker, results in question order, so the rows are those of a sequential run; the measured latencies are then
+  of concurrent queries (upstream's ``--prompt-build-max-workers`` default 1 keeps published ones sequential).
+  A shared memory is always built once and queried here.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemetric.execute.calls import measuring_latency
-from mnemetric.longmemeval_v2.memory import MemoryFactory, TrajectoryMemory, memories, validate_items
+from mnemetric.longmemeval_v2.memory import MemoryFactory, TrajectoryMemory, build_memory, is_shared, memories
+from mnemetric.longmemeval_v2.memory import validate_items
 from mnemetric.longmemeval_v2.tokens import TokenCounter, fit_to_budget
 from mnemetric.longmemeval_v2.trajectories import Trajectory
 
@@ -84,9 +90,24 @@ def query_memory(memory: TrajectoryMemory, question: MemoryQuestion, *, system: 
     return MemoryOutcome(kept, duration, post_duration, metadata, original, final)
 
 
+def parallel_workers(mapper: Any) -> int:
+    """The worker processes ``mapper`` (the run's executor) offers for memory building: its ``workers`` setting
+    when set above 1, else 1 (sequential: the default, as upstream's)."""
+    workers = getattr(mapper, "workers", None) if mapper is not None and hasattr(mapper, "map") else None
+    return int(workers) if isinstance(workers, int) and workers > 1 else 1
+
+
 def run_memory(factory: MemoryFactory, questions: Sequence[MemoryQuestion], trajectories: Mapping[str, Trajectory],
-               *, system: str, counter: TokenCounter, max_tokens: int) -> Iterator[MemoryOutcome]:
-    """One :class:`MemoryOutcome` per question, in order, by the shared-haystack rule (memory.py)."""
+               *, system: str, counter: TokenCounter, max_tokens: int, mapper: Any = None) -> Iterator[MemoryOutcome]:
+    """One :class:`MemoryOutcome` per question, in order, by the shared-haystack rule (memory.py); per-question
+    memories on ``mapper``'s workers when it has more than one (module docstring)."""
     lists = [q.haystack_ids for q in questions]
+    if len(questions) > 1 and not is_shared(lists) and parallel_workers(mapper) > 1:
+        def task(question: MemoryQuestion) -> MemoryOutcome:
+            memory = build_memory(factory, question.haystack_ids, trajectories)
+            return query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)
+
+        yield from list(mapper.map(task, questions, desc="v2 memory"))  # the whole map: the pool ends cleanly
+        return
     for question, memory in zip(questions, memories(factory, lists, trajectories)):
         yield query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)
