@@ -1,13 +1,13 @@
 # Two commands for a fresh machine:  `make repro` (run the pipeline on the bundled sample) and
 # `make test`. Both create .venv when missing and install into it what they need, and nothing more:
 #   make repro  installs the project alone (the default pipeline is bm25: no torch);
-#   make test   installs the project with the dev, dense and dask extras (the test suite covers dense and
-#               the Dask executor on a LocalCluster).
+#   make test   installs the project with the dev, dense, dask, mem0 and graphiti extras (the test suite
+#               covers dense, the Dask executor on a LocalCluster and the mem0 / graphiti adapters).
 # `make repro EXTRAS=dense` adds the dense backend to the pipeline's environment.
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 EXTRAS ?=
-TEST_EXTRAS ?= dev,dense,dask
+TEST_EXTRAS ?= dev,dense,dask,mem0,graphiti
 # The dense extra needs torch. On these machines `pip install torch==2.13.0` takes a CPU build
 # from local disk; elsewhere set TORCH_INDEX=https://download.pytorch.org/whl/cpu to avoid
 # downloading a multi-GB CUDA build (or TEST_EXTRAS=dev to skip dense: its tests then skip).

@@ -17,6 +17,10 @@ A fingerprint is computed without running the component's code beyond importing 
 * files outside any Python package that the component runs (upstream code read from a checkout): when the
   object ``_target_`` names has a ``fingerprint_files(section)`` callable and the conf section is given, its
   ``{label: sha256}`` entries are added to the closure's (this imports the target's module, nothing more).
+* ``libraries``: the distributions a module wrapping a third-party library names in its module-level
+  ``LIBRARIES`` tuple (read with :mod:`ast`, e.g. ``LIBRARIES = ("mem0ai",)``), each with its installed
+  version (None when absent). When there are any, they are hashed with the files, so upgrading the library
+  changes the fingerprint (and reruns the stages that use the component).
 
 Paths and clock times are never part of a fingerprint: the same code gives the same bytes anywhere.
 """
@@ -45,10 +49,13 @@ class Fingerprint:
     """Module name → sha256 of its source, for every module of the closure."""
     distribution: str | None
     version: str | None
+    libraries: dict[str, str | None] | None = None
+    """Third-party distributions the component wraps (its module's ``LIBRARIES``) → installed version."""
 
     def to_record(self) -> dict[str, Any]:
+        libraries = {"libraries": dict(sorted(self.libraries.items()))} if self.libraries else {}
         return {"target": self.target, "sha256": self.sha256, "distribution": self.distribution,
-                "version": self.version, "modules": dict(sorted(self.files.items()))}
+                "version": self.version, **libraries, "modules": dict(sorted(self.files.items()))}
 
 
 def module_file(name: str) -> Path | None:
@@ -146,6 +153,25 @@ def _extra_files(target: str, section: dict[str, Any]) -> dict[str, str]:
     return dict(hook(section)) if callable(hook) else {}
 
 
+def declared_libraries(module: str) -> dict[str, str | None]:
+    """The distributions module ``module`` names in a module-level ``LIBRARIES`` tuple (read, not run) →
+    their installed versions (None: not installed)."""
+    path = module_file(module)
+    if path is None:
+        return {}
+    names: tuple[str, ...] = ()
+    for node in ast.parse(path.read_bytes(), filename=str(path)).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "LIBRARIES" for t in node.targets):
+            names = tuple(str(n) for n in ast.literal_eval(node.value))
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def fingerprint(target: str, where: str = "_target_", section: dict[str, Any] | None = None) -> Fingerprint:
     """Fingerprint the class or function named by a dotted ``target`` (or a module name); ``section``: its conf
     section, for a target that names files of its own (module docstring)."""
@@ -160,7 +186,9 @@ def fingerprint(target: str, where: str = "_target_", section: dict[str, Any] | 
     if section is not None:
         files |= _extra_files(target, section)
     distribution, version = _distribution(module.split(".")[0])
-    return Fingerprint(target, sha256_text(dumps_canonical(files)), files, distribution, version)
+    libraries = declared_libraries(module)
+    hashed = {"modules": files, "libraries": libraries} if libraries else files
+    return Fingerprint(target, sha256_text(dumps_canonical(hashed)), files, distribution, version, libraries or None)
 
 
 def component_target(section: dict[str, Any], default_module: str | None = None) -> str | None:

@@ -22,7 +22,8 @@ parsers (:mod:`mnemetric.longmemeval.crosscheck`), the inventory review blocks
   revision, file, sha256 from conf, ``sha256_verified`` from the custody record
   ``data/custody/<variant>.json``); ``suite`` (name, kind, size, ``ids_sha256``); ``adapter`` (name,
   schema); ``memory`` (name, ``config_sha256`` of the ``memory`` params section,
-  ``fingerprint_sha256`` of ``data/fingerprints/memory.json``); ``reader`` / ``judge`` (name, kind,
+  ``fingerprint_sha256`` of ``data/fingerprints/memory.json``, and for a system wrapping a third-party
+  library its ``libraries``: distribution → version); ``reader`` / ``judge`` (name, kind,
   requested model, ``resolved_models`` — hypotheses' ``model``, judged lines'
   ``autoeval_label.model`` —, ``prompt_set_sha256``: a model reader's is the fingerprint of
   the module its component names (``prompt_module``), the judge's is the one set every judgment names, else null,
@@ -151,6 +152,14 @@ def judge_block(p: Mapping[str, Any], judged: Sequence[Mapping[str, Any]]) -> di
             "params_sent": params_sent((t.get("request_sha256"), t.get("params_sent")) for t in traces)}
 
 
+def memory_block(spec: Mapping[str, Any], fp: Mapping[str, Any]) -> dict[str, Any]:
+    """name, config and code fingerprint; plus ``libraries`` (distribution → version) for a system that wraps
+    a third-party library (the fingerprint's ``libraries``, mnemetric.fingerprint)."""
+    libraries = {"libraries": dict(fp["libraries"])} if fp.get("libraries") else {}
+    return {"name": spec["name"], "config_sha256": config_sha256(spec), "fingerprint_sha256": fp.get("sha256"),
+            **libraries}
+
+
 def run_sections(inp: RunInputs) -> dict[str, Any]:
     """V1's sections of the run manifest (module docstring), in their order. Pure."""
     p, v = inp.params, inp.params["variant"]
@@ -162,8 +171,7 @@ def run_sections(inp: RunInputs) -> dict[str, Any]:
         "suite": {"name": p["suite"]["name"], "kind": p["suite"].get("kind"), "size": inp.suite.get("size"),
                   "ids_sha256": inp.suite.get("ids_sha256")},
         "adapter": {"name": p["adapter"]["name"], "schema": p["adapter"].get("schema")},
-        "memory": {"name": p["memory"]["name"], "config_sha256": config_sha256(p["memory"]),
-                   "fingerprint_sha256": inp.memory_fingerprint.get("sha256")},
+        "memory": memory_block(p["memory"], inp.memory_fingerprint),
         "reader": reader_block(p, inp.reader_fingerprint, inp.hypotheses),
         "judge": judge_block(p, inp.judged),
         "retrieval": {"requested": {k: p["retrieval"].get(k) for k in ("granularity", "context_k", "context_tokens")},
