@@ -57,15 +57,16 @@ def run_shard(a: argparse.Namespace, executor, inputs=()):
     return shard
 
 
-def light_executor(a: argparse.Namespace):
-    """The executor option with the command's overrides and no ``llm:`` composition (for work that sends no
-    model call: its pool and run settings only)."""
+def light_executor(a: argparse.Namespace, llm: dict | None = None):
+    """The executor option with the command's overrides and no ``llm:`` composition: for work that sends no
+    model call (its pool and run settings only), or a command whose ``llm:`` settings are its own options
+    (``llm``; `v2 run`)."""
     from mnemetric.cli.registry import load_option, option_path
     from mnemetric.execute import build_executor
 
     name = getattr(a, "executor", "immediate")
     section = {**load_option("executor", name, a.conf), **executor_overrides(a)}
-    return build_executor(section, {}, where=str(option_path("executor", name, a.conf) or f"executor={name}"))
+    return build_executor(section, llm or {}, where=str(option_path("executor", name, a.conf) or f"executor={name}"))
 
 
 @command("merge", "join the outputs of a --shard run (PART... of shards 1..N) into the unsharded run's bytes",

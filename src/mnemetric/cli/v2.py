@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from mnemetric.errors import ConfigError
-from mnemetric.cli.executor import add_partial_option, end_partial_command
+from mnemetric.cli.executor import add_executor_option, add_partial_option, end_partial_command
 from mnemetric.cli.registry import Handler, command, group, subcommand
 from mnemetric.cli.types import amount, count, positive_int
 
@@ -164,7 +164,9 @@ def _haystack(root: Path, given: str) -> str | Path:
             "the data/custody/v2-*.json that names DATA_ROOT): a changed file stops the run, named; with no record "
             "the data counts as not verified, and only verified official data can make the run official. "
             "--reader offline / --checker offline / --token-counter o200k run with no model and no network "
-            "(not official). Example: mnemetric v2 run data/sample-v2 --haystack small --memory bm25 "
+            "(not official). --executor batch sends the reader's and checkers' calls through the OpenAI Batch API "
+            "(the timed memory queries stay live); fresh memories (no shared haystack) are built and queried on "
+            "--workers processes (the rows of one worker; measure a LAFS point with --workers 1). Example: mnemetric v2 run data/sample-v2 --haystack small --memory bm25 "
             "--reader offline --checker offline --out runs/v2-sample")
 def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("data_root", type=Path, help="a LongMemEval-V2 data root (e.g. data/sample-v2)")
@@ -201,11 +203,15 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--no-images", action="store_true", help="do not require images to exist")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     add_partial_option(p)
+    add_executor_option(p)
+    from mnemetric.cli.shards import add_run_options
+
+    add_run_options(p)
 
     def run(a: argparse.Namespace) -> int:
         import time
 
-        from mnemetric.execute import build_executor
+        from mnemetric.cli.shards import light_executor
         from mnemetric.llm.run_log import finish_stage_run
         from mnemetric.llm.usage import write_usage
         from mnemetric.longmemeval_v2.data_custody import find_custody, verify_root
@@ -219,7 +225,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
                   file=sys.stderr)
         budget = {k: v for k, v in (("max_requests", a.max_requests), ("max_usd", a.max_usd)) if v is not None}
         llm = {"max_concurrency": a.concurrency, **({"budget": budget} if budget else {})}
-        executor, start = build_executor(None, llm), time.monotonic()
+        executor, start = light_executor(a, llm), time.monotonic()
         try:
             result = run_named(a.data_root, _haystack(a.data_root, a.haystack), memory=a.memory,
                                memory_options={"top_k": a.top_k}, domains=a.domain or ("web", "enterprise"),

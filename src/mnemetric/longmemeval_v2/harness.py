@@ -12,6 +12,13 @@ evaluation/harness.py build_prompt_row (lines ~540-596) and main (~1139-1320); c
   not timed): memory_context = the kept prefix, memory_context_original_token_count,
   memory_context_token_count, memory_context_was_truncated = original > final.
 * The memory gets the question text and the question image path only (see memory.py).
+
+Workers (ours): when every question gets a fresh memory (no shared haystack) and the run's executor has a
+``map`` (its bounded pool, ``executor.workers``; or a Dask cluster), each question's build + query runs as one
+:class:`QuestionTask` on the pool, results in question order: the rows are those of one worker. The latency
+is measured inside the worker, around the query alone, as above; workers share the machine's cores, so an
+operating point meant for LAFS is best measured with ``executor.workers: 1``. A shared memory is built once and
+queried in question order here (its queries may depend on the ones before).
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemetric.execute.calls import measuring_latency
-from mnemetric.longmemeval_v2.memory import MemoryFactory, TrajectoryMemory, memories, validate_items
+from mnemetric.longmemeval_v2.memory import (MemoryFactory, TrajectoryMemory, build_memory, is_shared, memories,
+                                              validate_items)
 from mnemetric.longmemeval_v2.tokens import TokenCounter, fit_to_budget
 from mnemetric.longmemeval_v2.trajectories import Trajectory
 
@@ -84,9 +92,27 @@ def query_memory(memory: TrajectoryMemory, question: MemoryQuestion, *, system: 
     return MemoryOutcome(kept, duration, post_duration, metadata, original, final)
 
 
+class QuestionTask:
+    """One question's fresh memory (built from its haystack) and query: picklable, for the executor's pool."""
+
+    def __init__(self, factory: MemoryFactory, trajectories: Mapping[str, Trajectory], *, system: str,
+                 counter: TokenCounter, max_tokens: int):
+        self.factory, self.trajectories = factory, trajectories
+        self.system, self.counter, self.max_tokens = system, counter, max_tokens
+
+    def __call__(self, question: MemoryQuestion) -> MemoryOutcome:
+        memory = build_memory(self.factory, question.haystack_ids, self.trajectories)
+        return query_memory(memory, question, system=self.system, counter=self.counter, max_tokens=self.max_tokens)
+
+
 def run_memory(factory: MemoryFactory, questions: Sequence[MemoryQuestion], trajectories: Mapping[str, Trajectory],
-               *, system: str, counter: TokenCounter, max_tokens: int) -> Iterator[MemoryOutcome]:
-    """One :class:`MemoryOutcome` per question, in order, by the shared-haystack rule (memory.py)."""
+               *, system: str, counter: TokenCounter, max_tokens: int, executor: Any = None) -> Iterator[MemoryOutcome]:
+    """One :class:`MemoryOutcome` per question, in order, by the shared-haystack rule (memory.py); fresh memories
+    on ``executor``'s pool when it has one (module docstring)."""
     lists = [q.haystack_ids for q in questions]
+    if callable(getattr(executor, "map", None)) and not is_shared(lists):
+        task = QuestionTask(factory, trajectories, system=system, counter=counter, max_tokens=max_tokens)
+        yield from executor.map(task, questions, desc="v2 memory")
+        return
     for question, memory in zip(questions, memories(factory, lists, trajectories)):
         yield query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)

@@ -101,7 +101,7 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
         executor = own = build_executor(None, {})
     try:
         memory, latencies = memory_step(root, hpath, domains, factory, counter=counter, max_tokens=max_tokens,
-                                        system=memory_name, images_on=check_images)
+                                        system=memory_name, images_on=check_images, executor=executor)
         read = read_step(memory, reader, executor, texts)
         check = check_step(root, memory, read, checker, executor)
     finally:

@@ -8,7 +8,7 @@ boxed answer (:func:`~.checkers.score_deterministic`), an LLM checker the raw an
 (:mod:`.llm_checkers`); an is_unknown answer scores 0.
 
 * :func:`memory_step` → :class:`~.step_rows.MemoryRow` per question, and the measured query latencies apart
-  (:class:`Latencies`; never in a tracked file).
+  (:class:`Latencies`; never in a tracked file); fresh memories on the executor's pool (``executor.workers``).
 * :func:`read_step` → :class:`~.step_rows.ReadRow`: the reader's calls go to the run's executor.
 * :func:`check_step` → :class:`~.step_rows.CheckRow`: deterministic checkers here, LLM checkers' calls to the
   run's executor.
@@ -91,9 +91,11 @@ class Latencies:
 
 
 def memory_step(root: Path, haystack: Path, domains: Sequence[str], factory: MemoryFactory, *, counter: TokenCounter,
-                max_tokens: int, system: str, images_on: bool = True) -> tuple[list[MemoryRow], Latencies]:
+                max_tokens: int, system: str, images_on: bool = True,
+                executor: Executor | None = None) -> tuple[list[MemoryRow], Latencies]:
     """Every domain's memory rows (module docstring). ``images_on`` False: a question image that is not on disk
-    is left out (the memory and the reader get the question text alone; not official)."""
+    is left out (the memory and the reader get the question text alone; not official). ``executor``: fresh
+    memories are built and queried on its pool (:func:`~.harness.run_memory`; the rows of one worker)."""
     rows, latencies = [], Latencies()
     lists = read_haystack(haystack)
     for domain in domains:
@@ -102,7 +104,8 @@ def memory_step(root: Path, haystack: Path, domains: Sequence[str], factory: Mem
         images = [None if q.image is None or not (images_on or (root / q.image).exists()) else str(root / q.image)
                   for q in questions]
         mqs = [MemoryQuestion(q.id, q.question, img, lists[q.id]) for q, img in zip(questions, images)]
-        outcomes = run_memory(factory, mqs, trajectories, system=system, counter=counter, max_tokens=max_tokens)
+        outcomes = run_memory(factory, mqs, trajectories, system=system, counter=counter, max_tokens=max_tokens,
+                              executor=executor)
         for i, (q, img, m) in enumerate(zip(questions, images, outcomes)):
             rows.append(MemoryRow(domain, _identity(q, i, lists[q.id], img), tuple(m.memory_context),
                                   m.memory_post_query_metadata, m.memory_context_original_token_count,

@@ -5,13 +5,17 @@ Every data file is hashed again and compared with stage v2_prepare's custody rec
 since stops the run, named; a file that matches its record but not its pin (or the sample's SHA256SUMS) is
 named in the facts and makes the run not official. Then the root is validated and each question's memory
 queried (:func:`mnemetric.longmemeval_v2.steps.memory_step`) → ``<paths.v2_steps>/memory.jsonl`` and
-``memory.json`` (DVC outputs); the measured latencies → ``<paths.v2_runs>/latency.json`` (untracked).
+``memory.json`` (DVC outputs); the measured latencies → ``<paths.v2_runs>/latency.json`` (untracked). Fresh
+memories (no shared haystack) are built and queried on the executor's pool (``executor.workers``; the bytes of
+one worker); this step sends no model call, so the ``llm:`` settings are not read.
 """
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 
+from mnemetric.execute import build_executor
 from mnemetric.fingerprint import read_fingerprint
 from mnemetric.longmemeval_v2.data_custody import verify_root
 from mnemetric.longmemeval_v2.facts import counter_facts
@@ -27,7 +31,7 @@ from mnemetric.params import stage_params
 from mnemetric.stages import run
 
 PARAMS = ["v2.name", "v2.data_root", "v2.haystack", "v2.domains", "v2.max_tokens", "v2.images", "v2.memory",
-          "v2.token_counter", "paths.custody_dir", "paths.fingerprints", "paths.v2_steps", "paths.v2_runs"]
+          "v2.token_counter", "executor", "paths.custody_dir", "paths.fingerprints", "paths.v2_steps", "paths.v2_runs"]
 V2_MEMORY_FINGERPRINT = "v2-memory"
 """<paths.fingerprints>/v2-memory.json, written by stage fingerprint."""
 
@@ -40,8 +44,10 @@ def main() -> None:
     factory, name = memory_factory({"memory": p["v2.memory"]})
     counter = component({"token_counter": p["v2.token_counter"]}, "token_counter")
     hpath, domains = haystack_path(root, p["v2.haystack"]), tuple(dict.fromkeys(p["v2.domains"]))
-    rows, latencies = memory_step(root, hpath, domains, factory, counter=counter, max_tokens=int(p["v2.max_tokens"]),
-                                  system=name, images_on=images)
+    with closing(build_executor(p["executor"], {})) as executor:
+        rows, latencies = memory_step(root, hpath, domains, factory, counter=counter,
+                                      max_tokens=int(p["v2.max_tokens"]), system=name, images_on=images,
+                                      executor=executor)
     files = StepFiles.at(p["paths.v2_steps"])
     write_rows(files.rows("memory"), rows)
     settings = run_settings(hpath, p["v2.haystack"], domains, memory=name, reader="", checker="",
