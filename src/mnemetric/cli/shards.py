@@ -74,7 +74,8 @@ def light_executor(a: argparse.Namespace, llm: dict | None = None):
          "manifest, check that they are the N shards of one run — the same command, shard count, settings "
          "(config_sha256), data (data_sha256) and inputs (lineage_sha256), each shard exactly once, no question in "
          "two parts, each file as its manifest says — and write OUT (plus OUT.failures.jsonl when the parts have "
-         "failures sidecars) atomically, the lines in the unsharded run's order: the same bytes as the run without "
+         "failures sidecars, and OUT.usage.json — the parts' PART.usage.json added up — when they have usage "
+         "sidecars) atomically, the lines in the unsharded run's order: the same bytes as the run without "
          "--shard. A mismatch, an overlap or a gap is an error naming the parts; nothing is written. Merge the "
          "retrieval log and the contexts of a retrieve run separately (each has its manifest). Example: "
          "mnemetric merge --out runs/hypotheses.jsonl runs/hyp.1.jsonl runs/hyp.2.jsonl runs/hyp.3.jsonl")
@@ -84,11 +85,33 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
                    help="the merged file to write")
 
     def run(a: argparse.Namespace) -> int:
+        from mnemetric.llm.usage import sum_usage, write_usage
         from mnemetric.shard import merge
 
+        usage = part_usage(a.parts, lambda part: Path(f"{part}.usage.json"))
         done = merge(a.out, a.parts)
         fails = done["failures"]
         extra = "" if fails is None else f" (+ {fails} failure line(s) → {a.out}.failures.jsonl)"
+        if usage is not None:
+            write_usage(f"{a.out}.usage.json", sum_usage(usage))
+            extra += f" (+ usage of the {len(usage)} part(s) → {a.out}.usage.json)"
         print(f"merge: {done['shards']} {done['command']} shard(s), {done['lines']} line(s) → {a.out}{extra}")
         return 0
     return run
+
+
+def part_usage(parts, sidecar) -> list | None:
+    """The usage sidecars of the parts (``sidecar(part)``), each validated, before anything is written: None when
+    no part has one; a part without one, when others have, is an error naming it."""
+    from mnemetric.errors import InputError
+    from mnemetric.llm.usage import read_usage
+
+    paths = [sidecar(part) for part in parts]
+    present = [p.is_file() for p in paths]
+    if not any(present):
+        return None
+    if not all(present):
+        missing = paths[present.index(False)]
+        raise InputError(str(missing), "<file>", "usage sidecar", "missing, while other parts have theirs",
+                         fix="merge the parts with their usage sidecars (rerun the shard that lost it)")
+    return [read_usage(p) for p in paths]
