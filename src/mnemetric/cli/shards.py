@@ -1,6 +1,6 @@
 """``--shard K/N`` and ``--workers N`` for the per-question commands, and `mnemetric merge`.
 
-A per-question command (retrieve, answer, judge, v2 run) given ``--shard K/N`` runs shard K of the
+A per-question command (retrieve, answer, judge) given ``--shard K/N`` runs shard K of the
 questions (:mod:`mnemetric.shard`: deterministic, stratified by question type) and writes beside each
 output a ``.shard.json`` manifest; `mnemetric merge --out OUT PART...` joins the N parts into the bytes of
 the unsharded run. ``--workers`` sets ``executor.workers`` (per-question work on that many processes;
@@ -27,15 +27,17 @@ def shard_spec(text: str):
         raise argparse.ArgumentTypeError(f"{exc.problem} (give K/N with 1 <= K <= N, e.g. 1/4)") from None
 
 
-def add_run_options(p: argparse.ArgumentParser) -> None:
-    """``--shard`` and ``--workers`` (after :func:`mnemetric.cli.executor.add_executor_option`)."""
-    p.add_argument("--shard", type=shard_spec, default=None, metavar="K/N",
-                   help="run shard K of N of the questions (deterministic, stratified by question type) and "
-                        "write OUT.shard.json beside each output; join the N outputs with `mnemetric merge`. "
-                        "An input that is itself a shard sets it (SLURM: --shard $SLURM_ARRAY_TASK_ID/N; "
-                        "Kubernetes Indexed Job: --shard $((JOB_COMPLETION_INDEX + 1))/N)")
+def add_run_options(p: argparse.ArgumentParser, *, shard: bool = True) -> None:
+    """``--shard`` (unless ``shard`` is False) and ``--workers`` (after
+    :func:`mnemetric.cli.executor.add_executor_option`)."""
+    if shard:
+        p.add_argument("--shard", type=shard_spec, default=None, metavar="K/N",
+                       help="run shard K of N of the questions (deterministic, stratified by question type) and "
+                            "write OUT.shard.json beside each output; join the N outputs with `mnemetric merge`. "
+                            "An input that is itself a shard sets it (SLURM: --shard $SLURM_ARRAY_TASK_ID/N; "
+                            "Kubernetes Indexed Job: --shard $((JOB_COMPLETION_INDEX + 1))/N)")
     p.add_argument("--workers", type=positive_int, default=None, metavar="N",
-                   help="per-question work (a memory system's retrieval) on N worker processes (executor.workers; "
+                   help="per-question work (a memory system's retrieval; V2: a fresh memory's build and query) on N worker processes (executor.workers; "
                         "default: the executor option's, null = one per core); the output bytes are those of one "
                         "worker. Model calls are not spread: they run llm.max_concurrency at once")
 
@@ -70,7 +72,7 @@ def light_executor(a: argparse.Namespace, llm: dict | None = None):
 
 
 @command("merge", "join the outputs of a --shard run (PART... of shards 1..N) into the unsharded run's bytes",
-         "Read each PART (an output of retrieve, answer, judge or v2 run given --shard K/N) and its PART.shard.json "
+         "Read each PART (an output of retrieve, answer or judge given --shard K/N) and its PART.shard.json "
          "manifest, check that they are the N shards of one run — the same command, shard count, settings "
          "(config_sha256), data (data_sha256) and inputs (lineage_sha256), each shard exactly once, no question in "
          "two parts, each file as its manifest says — and write OUT (plus OUT.failures.jsonl when the parts have "

@@ -206,7 +206,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     add_executor_option(p)
     from mnemetric.cli.shards import add_run_options
 
-    add_run_options(p)
+    add_run_options(p, shard=False)  # --shard for v2 run: not yet (issue 16)
 
     def run(a: argparse.Namespace) -> int:
         import time
@@ -226,6 +226,10 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         budget = {k: v for k, v in (("max_requests", a.max_requests), ("max_usd", a.max_usd)) if v is not None}
         llm = {"max_concurrency": a.concurrency, **({"budget": budget} if budget else {})}
         executor, start = light_executor(a, llm), time.monotonic()
+        if getattr(executor, "shard", None) is not None:
+            executor.close()
+            raise ConfigError("executor.shard", f"{executor.shard} set, but `v2 run` does not run shards yet",
+                              fix="drop shard from the executor option (v2 run runs every question)")
         try:
             result = run_named(a.data_root, _haystack(a.data_root, a.haystack), memory=a.memory,
                                memory_options={"top_k": a.top_k}, domains=a.domain or ("web", "enterprise"),
