@@ -14,7 +14,7 @@ Which sections exist is not written here: each family declares its own (``Family
 a :class:`Section` per top-level section: a typed dataclass, or an open component section whose
 keys belong to the component's constructor; only ``name`` and ``_target_`` are checked for those),
 and :func:`family_sections` takes the union over the ``benchmark`` conf group with the base sections
-(``benchmark``, ``executor``, ``llm``). LongMemEval's are in :mod:`mnemetric.longmemeval.params_schema`,
+(``benchmark``, ``executor``, ``llm``, ``memory_llm``). LongMemEval's are in :mod:`mnemetric.longmemeval.params_schema`,
 LongMemEval-V2's in :mod:`mnemetric.longmemeval_v2.params_schema`.
 """
 
@@ -68,6 +68,14 @@ class LLM:
 
 
 @dataclass
+class MemoryLLM:
+    """The model proxy a UsesModelProxy memory system is served (:mod:`mnemetric.llm.memory_cost`)."""
+
+    base_url: Optional[str] = None
+    port: int = field(default=0, metadata=_spec(min=0, fix="an integer 0..65535 (0: any free port)"))
+
+
+@dataclass
 class ExecutorSection:
     """The ``executor`` section's common keys: the option (``_target_``, ``name``) and the run settings of
     :class:`mnemetric.execute.pool.PoolMapper` (immediate, dask), each checked when present; an option may add
@@ -101,9 +109,10 @@ class Section:
 
 
 COMPONENT = Section()
-BASE: dict[str, Section] = {"benchmark": COMPONENT, "executor": Section(ExecutorSection, open=True), "llm": Section(LLM)}
-"""The sections every run has, whatever its families: the headline family, the executor that runs model calls
-and the one LLM client."""
+BASE: dict[str, Section] = {"benchmark": COMPONENT, "executor": Section(ExecutorSection, open=True), "llm": Section(LLM),
+                            "memory_llm": Section(MemoryLLM)}
+"""The sections every run has, whatever its families: the headline family, the executor that runs model calls,
+the one LLM client and the model proxy a memory library is served."""
 
 
 def family_sections(families: typing.Iterable[Any] | None = None) -> dict[str, Section]:

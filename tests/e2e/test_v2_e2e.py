@@ -4,6 +4,7 @@ sample end to end offline (no API key) and writes metrics/v2.json; a rerun write
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 
 import pytest
@@ -36,6 +37,9 @@ def test_exp_run_benchmark_v2_runs_the_bundled_v2_sample_offline(committed_repro
     assert "memory_query_avg_seconds" not in m["combined"]  # measured, so untracked
     run_dir = committed_repro.path / ".mnemetric" / "v2-run"
     assert (run_dir / "web" / "per_question.jsonl").exists() and (run_dir / "combined_aggregated_metrics.json").exists()
+    args = json.loads((run_dir / "enterprise" / "run_args.json").read_text())  # upstream's run folder, for v2 package
+    assert args["domain"] == "enterprise" and args["memory_context_max_tokens"] == 200000 and args["model"] is None
+    assert len(json.loads((run_dir / "enterprise" / "runtime_inputs" / "questions.json").read_text())) == 7
     custody = committed_repro.json("data/custody/v2-sample.json")  # stage v2_prepare: the bundled root's custody
     assert custody["source"] == "bundled" and custody["all_verified"] is False and custody["data_root"] == "data/sample-v2"
     assert {f["file"] for f in custody["files"]} >= {"questions.jsonl", "trajectories.jsonl", "haystacks/lme_v2_small.json"}
@@ -83,13 +87,14 @@ def test_official_tier_fails_closed_before_any_download(dvc_repo):
 
 def test_official_text_only_tier_downloads_from_hf_endpoint_and_refuses_bytes_that_are_not_the_pinned_ones(dvc_repo):
     """-S v2.images=false: nothing needs the unpinned checksums file, so v2_prepare downloads the tier's files
-    from HF_ENDPOINT; bytes that do not hash to the pin are refused and nothing is recorded as verified."""
+    from HF_ENDPOINT; bytes that do not hash to the pin are refused and nothing is recorded as verified. (The
+    o200k counter: the official one is checked before any download, tests/longmemeval_v2/test_obtain.py.)"""
     base = f"/datasets/{DATA_PINS.repo}/resolve/{DATA_PINS.revision}/"
     with FileServer() as server:
         for f in ("questions.jsonl", "trajectories.jsonl", "haystacks/lme_v2_small.json"):
             server.files[base + f] = b"not the pinned bytes\n"
-        done = dvc_repo.dvc("exp", "run", "-S", "v2=small", "-S", "v2.images=false", "v2_prepare", check=False,
-                            env={"HF_ENDPOINT": server.url, "OPENAI_API_KEY": ""})
+        done = dvc_repo.dvc("exp", "run", "-S", "v2=small", "-S", "v2.images=false", "-S", "v2/token_counter=o200k",
+                            "v2_prepare", check=False, env={"HF_ENDPOINT": server.url, "OPENAI_API_KEY": ""})
         asked = [r["path"] for r in server.requests]
     text = done.stdout + done.stderr
     assert done.returncode != 0 and "Traceback" not in text

@@ -148,3 +148,26 @@ def test_render_table_keeps_latency_apart(runs):
     assert "overall_full_set" in acc and "+0.500" in acc and "0.3750" in acc and "p50" not in acc
     assert "web p50" in lat and "+2.700" in lat and "+9.600" in lat
     assert "web/w3 (static): correct -> wrong" in lat
+
+
+def test_an_upstream_run_of_the_same_data_compares_whatever_its_image_paths(tmp_path, monkeypatch):
+    """Upstream writes absolute resolved image paths, Mnemetric paths under its data root: compared as images."""
+    monkeypatch.chdir(tmp_path)
+    image = tmp_path / "data" / "v2" / "small" / "screenshots" / "questions" / "w1.png"
+    image.parent.mkdir(parents=True)
+    image.write_bytes(b"\x89PNG\r\n\x1a\n one")
+    ours = read_run(write_run(tmp_path / "A", 0, w1={"question_image": "data/v2/small/screenshots/questions/w1.png"}))
+    upstream = read_run(write_run(tmp_path / "B", 1, w1={"question_image": str(image.resolve())}))
+    assert compare_v2(ours, upstream)["paired"] == 6
+    elsewhere = read_run(write_run(tmp_path / "C", 1, w1={"question_image": "/home/u/LongMemEval-V2/data/screenshots/"
+                                                                          "questions/w1.png"}))
+    assert compare_v2(ours, elsewhere)["paired"] == 6  # not readable here: the folder/file names decide
+    other = tmp_path / "other" / "questions" / "w1.png"  # readable, same names, other bytes: another image
+    other.parent.mkdir(parents=True)
+    other.write_bytes(b"\x89PNG\r\n\x1a\n two")
+    changed = read_run(write_run(tmp_path / "D", 1, w1={"question_image": str(other)}))
+    with pytest.raises(NotComparable, match="web/w1: question_image differs"):
+        compare_v2(ours, changed)
+    renamed = read_run(write_run(tmp_path / "E", 1, w1={"question_image": "/x/data/screenshots/questions/w9.png"}))
+    with pytest.raises(NotComparable, match="web/w1: question_image differs"):
+        compare_v2(ours, renamed)

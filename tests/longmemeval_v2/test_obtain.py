@@ -410,3 +410,57 @@ def test_prepare_names_a_bad_source_and_a_missing_bundled_root(tmp_path):
         prepare({"name": "x", "source": "ftp", "data_root": str(tmp_path)}, tmp_path / "c.json")
     with pytest.raises(ConfigError, match="v2.data_root: .* is not a folder"):
         prepare({"name": "x", "source": "bundled", "data_root": str(tmp_path / "nope")}, tmp_path / "c.json")
+
+
+QWEN = {"_target_": "mnemetric.longmemeval_v2.tokens.load_official_counter", "name": "qwen3.5-9b-processor"}
+
+
+def _counter_packages() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("transformers", "PIL", "torch"))
+
+
+@pytest.mark.skipif(not _counter_packages(), reason="the official counter's packages are not installed")
+def test_prepare_checks_the_official_counter_before_any_download(server, tmp_path):
+    """The processor files missing from the counter's folder: refused, each named, nothing asked of the server."""
+    from mnemetric.longmemeval_v2.obtain import prepare
+
+    folder = tmp_path / "processor"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_text("{}")
+    settings = tier_settings(tmp_path / "root", images=False, token_counter={**QWEN, "path": str(folder)})
+    with pytest.raises(ConfigError) as err:
+        prepare(settings, tmp_path / "c.json", pins=served_pins(), endpoint=server.url)
+    text = str(err.value)
+    assert "missing tokenizer_config.json, preprocessor_config.json, chat_template.jinja" in text
+    assert "checked before any download" in text and str(folder) in text
+    assert "pip install 'mnemetric[qwen-counter]'" in text and "-S v2/token_counter=o200k" in text
+    assert server.requests == [] and not (tmp_path / "root").exists()
+    for name in ("tokenizer_config.json", "preprocessor_config.json", "chat_template.jinja"):
+        (folder / name).write_text("{}")
+    prepare(settings, tmp_path / "c.json", pins=served_pins(), endpoint=server.url)  # the files at hand: downloaded
+    assert sorted(r["path"] for r in server.requests) == sorted(BASE_URL + f for f in DATA)
+
+
+def test_prepare_names_the_extra_when_the_counter_packages_are_missing(server, tmp_path, monkeypatch):
+    import importlib.util
+
+    from mnemetric.longmemeval_v2.obtain import prepare
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("PIL", "torch") else real(name, *a))
+    with pytest.raises(ConfigError) as err:
+        prepare(tier_settings(tmp_path / "root", images=False, token_counter=QWEN), tmp_path / "c.json",
+                pins=served_pins(), endpoint=server.url)
+    assert "needs pillow, torch, not installed (the 'qwen-counter' extra)" in str(err.value)
+    assert server.requests == []
+
+
+def test_prepare_with_a_counter_path_that_is_not_a_folder(server, tmp_path):
+    from mnemetric.longmemeval_v2.obtain import prepare
+
+    settings = tier_settings(tmp_path / "root", images=False, token_counter={**QWEN, "path": str(tmp_path / "nope")})
+    with pytest.raises(ConfigError, match="v2.token_counter.path: .*nope is not a folder"):
+        prepare(settings, tmp_path / "c.json", pins=served_pins(), endpoint=server.url)
+    assert server.requests == []

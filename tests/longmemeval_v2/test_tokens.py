@@ -76,5 +76,5 @@ def test_auto_counter_falls_back_with_a_note(tmp_path):
 
     counter = auto_counter(tmp_path / "no-processor-here")
     assert counter.name == "o200k-standin" and not counter.official
-    assert counter.note.startswith("official token counter unavailable") and "huggingface-cli download" in counter.note
+    assert counter.note.startswith("official token counter unavailable") and "hf download Qwen/Qwen3.5-9B" in counter.note
     assert O200kCounter().note is None

@@ -175,3 +175,40 @@ def test_raising_variant_lists_the_problems(root):
     with pytest.raises(ValidationFailed) as err:
         require_valid_root(root, check_images=False)
     assert len(err.value.problems) == 1 and "mnv2-web-01: field 'domain'" in str(err.value)
+
+
+def test_a_screenshot_symlinked_outside_the_root_is_refused_naming_the_file(root, tmp_path):
+    outside = tmp_path / "elsewhere.png"
+    outside.write_bytes((root / "screenshots" / "df-desk-002" / "5.png").read_bytes())
+    shot = root / "screenshots" / "df-desk-002" / "5.png"
+    shot.unlink()
+    shot.symlink_to(outside)
+    problems = validate_root(root, check_images=True)
+    assert len(problems) == 1
+    assert found(problems, "trajectories.jsonl", "df-desk-002", "states[5].screenshot",
+                 "'screenshots/df-desk-002/5.png' resolves to")
+    assert "outside the data root" in problems[0].message and str(outside) in problems[0].message
+    assert validate_root(root, check_images=False) == []  # without images nothing is read
+
+
+def test_a_symlinked_screenshot_folder_inside_the_root_is_accepted(root):
+    """The official layout: screenshots/<dir> links to trajectory_screenshots/<archive>/<dir> in the same root."""
+    target = root / "trajectory_screenshots" / "web_screenshots" / "df-desk-002"
+    target.parent.mkdir(parents=True)
+    shutil.move(root / "screenshots" / "df-desk-002", target)
+    (root / "screenshots" / "df-desk-002").symlink_to(Path("..") / "trajectory_screenshots" / "web_screenshots"
+                                                      / "df-desk-002")
+    assert validate_root(root, check_images=True) == []
+
+
+def test_a_text_file_posing_as_a_png_is_refused_naming_the_file(root):
+    (root / "screenshots" / "qb-forum-001" / "1.png").write_text("not an image\n")
+    image = next(r["image"] for r in rows(root, "questions.jsonl") if r.get("image"))
+    (root / image).write_bytes(b"\xff\xd8\xff\xe0 a JPEG named .png")
+    problems = validate_root(root, check_images=True)
+    assert len(problems) == 2
+    assert found(problems, "trajectories.jsonl", "qb-forum-001", "states[1].screenshot", "is not a PNG image")
+    assert found(problems, "questions.jsonl", next(r["id"] for r in rows(root, "questions.jsonl") if r.get("image")),
+                 "image", "is not a PNG image")
+    with pytest.raises(ValidationFailed, match="qb-forum-001/1.png"):
+        require_valid_root(root, check_images=True)

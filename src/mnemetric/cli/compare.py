@@ -39,6 +39,8 @@ class RunData:
     types: dict[str, str]
     attribution: Any = None
     """The run's metrics/detail/attribution.json (AttributionFile), None when it has none."""
+    memory_cost: Any = None
+    """The run's memory-side cost record (``paths.memory_cost``, mnemetric.llm.memory_cost), None when it has none."""
 
 
 def _path(params: dict, key: str, rev_name: str) -> str:
@@ -89,7 +91,21 @@ def load_run(name: str, repo: Path) -> RunData:
                                                      ks=scoring.get("ks") or (1, 3, 5, 10, 30, 50)))
     keys = keys_from(params, data, [(j.model, j.judge_trace) for j in judged])
     return RunData(name, rev.short, keys, {j.question_id: j.label for j in judged}, scored.per_question,
-                   scored.question_types(), _attribution(rev, name, repo))
+                   scored.question_types(), _attribution(rev, name, repo), _memory_cost(rev, params, name, repo))
+
+
+def _memory_cost(rev: Any, params: dict, name: str, repo: Path) -> Any:
+    """The memory-side cost record of revision ``rev`` (git-tracked, ``cache: false``), None when it has none."""
+    from mnemetric import revisions
+
+    path = (params.get("paths") or {}).get("memory_cost")
+    if not isinstance(path, str) or not revisions.exists(rev, path, repo):
+        return None
+    text = revisions.read_text(rev, path, repo)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{name}:{path}", f"line {exc.lineno}", "<json>", f"not valid JSON ({exc.msg})") from None
 
 
 def _attribution(rev: Any, name: str, repo: Path) -> Any:
@@ -121,6 +137,7 @@ def attribution_moves(a: RunData, b: RunData) -> dict[str, Any] | None:
 def compare_runs(a: RunData, b: RunData, *, force: bool, resamples: int, seed: int,
                  alpha: float = 0.05) -> dict[str, Any]:
     """The whole comparison; NotComparable unless the keys agree or ``force``."""
+    from mnemetric.llm.memory_cost import cost_comparison
     from mnemetric.longmemeval.compare import NotComparable, compare_qa, compare_retrieval, differences
 
     diffs = differences(a.keys, b.keys)
@@ -138,6 +155,7 @@ def compare_runs(a: RunData, b: RunData, *, force: bool, resamples: int, seed: i
         "retrieval": compare_retrieval(a.retrieval or {}, b.retrieval or {},
                                        source=f"{a.name} vs {b.name} retrieval logs", **kw),
         "attribution": attribution_moves(a, b),
+        "memory_cost": cost_comparison(a.memory_cost, b.memory_cost),
     }
 
 
@@ -204,7 +222,7 @@ def render_table(result: dict[str, Any]) -> str:
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines + ["", *_notes(result), *_flip_lines(result, ""), "",
-                              *_attribution_lines(result, "  ")])
+                              *_attribution_lines(result, "  "), *_cost_lines(result, "  ")])
 
 
 def render_markdown(result: dict[str, Any]) -> str:
@@ -212,7 +230,15 @@ def render_markdown(result: dict[str, Any]) -> str:
     lines = [f"### {_title(result)}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(c.strip() for c in r) + " |" for r in rows(result)]
     notes = [n.replace("*", "\\*", 1) if n.startswith("*") else n for n in _notes(result)]
-    return "\n".join(lines + ["", *notes, "", *_flip_lines(result, "- "), "", *_attribution_lines(result, "- ")])
+    return "\n".join(lines + ["", *notes, "", *_flip_lines(result, "- "), "", *_attribution_lines(result, "- "),
+                              *_cost_lines(result, "- ")])
+
+
+def _cost_lines(result: dict[str, Any], bullet: str) -> list[str]:
+    from mnemetric.llm.memory_cost import cost_lines
+
+    lines = cost_lines(result.get("memory_cost"), bullet)
+    return ["", *lines] if lines else []
 
 
 def _title(result: dict[str, Any]) -> str:
@@ -267,7 +293,8 @@ def emit(text: str) -> None:
          "(exploratory, Holm-adjusted p), with a score interval for paired proportions, exact McNemar p, "
          "flipped questions; retrieval: paired differences of recall_all@5/10 and ndcg_any@5/10 (exclude_abs); "
          "failure attribution (metrics/detail/attribution.json): questions per cause in A and B and the moves "
-         "between causes. "
+         "between causes; memory-side cost (metrics/detail/memory_cost.json: the memory system's model requests "
+         "per phase, tokens and dollars, and whether it is reproducible by replay) beside the accuracy difference. "
          "Exit 0, or 1 with --fail-on-regression METRIC when METRIC drops significantly: B - A < 0 with the "
          "exact paired test's two-sided p below --alpha (task_averaged: its score interval lies below 0).")
 def _compare(p: argparse.ArgumentParser) -> Handler:

@@ -55,13 +55,23 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--max-concurrency", type=positive_int, help="model requests in flight at once (a memory that calls models)")
     p.add_argument("--max-requests", type=count, help="stop before sending more than this many model requests")
     p.add_argument("--max-usd", type=amount, help="stop before spending more than this many dollars")
+    p.add_argument("--proxy-port", type=count, default=None, metavar="PORT",
+                   help="a memory system wrapping a third-party library (UsesModelProxy) gets the loopback model "
+                        "proxy on 127.0.0.1:PORT (default: memory_llm.port of the composed conf, 0 = any free "
+                        "port); its requests go through the response cache, budget and usage ledger to the real "
+                        "endpoint ($OPENAI_BASE_URL or memory_llm.base_url, key $OPENAI_API_KEY)")
+    p.add_argument("--memory-cost", type=Path, default=None, metavar="FILE.json",
+                   help="also write the memory system's model cost per phase (ingest, query: requests, tokens, "
+                        "dollars; metrics/detail/memory_cost.json's layout). This run's hit rate and seconds go "
+                        "to the terminal and the run log")
 
     def run(a: argparse.Namespace) -> int:
         from contextlib import closing
 
         from mnemetric.cli.executor import command_executor
         from mnemetric.cli.shards import light_executor, run_shard
-        from mnemetric.longmemeval.memory.base import calls_models
+        from mnemetric.llm.memory_cost import finish_memory_run, serving, write_memory_cost
+        from mnemetric.longmemeval.memory.base import calls_models, uses_model_proxy
         from mnemetric.longmemeval.retrieve import check_retrieval_settings, write_retrieval
         from mnemetric.shard import ShardRun
         check_retrieval_settings(a.granularity, a.context_k, a.context_tokens,
@@ -70,21 +80,36 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
         n = _validated_count(a.dataset)
         adapter = load_adapter(a.adapter, a.conf)
         # one executor for the run (its pool runs the questions; llm: settings composed for a system calling models)
-        with closing(command_executor(a) if calls_models(memory) else light_executor(a)) as executor:
+        proxied = uses_model_proxy(memory)
+        with closing(command_executor(a) if calls_models(memory) or proxied else light_executor(a)) as executor:
             shard = run_shard(a, executor)
             if shard is not None:
                 shard = ShardRun.start("retrieve", shard, _universe(a.dataset), data_file=a.dataset, config={
                     "memory": load_option("memory", a.memory, a.conf),
                     "adapter": load_option("adapter", a.adapter, a.conf),
                     "granularity": a.granularity, "context_k": a.context_k, "context_tokens": a.context_tokens})
-            n = write_retrieval(memory, _adapted(a.dataset, adapter), granularity=a.granularity,
-                                k=a.context_k, budget=a.context_tokens, log=a.out, contexts=a.contexts, total=n,
-                                executor=executor, shard=shard)
+            with serving(proxied, executor, _proxy_section(a) if proxied else None, memory.name) as proxy:
+                n = write_retrieval(memory, _adapted(a.dataset, adapter), granularity=a.granularity,
+                                    k=a.context_k, budget=a.context_tokens, log=a.out, contexts=a.contexts, total=n,
+                                    executor=executor, shard=shard)
+        finish_memory_run("retrieve", memory.name, proxy)
+        if a.memory_cost is not None:
+            write_memory_cost(a.memory_cost, memory.name, proxy)
         print(f"retrieve: {memory.name} ({a.granularity}) over {n} questions"
               + (f" (shard {shard.shard})" if shard is not None else "") + f" → {a.out}"
               + (f" (+ contexts {a.contexts})" if a.contexts else "") + _cache_note(memory))
         return 0
     return run
+
+
+def _proxy_section(a: argparse.Namespace) -> dict:
+    """The composed ``memory_llm`` settings with ``--proxy-port``."""
+    from mnemetric.cli.registry import composed
+
+    section = dict(composed(a.conf).get("memory_llm") or {})
+    if a.proxy_port is not None:
+        section["port"] = a.proxy_port
+    return section
 
 
 def memory_options(conf: Path) -> list[str]:

@@ -164,9 +164,7 @@ def _haystack(root: Path, given: str) -> str | Path:
             "the data/custody/v2-*.json that names DATA_ROOT): a changed file stops the run, named; with no record "
             "the data counts as not verified, and only verified official data can make the run official. "
             "--reader offline / --checker offline / --token-counter o200k run with no model and no network "
-            "(not official). --executor batch sends the reader's and checkers' calls through the OpenAI Batch API "
-            "(the timed memory queries stay live); fresh memories (no shared haystack) are built and queried on "
-            "--workers processes (the rows of one worker; measure a LAFS point with --workers 1). Example: mnemetric v2 run data/sample-v2 --haystack small --memory bm25 "
+            "(not official). Example: mnemetric v2 run data/sample-v2 --haystack small --memory bm25 "
             "--reader offline --checker offline --out runs/v2-sample")
 def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("data_root", type=Path, help="a LongMemEval-V2 data root (e.g. data/sample-v2)")
@@ -201,22 +199,31 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--domain", action="append", choices=["web", "enterprise"], default=None,
                    help="run only this domain (repeatable; default both)")
     p.add_argument("--no-images", action="store_true", help="do not require images to exist")
+    p.add_argument("--question-ids", default=None, metavar="ID[,ID...]",
+                   help="ask only these questions (comma-separated ids of questions.jsonl; an unknown id is an error)")
+    p.add_argument("--per-type", type=positive_int, default=None, metavar="N",
+                   help="stratified development subset: the first N questions of each question type, per domain")
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N",
+                   help="the first N questions per domain (after --question-ids / --per-type), as upstream's --limit; "
+                        "any subset is marked not official")
+    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                   help="build per-question memories (haystack medium) on N worker processes (default: one, "
+                        "sequential, as upstream; with N > 1 the measured latencies are of concurrent queries)")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     add_partial_option(p)
-    add_executor_option(p)
-    from mnemetric.cli.shards import add_run_options
-
-    add_run_options(p, shard=False)  # --shard for v2 run: not yet (issue 16)
+    add_executor_option(p)  # batch: the reader's and checkers' calls by the Batch API (timed queries stay live)
 
     def run(a: argparse.Namespace) -> int:
         import time
+        from datetime import datetime, timezone
 
         from mnemetric.cli.shards import light_executor
         from mnemetric.llm.run_log import finish_stage_run
         from mnemetric.llm.usage import write_usage
         from mnemetric.longmemeval_v2.data_custody import find_custody, verify_root
-        from mnemetric.longmemeval_v2.pipeline import run_named
+        from mnemetric.longmemeval_v2.pipeline import named_settings, run_from_settings
         from mnemetric.longmemeval_v2.run import write_run
+        from mnemetric.longmemeval_v2.selection import Selection
 
         custody = a.custody or find_custody(Path("data/custody"), a.data_root)
         data = verify_root(custody, a.data_root) if custody is not None else None
@@ -230,17 +237,20 @@ def _run(p: argparse.ArgumentParser) -> Handler:
             executor.close()
             raise ConfigError("executor.shard", f"{executor.shard} set, but `v2 run` does not run shards yet",
                               fix="drop shard from the executor option (v2 run runs every question)")
+        started_at_utc = datetime.now(timezone.utc).isoformat()  # run_args.json (untracked run folder only)
         try:
-            result = run_named(a.data_root, _haystack(a.data_root, a.haystack), memory=a.memory,
-                               memory_options={"top_k": a.top_k}, domains=a.domain or ("web", "enterprise"),
-                               reader=a.reader, reader_model=a.reader_model, reader_base_url=a.reader_base_url,
-                               enable_thinking=not a.no_thinking, checker=a.checker, judge_model=a.judge_model,
-                               judge_base_url=a.judge_base_url, token_counter=a.token_counter,
-                               processor_path=a.processor_path, max_tokens=a.max_tokens,
-                               check_images=not a.no_images, data=data, executor=executor,
-                               conf=a.conf if a.conf.is_dir() else None)
+            settings = named_settings(
+                a.data_root, _haystack(a.data_root, a.haystack), memory=a.memory, memory_options={"top_k": a.top_k},
+                domains=a.domain or ("web", "enterprise"), reader=a.reader, reader_model=a.reader_model,
+                reader_base_url=a.reader_base_url, enable_thinking=not a.no_thinking, checker=a.checker,
+                judge_model=a.judge_model, judge_base_url=a.judge_base_url, token_counter=a.token_counter,
+                processor_path=a.processor_path, max_tokens=a.max_tokens, check_images=not a.no_images,
+                conf=a.conf if a.conf.is_dir() else None)
+            select = Selection.of({"question_ids": [i.strip() for i in a.question_ids.split(",") if i.strip()]
+                                   if a.question_ids is not None else None, "per_type": a.per_type, "limit": a.limit})
+            result = run_from_settings(settings, executor, data=data, select=select)
             finish_stage_run("v2 run", executor.usage, start)
-            written = write_run(a.out, result)
+            written = write_run(a.out, result, settings, started_at_utc=started_at_utc)
             write_usage(a.out / "usage.json", executor.usage.work)
         finally:
             executor.close()

@@ -12,10 +12,10 @@ Modules: :mod:`.calls` (ModelCall, CallOutcome), :mod:`.executor` (the Executor 
 :mod:`.batch_remote` and :mod:`.batch_collect`; its ledger is :mod:`mnemetric.llm.batch_ledger`).
 """
 
-from mnemetric.execute.calls import (ANSWER, FAILURE, KINDS, NON_ANSWER, PENDING, CallOutcome, ModelCall,
+from mnemetric.execute.calls import (ANSWER, FAILURE, KINDS, NON_ANSWER, NO_REPLY, PENDING, CallOutcome, ModelCall,
                                      latency_measured, measuring_latency, sent_params)
 from mnemetric.execute.executor import Executor, build_executor
 from mnemetric.execute.immediate import ImmediateExecutor
 
-__all__ = ["ANSWER", "FAILURE", "KINDS", "NON_ANSWER", "PENDING", "CallOutcome", "Executor", "ImmediateExecutor",
+__all__ = ["ANSWER", "FAILURE", "KINDS", "NON_ANSWER", "NO_REPLY", "PENDING", "CallOutcome", "Executor", "ImmediateExecutor",
            "ModelCall", "build_executor", "latency_measured", "measuring_latency", "sent_params"]

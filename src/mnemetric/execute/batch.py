@@ -256,6 +256,9 @@ class BatchExecutor(PoolMapper):
                 elif kind == "error" and not _retryable(line.status):
                     fatal.append(f"  {key} ({call.role}{', ' + call.tag if call.tag else ''}): {reason}")
                     del pending[key]
+                elif sends[key] >= self.max_attempts and call.tolerates(None, no_reply=True):
+                    outcome = CallOutcome(FAILURE, key, call.params_sent, reason=f"no reply after {sends[key]} batch "
+                                          f"submission(s): {reason}", attempts=sends[key])
                 elif sends[key] >= self.max_attempts:
                     fatal.append(f"  {key}: no reply after {sends[key]} batch submission(s): {reason}")
                     del pending[key]

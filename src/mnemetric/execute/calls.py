@@ -37,6 +37,11 @@ NON_ANSWER: Final = "non_answer"
 FAILURE: Final = "failure"
 PENDING: Final = "pending"
 KINDS: Final = (ANSWER, NON_ANSWER, FAILURE, PENDING)
+NO_REPLY: Final = -1
+"""In :attr:`ModelCall.tolerate`: a call that got no reply after all its attempts (timeouts, connection errors,
+408/409/429/5xx) becomes a ``failure`` outcome (its question fails; failures are never cached, so a rerun asks
+again) instead of stopping the run. A request the server refused (other 4xx), a missing key or the budget
+still stop it."""
 ENDPOINTS: Final = ("chat", "embeddings")
 _TIMED: contextvars.ContextVar[bool] = contextvars.ContextVar("mnemetric_latency_measured", default=False)
 
@@ -168,6 +173,12 @@ class ModelCall:
 
     def __hash__(self) -> int:
         return hash((self.key, self.text_from, self.role, self.tag))
+
+    def tolerates(self, status: int | None, *, no_reply: bool = False) -> bool:
+        """Does this call turn an error with ``status`` (``no_reply``: no reply after every attempt) into a
+        ``failure`` outcome?"""
+        return (no_reply and NO_REPLY in self.tolerate) or (status is not None and not no_reply
+                                                              and status in self.tolerate)
 
 
 @dataclass(frozen=True)

@@ -154,9 +154,10 @@ class ImmediateExecutor(PoolMapper):
             try:
                 result = await client.chat(call.model, call.messages, text_from=call.text_from, **call.params)
             except LLMRequestError as exc:
-                if exc.status is None or exc.status not in call.tolerate:
+                if not call.tolerates(exc.status, no_reply=exc.no_reply):
                     raise
-                failed = CallOutcome(FAILURE, call.key, call.params_sent, reason=str(exc), status=exc.status,
+                failed = CallOutcome(FAILURE, call.key, call.params_sent, reason=str(exc),
+                                     status=None if exc.no_reply else exc.status,
                                      attempts=exc.attempts)
                 for j in copies[i]:
                     outcomes[j] = failed

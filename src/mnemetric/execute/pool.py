@@ -95,9 +95,8 @@ def map_ordered(task: Callable[[T], R], items: Iterable[T], workers: int) -> Ite
         if done:
             pool.shutdown(wait=True)
         else:  # an error, an interrupt, or the caller stopped reading: end the workers now
-            procs = list((getattr(pool, "_processes", None) or {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
-            for proc in procs:
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
                 if proc.is_alive():
                     proc.terminate()
 

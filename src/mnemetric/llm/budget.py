@@ -129,6 +129,16 @@ def estimate_chat_tokens(messages: Iterable[Mapping[str, Any]], params: Mapping[
     return prompt, int(max_out) * int(params.get("n") or 1)
 
 
+def no_price_message(model: str, max_usd: float) -> str:
+    """Why a request cannot be admitted under ``max_usd`` without a price, and the two ways on (the conf key
+    that prices the model, or the override that drops the dollar limit)."""
+    return (f"no price for model '{model}' but max_usd={max_usd} is set, so its cost cannot be bounded. Fix: price "
+            f"it under llm.prices in conf/config.yaml (`{model}: {{input: <$ per 1M input tokens>, output: <$ per 1M "
+            f"output tokens>}}`), or for one run -S '++llm.prices={{{model}: {{input: <$>, output: <$>}}}}' (merged "
+            "into the table; a self-hosted server costs what its hardware costs: price it as you account for it); or "
+            "drop the dollar limit with -S llm.budget.max_usd=null (max_requests still applies)")
+
+
 @dataclass
 class Budget:
     """Limits on uncached requests and dollars; ``None`` means unlimited.
@@ -153,10 +163,7 @@ class Budget:
             )
         if self.max_usd is not None:
             if estimated_usd is None:
-                raise ConfigError(
-                    f"no price for model '{model}' but max_usd={self.max_usd} is set: add the model to "
-                    "the price table (conf) or remove max_usd"
-                )
+                raise ConfigError(no_price_message(model, self.max_usd))
             total = self.usd + self.reserved_usd + estimated_usd
             if total > self.max_usd:
                 raise BudgetExceeded(

@@ -21,6 +21,9 @@ rule is not in the cache key. The SDK's built-in retries are off.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
+import ssl
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +47,15 @@ NO_KEY = "sk-mnemetric-unset"
 """Placeholder key used only to let the SDK resolve the base URL when no key is configured."""
 POLL_START, POLL_MAX = 0.02, 0.5
 """Seconds between looks at a request another process has claimed (doubling up to the max)."""
+
+
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context per process, as httpx builds its default (certifi, or $SSL_CERT_FILE / $SSL_CERT_DIR):
+    building it takes ~0.2 s, and an SDK client is built per event loop (the model proxy: one per request)."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 @dataclass
@@ -136,7 +148,8 @@ class LLMClient(EmbedMixin):
     def _new_sdk(self) -> openai.AsyncOpenAI:
         try:
             return openai.AsyncOpenAI(
-                base_url=self._base_url_arg, api_key=self._api_key, timeout=self.timeout, max_retries=0
+                base_url=self._base_url_arg, api_key=self._api_key, timeout=self.timeout, max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(verify=_ssl_context()),
             )
         except openai.OpenAIError as exc:
             raise LLMRequestError(
@@ -171,13 +184,21 @@ class LLMClient(EmbedMixin):
         return price.cost(usage.prompt_tokens, usage.completion_tokens) if price else None
 
     # -- network -------------------------------------------------------------------------------
-    async def _paid(self, model: str, estimate: float | None, call) -> dict:
+    def _policy(self, params: Mapping[str, Any]) -> RetryPolicy:
+        """The retry policy of one request: the client's, or ``max_retries`` + 1 attempts when the request says
+        (a transport option, never in the key)."""
+        if params.get("max_retries") is None:
+            return self.retry
+        return dataclasses.replace(self.retry, max_attempts=int(params["max_retries"]) + 1)
+
+    async def _paid(self, model: str, estimate: float | None, call, params: Mapping[str, Any] | None = None) -> dict:
         """Budget check, then the network call (with retries) under the concurrency limit."""
+        params = params or {}
         self.budget.reserve(model, estimate)
         try:
             async with self._loop_state().semaphore:
-                return await send_with_retries(call, self.retry, model=model, base_url=self.base_url,
-                                               timeout=self.timeout, scrub=self._scrub,
+                return await send_with_retries(call, self._policy(params), model=model, base_url=self.base_url,
+                                               timeout=float(params.get("timeout") or self.timeout), scrub=self._scrub,
                                                on_retry=lambda: self.stats.record_retry(model))
         except BaseException:
             self.budget.settle(estimate, 0.0)
@@ -273,7 +294,7 @@ class LLMClient(EmbedMixin):
         estimate = self._price([model], prompt, out)
         attempts = self.retry.non_answer_attempts
         for attempt in range(1, attempts + 1):
-            data = await self._paid(model, estimate, lambda: self._post_chat(model, messages, params))
+            data = await self._paid(model, estimate, lambda: self._post_chat(model, messages, params), params)
             resolved = str(data.get("model") or model)
             if non_answer_reason(data, text_from) is None:
                 if self.cache is not None:  # commit before anything else can fail

@@ -141,4 +141,5 @@ async def send_with_retries(call: Callable[[], Awaitable[dict[str, Any]]], polic
             on_retry()
             await asyncio.sleep(policy.backoff(attempt, retry_after))
     message = gave_up_message(model, base_url, timeout, policy.max_attempts, last)
-    raise LLMRequestError(scrub(message), attempts=policy.max_attempts) from None
+    status = last.status_code if isinstance(last, openai.APIStatusError) else None
+    raise LLMRequestError(scrub(message), status=status, attempts=policy.max_attempts, no_reply=True) from None

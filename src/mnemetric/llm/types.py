@@ -12,9 +12,12 @@ from mnemetric.errors import MnemetricError
 class LLMRequestError(MnemetricError):
     """A model request failed in a way the user must fix (or the server kept failing)."""
 
-    def __init__(self, message: str, *, status: int | None = None, attempts: int = 0):
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 0, no_reply: bool = False):
         self.status = status
         self.attempts = attempts
+        self.no_reply = no_reply
+        """True when every attempt went without a usable reply (timeouts, connection errors, 408/409/429/5xx):
+        the server, not the request, failed — a caller may fail the one question instead of the run."""
         super().__init__(message)
 
 

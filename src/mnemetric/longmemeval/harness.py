@@ -8,10 +8,12 @@ reader will get: the top ``k`` items under a token budget, the same ``k`` and bu
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Iterator
 
 from mnemetric.errors import MnemetricError, PluginError
+from mnemetric.llm.proxy import current as current_proxy
 from mnemetric.longmemeval.adapted import AdaptedRecord
 from mnemetric.longmemeval.contexts import Context, ContextItem, ContextMessage
 from mnemetric.longmemeval.corpus import CorpusItem, targets
@@ -53,16 +55,29 @@ def _call(memory: MemorySystem, rec: AdaptedRecord, call: str, fn, *args):
                           fix="fix the memory system (run it on this question alone to debug)") from exc
 
 
+def _phase(memory: MemorySystem, rec: AdaptedRecord, phase: str):
+    """While a model proxy serves this run (a UsesModelProxy system: mnemetric.llm.proxy), its requests are
+    counted for (system, phase, question); a request it could not answer is raised when the phase ends."""
+    proxy = current_proxy()
+    if proxy is None:
+        return contextlib.nullcontext()
+    return proxy.attribute(system=getattr(memory, "name", None) or type(memory).__name__, phase=phase,
+                           question_id=rec.eval.question_id)
+
+
 def run_memory(memory: MemorySystem, rec: AdaptedRecord, granularity: str) -> list[Retrieved]:
     """Reset, ingest the haystack chronologically, retrieve; a labelled ceiling is ranked here.
+    With a model proxy running, reset + ingest are phase "ingest" and retrieve phase "query" of its ledger.
 
     A system declaring the LabelledCeiling capability (memory/base.py) has its checked ranking
     replaced by :func:`ceiling_ranking`; every other system's ranking is returned as it gave it."""
-    _call(memory, rec, "reset()", memory.reset)
-    for session in rec.memory.sessions:
-        _call(memory, rec, f"ingest(session {session.session_id})", memory.ingest, session)
-    ranked = _call(memory, rec, f"retrieve(granularity={granularity!r})", memory.retrieve, rec.memory.query,
-                   granularity)
+    with _phase(memory, rec, "ingest"):
+        _call(memory, rec, "reset()", memory.reset)
+        for session in rec.memory.sessions:
+            _call(memory, rec, f"ingest(session {session.session_id})", memory.ingest, session)
+    with _phase(memory, rec, "query"):
+        ranked = _call(memory, rec, f"retrieve(granularity={granularity!r})", memory.retrieve, rec.memory.query,
+                       granularity)
     if not isinstance(ranked, list) or not all(isinstance(r, Retrieved) for r in ranked):
         got = type(ranked).__name__ if not isinstance(ranked, list) else \
             f"a list holding {type(next(r for r in ranked if not isinstance(r, Retrieved))).__name__}"

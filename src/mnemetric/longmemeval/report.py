@@ -257,6 +257,7 @@ def report_model(p: Mapping[str, Any], card: str = "", baseline: str | None = No
                          judged_sha256=sha256_file(judged) if judged.is_file() else None, flips=flips,
                          result_card=card)
     model = with_attribution(model, detail(p["paths.metrics_qa"]).parent / "attribution.json")
+    model = with_memory_cost(model, detail(p["paths.metrics_qa"]).parent / "memory_cost.json")
     if judge_audit is None:
         judge_audit = detail(p["paths.metrics_qa"]).parent / "judge_audit.json"
         if not judge_audit.is_file():
@@ -277,6 +278,19 @@ def with_attribution(model: Report, path: Path) -> Report:
 
     att = read_optional(path)
     return model if att is None else replace(model, sections=(*model.sections, report_section(att)))
+
+
+def with_memory_cost(model: Report, path: Path) -> Report:
+    """The model with the "Memory-side cost" section when the run's memory system used the model proxy
+    (metrics/detail/memory_cost.json, mnemetric.llm.memory_cost)."""
+    from dataclasses import replace
+
+    from mnemetric.llm.memory_cost import report_section
+
+    if not path.is_file():
+        return model
+    section = report_section(read_json(path, fix="rerun stage retrieve (dvc repro retrieve)"))
+    return model if section is None else replace(model, sections=(*model.sections, section))
 
 
 def write_report(p: dict, out: Path, flips=None, *, card: str = "") -> str:

@@ -13,7 +13,9 @@ other's code.
 
 A memory system that declares the CallsModels capability (memory/base.py) is given the run's
 executor here, before its first question, and runs in this process (its model calls go through the run's
-one executor). Any other system runs on the executor's per-question pool (``executor.map``:
+one executor). So does a system that declares UsesModelProxy: its library talks to the model proxy the caller
+serves around this call (:func:`mnemetric.llm.memory_cost.serving`), which attributes its requests per
+question and phase (harness.run_memory). Any other system runs on the executor's per-question pool (``executor.map``:
 ``executor.workers`` processes, or a Dask cluster), one :class:`RetrieveTask` per question, results in
 question order: the same bytes as one worker. With a shard (:class:`mnemetric.shard.ShardRun`) only its
 questions run, and each output gets its ``.shard.json`` manifest for `mnemetric merge`.
@@ -36,7 +38,7 @@ from mnemetric.execute import Executor
 from mnemetric.longmemeval.adapted import AdaptedRecord
 from mnemetric.longmemeval.contexts import context_line
 from mnemetric.longmemeval.harness import retrieve_all
-from mnemetric.longmemeval.memory.base import MemorySystem, calls_models
+from mnemetric.longmemeval.memory.base import MemorySystem, calls_models, uses_model_proxy
 from mnemetric.longmemeval.rules import GRANULARITIES
 from mnemetric.shard import FileLines, ShardRun, record_manifest
 
@@ -108,7 +110,8 @@ def write_retrieval(memory: MemorySystem, records: Iterable[AdaptedRecord], *, g
                 yield rec
 
     task = RetrieveTask(memory, granularity, k, budget)
-    pooled = executor is not None and callable(getattr(executor, "map", None)) and not calls_models(memory)
+    pooled = executor is not None and callable(getattr(executor, "map", None)) and not calls_models(memory) \
+        and not uses_model_proxy(memory)  # its library talks to this process's model proxy
     results = executor.map(task, chosen(), desc="retrieve") if pooled else map(task, chosen())
     if shard is not None and shard.ids is not None:
         total = len(shard.ids)

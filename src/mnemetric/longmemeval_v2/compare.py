@@ -7,7 +7,11 @@ a run is a folder of ``<domain>/per_question.jsonl`` (``mnemetric v2 run`` outpu
 Comparability (:func:`check_same_questions`): the two runs must hold the same domains and, per domain, the
 same question ids, and each question the same identity fields (question_type, eval_function,
 question_text, question_image, haystack_ids; answer_gold where both rows have it) — so a different data
-revision, tier (haystack) or subset is refused, naming what differs (:class:`NotComparable`).
+revision, tier (haystack) or subset is refused, naming what differs (:class:`NotComparable`). Image paths
+are compared as images, not as strings (:func:`same_image`): upstream's harness writes each question image
+as an absolute resolved path, a Mnemetric run as a path under its data root (relative to the repository), so
+an upstream run of the same data compares: two paths that both exist here name the same image when their
+bytes are equal (sha256); a path that does not exist here is matched by its last two parts (folder/file).
 
 Accuracy, per question i (key = domain, question_id; pairs sorted by domain then id) with s_i = float(score)
 in {0, 1} for each run (upstream's ``overall_full_set`` is the mean of s over the scored rows). Rows marked
@@ -119,11 +123,28 @@ def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
+def same_image(a: str | None, b: str | None) -> bool:
+    """Do two question-image paths name the same image (module docstring)? Equal strings, or both files readable
+    here with equal bytes, or (a path not readable here) the same last two path parts."""
+    if a == b:
+        return True
+    if a is None or b is None:
+        return False
+    pa, pb = Path(a), Path(b)
+    if pa.is_file() and pb.is_file():
+        from mnemetric.io import sha256_file
+
+        return pa.resolve() == pb.resolve() or sha256_file(pa) == sha256_file(pb)
+    return len(pa.parts) >= 2 and len(pb.parts) >= 2 and pa.parts[-2:] == pb.parts[-2:]
+
+
 def _identity_problems(domain: str, ra: Mapping[str, PerQuestionRow], rb: Mapping[str, PerQuestionRow]) -> list[str]:
     out = []
     for qid in sorted(set(ra) & set(rb)):
         for f in IDENTITY:
             va, vb = getattr(ra[qid], f), getattr(rb[qid], f)
+            if f == "question_image" and same_image(va, vb):
+                continue
             if va != vb and not (f == "answer_gold" and None in (va, vb)):
                 out.append(f"{domain}/{qid}: {f} differs ({_plain(va)!r} vs {_plain(vb)!r})")
     return out

@@ -12,13 +12,11 @@ evaluation/harness.py build_prompt_row (lines ~540-596) and main (~1139-1320); c
   not timed): memory_context = the kept prefix, memory_context_original_token_count,
   memory_context_token_count, memory_context_was_truncated = original > final.
 * The memory gets the question text and the question image path only (see memory.py).
-
-Workers (ours): when every question gets a fresh memory (no shared haystack) and the run's executor has a
-``map`` (its bounded pool, ``executor.workers``; or a Dask cluster), each question's build + query runs as one
-:class:`QuestionTask` on the pool, results in question order: the rows are those of one worker. The latency
-is measured inside the worker, around the query alone, as above; workers share the machine's cores, so an
-operating point meant for LAFS is best measured with ``executor.workers: 1``. A shared memory is built once and
-queried in question order here (its queries may depend on the ones before).
+* Per-question haystacks (no shared memory) may be built and queried on the executor's worker processes
+  (:func:`run_memory` ``mapper``: ``executor.workers`` > 1, opt-in): each question's build + query runs in one
+  worker, results in question order, so the rows are those of a sequential run; the measured latencies are then
+  of concurrent queries (upstream's ``--prompt-build-max-workers`` default 1 keeps published ones sequential).
+  A shared memory is always built once and queried here.
 """
 
 from __future__ import annotations
@@ -29,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemetric.execute.calls import measuring_latency
-from mnemetric.longmemeval_v2.memory import (MemoryFactory, TrajectoryMemory, build_memory, is_shared, memories,
-                                              validate_items)
+from mnemetric.longmemeval_v2.memory import MemoryFactory, TrajectoryMemory, build_memory, is_shared, memories
+from mnemetric.longmemeval_v2.memory import validate_items
 from mnemetric.longmemeval_v2.tokens import TokenCounter, fit_to_budget
 from mnemetric.longmemeval_v2.trajectories import Trajectory
 
@@ -92,27 +90,24 @@ def query_memory(memory: TrajectoryMemory, question: MemoryQuestion, *, system: 
     return MemoryOutcome(kept, duration, post_duration, metadata, original, final)
 
 
-class QuestionTask:
-    """One question's fresh memory (built from its haystack) and query: picklable, for the executor's pool."""
-
-    def __init__(self, factory: MemoryFactory, trajectories: Mapping[str, Trajectory], *, system: str,
-                 counter: TokenCounter, max_tokens: int):
-        self.factory, self.trajectories = factory, trajectories
-        self.system, self.counter, self.max_tokens = system, counter, max_tokens
-
-    def __call__(self, question: MemoryQuestion) -> MemoryOutcome:
-        memory = build_memory(self.factory, question.haystack_ids, self.trajectories)
-        return query_memory(memory, question, system=self.system, counter=self.counter, max_tokens=self.max_tokens)
+def parallel_workers(mapper: Any) -> int:
+    """The worker processes ``mapper`` (the run's executor) offers for memory building: its ``workers`` setting
+    when set above 1, else 1 (sequential: the default, as upstream's)."""
+    workers = getattr(mapper, "workers", None) if mapper is not None and hasattr(mapper, "map") else None
+    return int(workers) if isinstance(workers, int) and workers > 1 else 1
 
 
 def run_memory(factory: MemoryFactory, questions: Sequence[MemoryQuestion], trajectories: Mapping[str, Trajectory],
-               *, system: str, counter: TokenCounter, max_tokens: int, executor: Any = None) -> Iterator[MemoryOutcome]:
-    """One :class:`MemoryOutcome` per question, in order, by the shared-haystack rule (memory.py); fresh memories
-    on ``executor``'s pool when it has one (module docstring)."""
+               *, system: str, counter: TokenCounter, max_tokens: int, mapper: Any = None) -> Iterator[MemoryOutcome]:
+    """One :class:`MemoryOutcome` per question, in order, by the shared-haystack rule (memory.py); per-question
+    memories on ``mapper``'s workers when it has more than one (module docstring)."""
     lists = [q.haystack_ids for q in questions]
-    if callable(getattr(executor, "map", None)) and not is_shared(lists):
-        task = QuestionTask(factory, trajectories, system=system, counter=counter, max_tokens=max_tokens)
-        yield from executor.map(task, questions, desc="v2 memory")
+    if len(questions) > 1 and not is_shared(lists) and parallel_workers(mapper) > 1:
+        def task(question: MemoryQuestion) -> MemoryOutcome:
+            memory = build_memory(factory, question.haystack_ids, trajectories)
+            return query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)
+
+        yield from list(mapper.map(task, questions, desc="v2 memory"))  # the whole map: the pool ends cleanly
         return
     for question, memory in zip(questions, memories(factory, lists, trajectories)):
         yield query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)

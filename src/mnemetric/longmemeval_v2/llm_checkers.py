@@ -36,13 +36,15 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from mnemetric.errors import PluginError
-from mnemetric.execute import ANSWER, CallOutcome, Executor, ModelCall
+from mnemetric.execute import ANSWER, NO_REPLY, CallOutcome, Executor, ModelCall
 from mnemetric.longmemeval_v2.checkers import ABSTENTION_CHECKER, LLM_CHECKERS
 from mnemetric.longmemeval_v2.judge_label import UnparseableJudgeReply, parse_judge_label
 from mnemetric.longmemeval_v2.requests import (
     CHECKER_MAX_COMPLETION_TOKENS,
+    CHECKER_MAX_RETRIES,
     CHECKER_MODEL,
     CHECKER_REASONING_EFFORT,
+    CHECKER_TIMEOUT,
     checker_messages,
     checker_params,
     checker_precheck,
@@ -101,6 +103,10 @@ class LLMCheckers:
     reasoning_effort: str | None = CHECKER_REASONING_EFFORT
     max_completion_tokens: int = CHECKER_MAX_COMPLETION_TOKENS
     name: str = "llm"
+    timeout: float | None = None
+    """Seconds per attempt (transport, not in the key); None: the run's ``llm.timeout``."""
+    max_retries: int | None = None
+    """Retries after the first attempt (transport); None: the run's ``llm.max_attempts``."""
     calls_model: ClassVar[bool] = True
 
     @property
@@ -119,12 +125,14 @@ class LLMCheckers:
         return None
 
     def calls(self, cases: Sequence[CheckCase]) -> list[ModelCall | None]:
-        """One judge call per case that needs one (None where :meth:`precheck` decides)."""
+        """One judge call per case that needs one (None where :meth:`precheck` decides); a call that gets no reply
+        after every attempt (a timeout) fails its question, never the run."""
         params = checker_params(self.model, self.reasoning_effort, self.max_completion_tokens)
         params.pop("model")
+        params |= {k: v for k, v in (("timeout", self.timeout), ("max_retries", self.max_retries)) if v is not None}
         return [None if self.precheck(case) is not None else
                 ModelCall.chat(role=JUDGE_ROLE, model=self.model, base_url=self.base_url, params=params,
-                               text_from=CHECKER_TEXT_FROM,
+                               text_from=CHECKER_TEXT_FROM, tolerate=(NO_REPLY,),
                                messages=checker_messages(case.name, case.question_text, case.gold, case.response_raw,
                                                          case.response_parsed, self.texts))
                 for case in cases]
@@ -189,14 +197,20 @@ class OfflineChecker:
 
 def llm_checkers(*, model: str = CHECKER_MODEL, base_url: str | None = None,
                  reasoning_effort: str | None = CHECKER_REASONING_EFFORT,
-                 max_completion_tokens: int = CHECKER_MAX_COMPLETION_TOKENS, name: str = "llm") -> LLMCheckers:
+                 max_completion_tokens: int = CHECKER_MAX_COMPLETION_TOKENS, timeout: float | None = CHECKER_TIMEOUT,
+                 max_retries: int | None = CHECKER_MAX_RETRIES, name: str = "llm",
+                 texts: CheckerTexts | None = None) -> LLMCheckers:
     """conf/v2/checker/llm.yaml: both LLM checkers with the pinned prompts (checkout
-    ``$MNEMETRIC_LONGMEMEVAL_V2_DIR``, else the cache, else a download); the run's executor sends their calls."""
+    ``$MNEMETRIC_LONGMEMEVAL_V2_DIR``, else the cache, else a download); the run's executor sends their calls.
+    ``timeout`` / ``max_retries``: upstream's evaluator transport (43,200 s, 10 retries). ``texts``: other
+    checker texts (tests' stand-ins; never official), else the pinned ones."""
     import os
 
     from mnemetric.llm.cache import default_cache_dir
     from mnemetric.longmemeval_v2.upstream_text import load_checker_texts
 
-    texts = load_checker_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir())
+    texts = texts or load_checker_texts(os.environ.get("MNEMETRIC_LONGMEMEVAL_V2_DIR"), default_cache_dir())
     return LLMCheckers(texts, model=model, base_url=base_url, reasoning_effort=reasoning_effort,
-                       max_completion_tokens=max_completion_tokens, name=name)
+                       max_completion_tokens=max_completion_tokens, name=name,
+                       timeout=None if timeout is None else float(timeout),
+                       max_retries=None if max_retries is None else int(max_retries))

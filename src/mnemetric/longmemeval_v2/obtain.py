@@ -209,11 +209,14 @@ def prepare(settings: dict[str, Any], custody: str | Path, *, pins: DataPins = D
     """Stage v2_prepare's work for the ``v2`` settings: a ``bundled`` root gets its custody recorded; a
     ``huggingface`` one gets exactly what its run needs downloaded into ``data_root`` (:func:`obtain`: the
     tier's haystack, both domains unless one is chosen, the screenshot archives only with ``images``),
-    failing closed before any download when ``official`` and a file cannot be verified. The record is
+    failing closed before any download when ``official`` and a file cannot be verified, or when the run's token
+    counter cannot work here (the official counter's packages and processor files:
+    :func:`.tokens.preflight_counter`). The record is
     written atomically to ``custody`` only after the root is obtained (and, for a bundled root, valid) and
     returned; a record of another data root is never replaced (:func:`.data_custody.refuse_other_root`).
     ``endpoint`` None: HF_ENDPOINT, else the Hub."""
     from mnemetric.longmemeval_v2.data_custody import refuse_other_root
+    from mnemetric.longmemeval_v2.tokens import preflight_counter
     from mnemetric.longmemeval_v2.validate import require_valid_root
 
     source = settings.get("source")
@@ -227,8 +230,12 @@ def prepare(settings: dict[str, Any], custody: str | Path, *, pins: DataPins = D
         write_json_atomic(custody, record)
         return record
     domains = list(dict.fromkeys(settings["domains"]))
+    domain, pins = domains[0] if len(domains) == 1 else None, pins_for(settings, pins)
+    if settings["official"]:
+        require_pinned(files_for(settings["haystack"], bool(settings["images"]), domain=domain, pins=pins), pins)
+    preflight_counter(settings.get("token_counter"))  # the run's counter, before gigabytes are fetched for it
     record = obtain(settings["data_root"], settings["haystack"], with_images=bool(settings["images"]),
-                    official=bool(settings["official"]), domain=domains[0] if len(domains) == 1 else None,
-                    pins=pins_for(settings, pins), endpoint=endpoint, progress=progress)
+                    official=bool(settings["official"]), domain=domain, pins=pins, endpoint=endpoint,
+                    progress=progress)
     write_json_atomic(custody, record)
     return record

@@ -24,6 +24,7 @@ from mnemetric.longmemeval_v2.data_custody import DataCheck
 from mnemetric.longmemeval_v2.memory import MemoryFactory
 from mnemetric.longmemeval_v2.questions import DOMAINS
 from mnemetric.longmemeval_v2.run import V2Run, run_v2
+from mnemetric.longmemeval_v2.selection import Selection
 from mnemetric.longmemeval_v2.tokens import DEFAULT_MAX_TOKENS
 
 GROUPS = ("memory", "reader", "checker", "token_counter")
@@ -78,7 +79,8 @@ def components(s: Mapping[str, Any]) -> Components:
     return Components(factory, name, component(s, "reader"), component(s, "checker"), component(s, "token_counter"))
 
 
-def run_from_settings(s: Mapping[str, Any], executor: Executor | None = None, *, data: DataCheck | None = None) -> V2Run:
+def run_from_settings(s: Mapping[str, Any], executor: Executor | None = None, *, data: DataCheck | None = None,
+                      select: Selection | None = None) -> V2Run:
     """One V2 evaluation as the ``v2`` settings say (see conf/v2/sample.yaml for the keys), every model call through
     ``executor`` (the run's one executor; None: the immediate one with default settings, made only if needed);
     ``data``: the data root checked against its custody record (None: not verified)."""
@@ -86,7 +88,7 @@ def run_from_settings(s: Mapping[str, Any], executor: Executor | None = None, *,
     return run_v2(Path(s["data_root"]), s["haystack"], tuple(dict.fromkeys(s["domains"])), factory=c.factory,
                   memory_name=c.memory_name, reader=c.reader, checker=c.checker, counter=c.counter, executor=executor,
                   max_tokens=int(s["max_tokens"]), texts=c.reader.texts, check_images=bool(s["images"]),
-                  data=data, counter_note=c.counter.note)
+                  data=data, counter_note=c.counter.note, select=select)
 
 
 def conf_dir() -> Path:
@@ -140,12 +142,29 @@ def run_named(root: str | Path, haystack: str | Path, *, memory: str, memory_opt
               judge_model: str | None = None, judge_base_url: str | None = None, token_counter: str = "auto",
               processor_path: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS, check_images: bool = True,
               data: DataCheck | None = None, executor: Executor | None = None,
-              conf: str | Path | None = None) -> V2Run:
+              conf: str | Path | None = None, select: Selection | None = None) -> V2Run:
     """:func:`run_from_settings` with every component named by its conf option (conf/v2/<group>/<name>.yaml, the
     files the DVC stages compose): the keyword arguments set the option's own keys where it has them (``top_k`` of
     bm25, ``model`` of openai, ``path`` of qwen …) and are ignored where it has not (the offline reader has no
     model). ``conf``: a project's conf folder whose v2/<group>/<name>.yaml options are found first (:func:`option`)."""
-    settings = {
+    settings = named_settings(root, haystack, memory=memory, memory_options=memory_options, domains=domains,
+                              reader=reader, reader_model=reader_model, reader_base_url=reader_base_url,
+                              enable_thinking=enable_thinking, checker=checker, judge_model=judge_model,
+                              judge_base_url=judge_base_url, token_counter=token_counter,
+                              processor_path=processor_path, max_tokens=max_tokens, check_images=check_images,
+                              conf=conf)
+    return run_from_settings(settings, executor, data=data, select=select)
+
+
+def named_settings(root: str | Path, haystack: str | Path, *, memory: str,
+                   memory_options: Mapping[str, Any] | None = None, domains: Sequence[str] = DOMAINS,
+                   reader: str = "offline", reader_model: str | None = None, reader_base_url: str | None = None,
+                   enable_thinking: bool = True, checker: str = "offline", judge_model: str | None = None,
+                   judge_base_url: str | None = None, token_counter: str = "auto", processor_path: str | None = None,
+                   max_tokens: int = DEFAULT_MAX_TOKENS, check_images: bool = True,
+                   conf: str | Path | None = None) -> dict[str, Any]:
+    """The ``v2`` settings :func:`run_named` runs (each component its conf option, the keyword arguments set)."""
+    return {
         "name": "cli", "data_root": str(root), "haystack": haystack, "domains": list(domains),
         "max_tokens": max_tokens, "images": check_images,
         "memory": option("memory", memory, root, conf, **dict(memory_options or {})),
@@ -154,4 +173,3 @@ def run_named(root: str | Path, haystack: str | Path, *, memory: str, memory_opt
         "checker": option("checker", checker, root, conf, model=judge_model, base_url=judge_base_url),
         "token_counter": option("token_counter", token_counter, root, conf, path=processor_path),
     }
-    return run_from_settings(settings, executor, data=data)

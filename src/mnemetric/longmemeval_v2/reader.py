@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from mnemetric.errors import PluginError
-from mnemetric.execute import ANSWER, FAILURE, NON_ANSWER, CallOutcome, Executor, ModelCall
+from mnemetric.execute import ANSWER, FAILURE, NO_REPLY, NON_ANSWER, CallOutcome, Executor, ModelCall
 from mnemetric.llm.cache import normalize_base_url
 from mnemetric.longmemeval_v2.checkers import extract_boxed_answer, is_unknown
-from mnemetric.longmemeval_v2.requests import READER_MODEL, READER_TEXT_FROM, reader_messages, reader_params
+from mnemetric.longmemeval_v2.requests import (READER_DEFAULTS, READER_MAX_RETRIES, READER_MODEL, READER_TEXT_FROM,
+                                               READER_TIMEOUT, reader_messages, reader_params)
 from mnemetric.longmemeval_v2.upstream_text import ReaderTexts
 
 __all__ = ["OfflineReader", "OpenAIReader", "ReaderInput", "ReaderReply", "extract_boxed_answer", "is_unknown",
@@ -117,6 +118,10 @@ class OpenAIReader:
     params: dict[str, Any] | None = None
     """Keyword arguments of :func:`~.requests.reader_params` (``base_url`` is this reader's)."""
     name: str = "openai"
+    timeout: float | None = None
+    """Seconds per attempt (transport: not in the request key); None: the run's ``llm.timeout``."""
+    max_retries: int | None = None
+    """Retries after the first attempt (transport); None: the run's ``llm.max_attempts``."""
     sends_reader_texts: ClassVar[bool] = True
     """Its requests carry the pinned upstream texts, so a run's official status depends on them."""
     calls_model: ClassVar[bool] = True
@@ -125,7 +130,7 @@ class OpenAIReader:
     def official(self) -> bool:
         """The run_eval reader: Qwen/Qwen3.5-9B, default sampling and thinking, texts from the pinned file."""
         return (self.model == READER_MODEL and self.texts.is_pinned
-                and (self.params or {}) in ({}, {"enable_thinking": True}))
+                and {**READER_DEFAULTS, **(self.params or {})} == READER_DEFAULTS)
 
     def request(self, item: ReaderInput) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         kw = {"base_url": normalize_base_url(self.base_url), **(self.params or {})}
@@ -136,12 +141,15 @@ class OpenAIReader:
         return messages, params
 
     def calls(self, items: Sequence[ReaderInput]) -> list[ModelCall]:
-        """One chat call per item (tolerating a 400, as upstream)."""
+        """One chat call per item, tolerating a 400 (as upstream) and no reply after every attempt (a timeout:
+        the question fails, the run goes on)."""
+        transport = {k: v for k, v in (("timeout", self.timeout), ("max_retries", self.max_retries)) if v is not None}
         out = []
         for item in items:
             messages, params = self.request(item)
-            out.append(ModelCall.chat(role=READER_ROLE, model=self.model, messages=messages, params=params,
-                                      base_url=self.base_url, text_from=READER_TEXT_FROM, tolerate=TOLERATED))
+            out.append(ModelCall.chat(role=READER_ROLE, model=self.model, messages=messages,
+                                      params={**params, **transport}, base_url=self.base_url,
+                                      text_from=READER_TEXT_FROM, tolerate=(*TOLERATED, NO_REPLY)))
         return out
 
     def read(self, outcome: CallOutcome) -> ReaderReply:
@@ -227,8 +235,20 @@ def offline_reader(name: str = "offline") -> OfflineReader:
 
 
 def openai_reader(*, model: str = READER_MODEL, base_url: str | None = None, enable_thinking: bool = True,
-                  name: str = "openai") -> OpenAIReader:
+                  temperature: float | None = READER_DEFAULTS["temperature"],
+                  top_p: float | None = READER_DEFAULTS["top_p"], top_k: int | None = READER_DEFAULTS["top_k"],
+                  max_tokens: int = READER_DEFAULTS["max_tokens"], presence_penalty: float | None = None,
+                  repetition_penalty: float | None = None, reasoning_effort: str | None = None,
+                  timeout: float | None = READER_TIMEOUT, max_retries: int | None = READER_MAX_RETRIES,
+                  name: str = "openai", texts: ReaderTexts | None = None) -> OpenAIReader:
     """conf/v2/reader/openai.yaml: the chat reader with the pinned texts (downloaded once into the cache if no
-    checkout is named); the run's executor sends its calls."""
-    return OpenAIReader(pinned_reader_texts(download=True), model=model, base_url=base_url,
-                        params={"enable_thinking": enable_thinking}, name=name)
+    checkout is named); the run's executor sends its calls. The sampling keys are upstream's (run_eval.py:
+    official only at those values); ``timeout`` / ``max_retries`` are upstream harness.py's transport (43,200 s,
+    10 SDK retries), which change no answer: a reply that never comes fails its question, not the run.
+    ``texts``: other reader texts (tests' stand-ins; such a reader is never official), else the pinned ones."""
+    sampling = {"enable_thinking": enable_thinking, "temperature": temperature, "top_p": top_p, "top_k": top_k,
+                "max_tokens": int(max_tokens), "presence_penalty": presence_penalty,
+                "repetition_penalty": repetition_penalty, "reasoning_effort": reasoning_effort}
+    return OpenAIReader(texts or pinned_reader_texts(download=True), model=model, base_url=base_url, params=sampling, name=name,
+                        timeout=None if timeout is None else float(timeout),
+                        max_retries=None if max_retries is None else int(max_retries))

@@ -53,11 +53,22 @@ READER_TEMPERATURE = 0.6
 READER_TOP_P = 0.95
 READER_TOP_K = 20
 READER_MAX_TOKENS = 20_000
+READER_DEFAULTS = {"enable_thinking": True, "temperature": READER_TEMPERATURE, "top_p": READER_TOP_P,
+                   "top_k": READER_TOP_K, "max_tokens": READER_MAX_TOKENS, "presence_penalty": None,
+                   "repetition_penalty": None, "reasoning_effort": None}
+"""run_eval.py's reader sampling (the keyword arguments of :func:`reader_params`): the official values."""
+READER_TIMEOUT = 43_200.0
+"""harness.py --timeout-seconds default (seconds per attempt; transport, not in the request)."""
+READER_MAX_RETRIES = 10
+"""harness.py OPENAI_MAX_RETRIES (the SDK's retries after the first attempt)."""
 READER_TEXT_FROM = "content_or_reasoning"
 """The client's reply-text rule for the reader: upstream's content, else text parts, else reasoning."""
 CHECKER_MODEL = "gpt-5.2"
 CHECKER_REASONING_EFFORT = "medium"
 CHECKER_MAX_COMPLETION_TOKENS = 4096
+CHECKER_TIMEOUT = 43_200.0
+"""harness.py --evaluator-timeout-seconds default; qa_eval_metrics.py retries OPENAI_MAX_RETRIES = 10 times."""
+CHECKER_MAX_RETRIES = 10
 DEFAULT_IMAGE_MIME = "image/png"
 ITEM_TYPES = ("text", "image")
 

@@ -41,7 +41,8 @@ from mnemetric.longmemeval_v2.lafs import TIERS, lafs_summary
 from mnemetric.longmemeval_v2.memory import MemoryFactory
 from mnemetric.longmemeval_v2.per_question import PerQuestionRow, write_per_question
 from mnemetric.longmemeval_v2.questions import DOMAINS
-from mnemetric.longmemeval_v2.steps import assemble, check_step, memory_step, read_step
+from mnemetric.longmemeval_v2.selection import Selection
+from mnemetric.longmemeval_v2.steps import assemble, check_step, domain_questions, memory_step, read_step
 from mnemetric.longmemeval_v2.tokens import DEFAULT_MAX_TOKENS, TokenCounter
 from mnemetric.longmemeval_v2.upstream_text import ReaderTexts
 from mnemetric.longmemeval_v2.validate import haystack_path, require_valid_root
@@ -82,14 +83,15 @@ def run_settings(haystack: Path, tier_from: str | Path, domains: Sequence[str], 
 def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMAINS, *, factory: MemoryFactory,
            memory_name: str, reader: Any, checker: Any, counter: TokenCounter, executor: Executor | None = None,
            max_tokens: int = DEFAULT_MAX_TOKENS, texts: ReaderTexts | None = None, check_images: bool = True,
-           data: DataCheck | None = None, counter_note: str | None = None) -> V2Run:
+           data: DataCheck | None = None, counter_note: str | None = None,
+           select: Selection | None = None) -> V2Run:
     """Validate the data root, run every step, aggregate, combine and summarise (module docstring).
 
     ``haystack`` is a tier ("small" / "medium") or a haystack file; ``executor`` the run's one executor (None:
     the immediate executor with default ``llm:`` settings, made only if a component calls a model); ``texts``
     the pinned reader texts (None: prompt_messages are logged empty — only the offline reader may run without
     them); ``data``: the data root checked against its custody record (:func:`.data_custody.verify_root`;
-    None: not verified).
+    None: not verified); ``select``: a subset of the questions (:mod:`.selection`; the run is then not official).
     """
     root = Path(root)
     require_valid_root(root, haystack, check_images=check_images)
@@ -101,7 +103,8 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
         executor = own = build_executor(None, {})
     try:
         memory, latencies = memory_step(root, hpath, domains, factory, counter=counter, max_tokens=max_tokens,
-                                        system=memory_name, images_on=check_images, executor=executor)
+                                        system=memory_name, images_on=check_images, select=select,
+                                        mapper=executor)
         read = read_step(memory, reader, executor, texts)
         check = check_step(root, memory, read, checker, executor)
     finally:
@@ -112,18 +115,23 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
                             token_counter=counter.name, max_tokens=max_tokens)
     facts = {"reader": reader_facts(reader, texts), "checker": checker_facts(checker),
              "token_counter": counter_facts(counter, counter_note)}
-    return finish(settings, rows, facts, data=data, images=check_images)
+    subset = None
+    if select is not None:
+        total = sum(1 for d in domains for _ in domain_questions(root, d))
+        subset = select.reason(len(memory), total)
+    return finish(settings, rows, facts, data=data, images=check_images, subset=subset)
 
 
 def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]], facts: Mapping[str, Any], *,
-           data: DataCheck | None, images: bool) -> V2Run:
+           data: DataCheck | None, images: bool, subset: str | None = None) -> V2Run:
     """Aggregate each domain, combine both, decide official_equivalence, summarise (module docstring).
-    ``facts``: :mod:`.facts` blocks ``reader``, ``checker``, ``token_counter`` (the run's provenance)."""
+    ``facts``: :mod:`.facts` blocks ``reader``, ``checker``, ``token_counter`` (the run's provenance); ``subset``:
+    the reason a subset run is not official (:meth:`.selection.Selection.reason`)."""
     aggregated = {d: aggregate(r, file=f"{d} per_question rows") for d, r in rows.items()}
     combined = (combine_aggregates(aggregated["web"], aggregated["enterprise"])
                 if set(rows) == set(DOMAINS) else None)
     protocol = gate_facts(settings, rows, facts, data=data, images=images)
-    reasons = gate_reasons(protocol)
+    reasons = gate_reasons(protocol) + ([subset] if subset else [])
     provenance = {k: {f: v for f, v in block.items() if f not in PRIVATE_FACTS} for k, block in facts.items()}
     return V2Run(rows, aggregated, combined, summary(settings, rows, aggregated, combined, reasons), provenance,
                  protocol)
@@ -215,8 +223,15 @@ def summary(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]
             "official_equivalence": OfficialEquivalence.of(reasons).to_record()}
 
 
-def write_run(out: str | Path, run: V2Run) -> list[Path]:
-    """<out>/<domain>/per_question.jsonl and aggregated_metrics.json, combined_aggregated_metrics.json, v2.json."""
+def write_run(out: str | Path, run: V2Run, settings: Mapping[str, Any] | None = None, *,
+              started_at_utc: str | None = None) -> list[Path]:
+    """<out>/<domain>/per_question.jsonl and aggregated_metrics.json, combined_aggregated_metrics.json, v2.json.
+
+    With ``settings`` (the run's ``v2`` section: data_root, haystack, memory, reader …) each domain folder also
+    gets upstream's run_args.json and runtime_inputs/ (:mod:`.run_folder`), so upstream's leaderboard builder and
+    `mnemetric v2 package` read it as a run of upstream's harness."""
+    from mnemetric.longmemeval_v2.run_folder import write_upstream_run
+
     out = Path(out)
     written = []
     for domain, rows in run.rows.items():
@@ -224,6 +239,10 @@ def write_run(out: str | Path, run: V2Run) -> list[Path]:
         write_per_question(out / domain / "per_question.jsonl", rows)
         write_upstream_json(out / domain / "aggregated_metrics.json", run.aggregated[domain])
         written += [out / domain / "per_question.jsonl", out / domain / "aggregated_metrics.json"]
+        if settings is not None:
+            written += write_upstream_run(out / domain, domain, rows, settings=settings,
+                                          checker=run.provenance.get("checker") or {},
+                                          started_at_utc=started_at_utc)
     if run.combined is not None:
         write_upstream_json(out / "combined_aggregated_metrics.json", run.combined)
         written.append(out / "combined_aggregated_metrics.json")

@@ -8,7 +8,7 @@ boxed answer (:func:`~.checkers.score_deterministic`), an LLM checker the raw an
 (:mod:`.llm_checkers`); an is_unknown answer scores 0.
 
 * :func:`memory_step` → :class:`~.step_rows.MemoryRow` per question, and the measured query latencies apart
-  (:class:`Latencies`; never in a tracked file); fresh memories on the executor's pool (``executor.workers``).
+  (:class:`Latencies`; never in a tracked file).
 * :func:`read_step` → :class:`~.step_rows.ReadRow`: the reader's calls go to the run's executor.
 * :func:`check_step` → :class:`~.step_rows.CheckRow`: deterministic checkers here, LLM checkers' calls to the
   run's executor.
@@ -42,6 +42,7 @@ from mnemetric.longmemeval_v2.memory import MemoryFactory
 from mnemetric.longmemeval_v2.per_question import FAILED, UPSTREAM_KEYS, PerQuestionRow
 from mnemetric.longmemeval_v2.questions import Question, iter_questions
 from mnemetric.longmemeval_v2.reader import ReaderInput
+from mnemetric.longmemeval_v2.selection import Selection
 from mnemetric.longmemeval_v2.requests import reader_log_messages
 from mnemetric.longmemeval_v2.step_rows import CheckRow, MemoryRow, ReadRow
 from mnemetric.longmemeval_v2.tokens import TokenCounter
@@ -92,20 +93,25 @@ class Latencies:
 
 def memory_step(root: Path, haystack: Path, domains: Sequence[str], factory: MemoryFactory, *, counter: TokenCounter,
                 max_tokens: int, system: str, images_on: bool = True,
-                executor: Executor | None = None) -> tuple[list[MemoryRow], Latencies]:
+                select: Selection | None = None, mapper: Any = None) -> tuple[list[MemoryRow], Latencies]:
     """Every domain's memory rows (module docstring). ``images_on`` False: a question image that is not on disk
-    is left out (the memory and the reader get the question text alone; not official). ``executor``: fresh
-    memories are built and queried on its pool (:func:`~.harness.run_memory`; the rows of one worker)."""
+    is left out (the memory and the reader get the question text alone; not official). ``select``: only these
+    questions (:mod:`.selection`; index = position among the chosen ones). ``mapper``: the run's executor, whose
+    workers build per-question memories in parallel when ``executor.workers`` > 1 (:func:`.harness.run_memory`)."""
     rows, latencies = [], Latencies()
     lists = read_haystack(haystack)
+    per_domain = {d: domain_questions(root, d) for d in domains}
+    if select is not None:
+        select.check_known({q.id for qs in per_domain.values() for q in qs}, str(root / QUESTIONS_FILE))
+        per_domain = {d: select.pick(qs) for d, qs in per_domain.items()}
     for domain in domains:
-        questions = domain_questions(root, domain)
+        questions = per_domain[domain]
         trajectories = {t.id: t for t in iter_trajectories(root / TRAJECTORIES_FILE)}
         images = [None if q.image is None or not (images_on or (root / q.image).exists()) else str(root / q.image)
                   for q in questions]
         mqs = [MemoryQuestion(q.id, q.question, img, lists[q.id]) for q, img in zip(questions, images)]
         outcomes = run_memory(factory, mqs, trajectories, system=system, counter=counter, max_tokens=max_tokens,
-                              executor=executor)
+                              mapper=mapper)
         for i, (q, img, m) in enumerate(zip(questions, images, outcomes)):
             rows.append(MemoryRow(domain, _identity(q, i, lists[q.id], img), tuple(m.memory_context),
                                   m.memory_post_query_metadata, m.memory_context_original_token_count,

@@ -44,12 +44,21 @@ from mnemetric.errors import ConfigError
 
 DEFAULT_MAX_TOKENS = 200_000
 OFFICIAL_PROCESSOR = "Qwen/Qwen3.5-9B"
+COUNTER_EXTRA = "qwen-counter"
+"""The pyproject extra that installs the official counter's packages."""
+COUNTER_PACKAGES = (("transformers", "transformers"), ("PIL", "pillow"), ("torch", "torch"))
+"""(module, distribution) the official counter imports."""
+PROCESSOR_FILES = ("tokenizer.json", "tokenizer_config.json", "preprocessor_config.json")
+"""The Qwen/Qwen3.5-9B processor files the counter reads (plus a chat template: :data:`CHAT_TEMPLATE_FILES`, or
+one inside tokenizer_config.json); no model weights."""
+CHAT_TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json")
 HOW_TO_GET_PROCESSOR = (
-    "install the counter's packages (pip install transformers pillow torch torchvision, torchvision built "
-    "for the installed torch) and put the Qwen/Qwen3.5-9B "
-    "processor files in the Hugging Face cache on a machine with network access "
-    "(huggingface-cli download Qwen/Qwen3.5-9B --exclude '*.safetensors'), or pass the folder that holds "
-    "them; until then use the o200k counter and the run is marked not official")
+    f"install the counter's packages (pip install 'mnemetric[{COUNTER_EXTRA}]', plus torchvision built for the "
+    "installed torch for the video half) and put the Qwen/Qwen3.5-9B processor files "
+    f"({', '.join(PROCESSOR_FILES)}, {CHAT_TEMPLATE_FILES[0]}; no weights) in the Hugging Face cache on a machine "
+    "with network access (hf download Qwen/Qwen3.5-9B --exclude '*.safetensors'), or set the folder that holds "
+    "them (-S v2.token_counter.path=<folder>); or choose the o200k counter (-S v2/token_counter=o200k: the run "
+    "is then marked not official)")
 
 
 class TokenCounter(Protocol):
@@ -225,6 +234,49 @@ def _local_file(source: str, file_name: str) -> str | None:
 
     found = try_to_load_from_cache(source, file_name)
     return found if isinstance(found, str) else None
+
+
+OFFICIAL_COUNTER_TARGET = "mnemetric.longmemeval_v2.tokens.load_official_counter"
+
+
+def preflight_counter(cfg: Any) -> None:
+    """Before a download: when ``cfg`` (the ``v2.token_counter`` section) is the official counter, check that its
+    packages are installed and the processor files are at hand (``path``, else the HF cache), without importing
+    the packages; a ConfigError names the extra to install and every missing file (:data:`HOW_TO_GET_PROCESSOR`).
+    Other counters need nothing. The full load (:func:`load_official_counter`) still happens when the run starts."""
+    import importlib.util
+
+    if not isinstance(cfg, dict) or cfg.get("_target_") != OFFICIAL_COUNTER_TARGET:
+        return
+    missing = [dist for module, dist in COUNTER_PACKAGES if importlib.util.find_spec(module) is None]
+    if missing:
+        raise ConfigError("v2.token_counter", f"the official token counter ({OFFICIAL_PROCESSOR} processor) needs "
+                          f"{', '.join(missing)}, not installed (the '{COUNTER_EXTRA}' extra); checked before any "
+                          "download", fix=HOW_TO_GET_PROCESSOR)
+    source = os.fspath(cfg["path"]) if cfg.get("path") else OFFICIAL_PROCESSOR
+    if cfg.get("path") and not os.path.isdir(source):
+        raise ConfigError("v2.token_counter.path", f"{source} is not a folder (the {OFFICIAL_PROCESSOR} processor "
+                          "files); checked before any download", fix=HOW_TO_GET_PROCESSOR)
+    absent = [f for f in PROCESSOR_FILES if _local_file(source, f) is None]
+    if all(_local_file(source, f) is None for f in CHAT_TEMPLATE_FILES) and not _template_in_config(source):
+        absent.append(CHAT_TEMPLATE_FILES[0])
+    if absent:
+        where = f"the folder {source}" if cfg.get("path") else f"the Hugging Face cache ({OFFICIAL_PROCESSOR})"
+        raise ConfigError("v2.token_counter", f"the {OFFICIAL_PROCESSOR} processor files are not in {where}: "
+                          f"missing {', '.join(absent)}; checked before any download", fix=HOW_TO_GET_PROCESSOR)
+
+
+def _template_in_config(source: str) -> bool:
+    import json
+
+    path = _local_file(source, "tokenizer_config.json")
+    if path is None:
+        return False
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return bool(json.load(fh).get("chat_template"))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def auto_counter(path: str | os.PathLike[str] | None = None, name: str = "auto") -> TokenCounter:

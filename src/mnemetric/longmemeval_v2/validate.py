@@ -14,6 +14,11 @@ memory_modules/trajectory_store.py makes on every inserted trajectory):
   existing trajectory of the question's domain;
 - every state's screenshot exists relative to the data root.
 
+Ours besides, for every image a run would read (question images, state screenshots, with images on): the
+path, symlinks resolved, stays inside the data root (a screenshot linked to a file elsewhere is refused, the
+file named); a ``.png`` file starts with the PNG signature and a ``.jpg`` / ``.jpeg`` one with the JPEG one
+(a text file posing as a PNG is refused). Upstream checks existence only.
+
 Ours besides: NaN/Infinity, a UTF-8 BOM, non-UTF-8 bytes, empty files and keys given twice
 (jsonfiles.py); eval_function specs that would fail when scoring; image / screenshot paths that are
 absolute or contain "..". Images: with ``check_images=False`` neither question images nor state
@@ -99,11 +104,32 @@ def _rows(path: Path, out: _Problems) -> Iterator[Row]:
             yield item
 
 
+IMAGE_SIGNATURES = {".png": (b"\x89PNG\r\n\x1a\n",), ".jpg": (b"\xff\xd8\xff",), ".jpeg": (b"\xff\xd8\xff",)}
+"""The first bytes an image file of each name ending must start with (PNG signature; JPEG start-of-image)."""
+
+
+def image_problem(root: Path, rel: str) -> str | None:
+    """Why the image ``rel`` under ``root`` cannot be used (missing; resolves outside the root, e.g. through a
+    symlink; bytes that are not the format its name says), or None."""
+    path = root / rel
+    if not path.is_file():
+        return f"not found under {root} (prepare the screenshots, or validate without images)"
+    real, base = path.resolve(), root.resolve()
+    if real != base and base not in real.parents:
+        return f"resolves to {real}, outside the data root {base} (a symlink that leaves the root): refused"
+    wanted = IMAGE_SIGNATURES.get(path.suffix.lower())
+    if wanted is not None:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+        if not head.startswith(wanted):
+            return (f"is not a {path.suffix.lower().lstrip('.').upper()} image (its first bytes are {head!r}, not the "
+                    "format's signature): refused")
+    return None
+
+
 def _missing_file(root: Path, rel: str, file: str, record: str, fld: str, what: str) -> Problem | None:
-    if (root / rel).is_file():
-        return None
-    return Problem(file, record, fld, f"{what} {rel!r} not found under {root} (prepare the screenshots, "
-                   "or validate without images)")
+    why = image_problem(root, rel)
+    return None if why is None else Problem(file, record, fld, f"{what} {rel!r} {why}")
 
 
 def _scan_questions(root: Path, out: _Problems, check_images: bool) -> dict[str, Any] | None:

@@ -5,7 +5,10 @@ takes too). The adapted file is streamed once, one record at a time (never held 
 records outside the suite are skipped unparsed. A
 memory system that calls models (embeddings) does so through the run's ONE executor (params
 ``executor`` + ``llm``). The usage sidecar holds the cost of that work; the run's counters (sent,
-hits, seconds) go to the terminal and the run log. ``executor.workers`` runs the questions on a pool
+hits, seconds) go to the terminal and the run log. A memory system that declares UsesModelProxy (a
+third-party library) gets the loopback model proxy (params ``memory_llm``) around its questions; its cost
+per phase (ingest, query) is ``paths.memory_cost`` (every run writes it: zeros for a system without the
+proxy; only what the inputs decide) and this run's facts (hit rate, seconds) go to the run log. ``executor.workers`` runs the questions on a pool
 (same bytes); ``executor.shard`` (``K/N``) runs one shard of the suite's questions (see `mnemetric merge`)."""
 
 from __future__ import annotations
@@ -15,18 +18,20 @@ from contextlib import closing
 
 from mnemetric.config import build
 from mnemetric.execute import build_executor
+from mnemetric.llm.memory_cost import finish_memory_run, serving, write_memory_cost
 from mnemetric.llm.run_log import finish_stage_run
 from mnemetric.llm.usage import write_usage
 from mnemetric.longmemeval.adapted import AdaptedRecords
 from mnemetric.longmemeval.memory import MemorySystem
+from mnemetric.longmemeval.memory.base import uses_model_proxy
 from mnemetric.longmemeval.retrieve import write_retrieval
 from mnemetric.longmemeval.suite import read_suite
 from mnemetric.params import stage_params
 from mnemetric.shard import ShardRun
 from mnemetric.stages import run
 
-PARAMS = ["memory", "retrieval", "executor", "llm", "paths.adapted", "paths.suite", "paths.retrieval_log",
-          "paths.contexts", "paths.retrieve_usage"]
+PARAMS = ["memory", "retrieval", "executor", "llm", "memory_llm", "paths.adapted", "paths.suite",
+          "paths.retrieval_log", "paths.contexts", "paths.retrieve_usage", "paths.memory_cost"]
 
 
 def main() -> None:
@@ -39,11 +44,14 @@ def main() -> None:
         universe = [(x.eval.question_id, x.eval.question_type) for x in records]
         shard = ShardRun.start("retrieve", getattr(executor, "shard", None), universe, data_file=p["paths.adapted"],
                                config={"memory": p["memory"], "retrieval": r})
-        n = write_retrieval(memory, records, granularity=r["granularity"], k=r["context_k"],
-                            budget=r["context_tokens"], log=p["paths.retrieval_log"], contexts=p["paths.contexts"],
-                            total=len(records), executor=executor, shard=shard)
+        with serving(uses_model_proxy(memory), executor, p["memory_llm"], memory.name) as proxy:
+            n = write_retrieval(memory, records, granularity=r["granularity"], k=r["context_k"],
+                                budget=r["context_tokens"], log=p["paths.retrieval_log"], contexts=p["paths.contexts"],
+                                total=len(records), executor=executor, shard=shard)
+    finish_memory_run("retrieve", memory.name, proxy)
     finish_stage_run("retrieve", executor.usage, start, total=n)
     write_usage(p["paths.retrieve_usage"], executor.usage.work)  # the cost of the work, never per-run counters
+    write_memory_cost(p["paths.memory_cost"], memory.name, proxy)  # the same: what the inputs decide
     print(f"retrieve: {memory.name} over {n} questions → {p['paths.retrieval_log']}")
 
 

@@ -4,15 +4,13 @@ Every data file is hashed again and compared with stage v2_prepare's custody rec
 (data/custody/v2-<name>.json, :func:`mnemetric.longmemeval_v2.data_custody.verify_root`): a file that changed
 since stops the run, named; a file that matches its record but not its pin (or the sample's SHA256SUMS) is
 named in the facts and makes the run not official. Then the root is validated and each question's memory
-queried (:func:`mnemetric.longmemeval_v2.steps.memory_step`) → ``<paths.v2_steps>/memory.jsonl`` and
-``memory.json`` (DVC outputs); the measured latencies → ``<paths.v2_runs>/latency.json`` (untracked). Fresh
-memories (no shared haystack) are built and queried on the executor's pool (``executor.workers``; the bytes of
-one worker); this step sends no model call, so the ``llm:`` settings are not read.
+queried (:func:`mnemetric.longmemeval_v2.steps.memory_step`; per-question memories on the executor's workers when
+``executor.workers`` > 1) → ``<paths.v2_steps>/memory.jsonl`` and
+``memory.json`` (DVC outputs); the measured latencies → ``<paths.v2_runs>/latency.json`` (untracked).
 """
 
 from __future__ import annotations
 
-from contextlib import closing
 from pathlib import Path
 
 from mnemetric.execute import build_executor
@@ -44,10 +42,13 @@ def main() -> None:
     factory, name = memory_factory({"memory": p["v2.memory"]})
     counter = component({"token_counter": p["v2.token_counter"]}, "token_counter")
     hpath, domains = haystack_path(root, p["v2.haystack"]), tuple(dict.fromkeys(p["v2.domains"]))
-    with closing(build_executor(p["executor"], {})) as executor:
+    executor = build_executor(p["executor"], {})  # its workers build per-question memories (executor.workers > 1)
+    try:
         rows, latencies = memory_step(root, hpath, domains, factory, counter=counter,
                                       max_tokens=int(p["v2.max_tokens"]), system=name, images_on=images,
-                                      executor=executor)
+                                      mapper=executor)
+    finally:
+        executor.close()
     files = StepFiles.at(p["paths.v2_steps"])
     write_rows(files.rows("memory"), rows)
     settings = run_settings(hpath, p["v2.haystack"], domains, memory=name, reader="", checker="",

@@ -5,7 +5,7 @@ A memory system is reset, ingests a question's haystack sessions in chronologica
 items at session or turn granularity. It never sees labels: no answers, question types,
 has_answer flags or upstream session ids. Systems are chosen by conf/memory/<name>.yaml and built
 with Hydra's ``_target_``, so an outside package plugs in by config alone. Optional capabilities
-(``CallsModels``, ``LabelledCeiling``) are declared by the system; see memory/base.py.
+(``CallsModels``, ``LabelledCeiling``, ``UsesModelProxy``) are declared by the system; see memory/base.py.
 """
 
 from mnemetric.longmemeval.memory.base import (
@@ -16,7 +16,8 @@ from mnemetric.longmemeval.memory.base import (
     Retrieved,
     SessionStore,
     TextMemory,
+    UsesModelProxy,
 )
 
 __all__ = ["GRANULARITIES", "CallsModels", "LabelledCeiling", "MemorySystem", "Retrieved", "SessionStore",
-           "TextMemory"]
+           "TextMemory", "UsesModelProxy"]

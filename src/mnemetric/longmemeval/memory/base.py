@@ -13,6 +13,13 @@ is special-cased):
   in upstream corpus order, then the rest, as upstream's oracle retriever does
   (src/retrieval/run_retrieval.py, xiaowu0162/LongMemEval @ 9e0b455f). Declared by inheriting
   :class:`LabelledCeiling` or by a class attribute ``labelled_ceiling = True``.
+* :class:`UsesModelProxy` — the system wraps a third-party library that speaks the OpenAI API (mem0, a
+  graph memory, ...). The harness serves the loopback model proxy (:mod:`mnemetric.llm.proxy`) around the
+  run's questions (conf ``memory_llm``), attributes each request to the system and to the phase — "ingest"
+  (reset + the haystack's sessions) or "query" (retrieve) — of the question, and runs the system in its own
+  process. The system points its library at ``mnemetric.llm.proxy.active().base_url`` with the proxy's
+  dummy ``api_key`` (e.g. when it is first reset). Declared by inheriting :class:`UsesModelProxy` or by a
+  class attribute ``uses_model_proxy = True``.
 """
 
 from __future__ import annotations
@@ -67,6 +74,17 @@ class LabelledCeiling:
     """Optional capability: a labelled ceiling (see the module docstring). Inherit to declare it."""
 
     labelled_ceiling: ClassVar[bool] = True
+
+
+class UsesModelProxy:
+    """Optional capability: the system's library calls models through the model proxy (module docstring)."""
+
+    uses_model_proxy: ClassVar[bool] = True
+
+
+def uses_model_proxy(memory: object) -> bool:
+    """Whether ``memory`` declares :class:`UsesModelProxy` (``uses_model_proxy`` is exactly True)."""
+    return getattr(memory, "uses_model_proxy", False) is True
 
 
 def calls_models(memory: object) -> bool:

@@ -1,0 +1,71 @@
+"""A subset of the questions (--question-ids, a stratified --per-type subset, --limit) and per-question memories
+built on worker processes, on the bundled V2 sample (offline: no model). Expected ids by hand from
+data/sample-v2/questions.jsonl (web 01-07, enterprise 01-07; types listed there)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mnemetric.cli import main
+from mnemetric.errors import ConfigError
+from mnemetric.execute import ImmediateExecutor
+from mnemetric.longmemeval_v2.pipeline import run_named
+from mnemetric.longmemeval_v2.selection import Selection
+from tests.conftest import ROOT
+
+SAMPLE = ROOT / "data" / "sample-v2"
+
+
+def ids(run) -> dict[str, list[str]]:
+    return {d: [r.question_id for r in rows] for d, rows in run.rows.items()}
+
+
+def offline(haystack="small", **kw):
+    return run_named(SAMPLE, haystack, memory="bm25", token_counter="o200k", **kw)
+
+
+def test_question_ids_per_type_and_limit_choose_in_file_order_and_mark_the_run_not_official():
+    picked = offline(select=Selection(("mnv2-ent-03", "mnv2-web-02", "mnv2-web-01")))
+    assert ids(picked) == {"web": ["mnv2-web-01", "mnv2-web-02"], "enterprise": ["mnv2-ent-03"]}
+    assert [r.index for r in picked.rows["web"]] == [0, 1]
+    reasons = picked.summary["official_equivalence"]["reasons"]
+    assert "a subset of the questions: 3 of 14 (question_ids=3); official results ask every question" in reasons
+    strata = offline(select=Selection(per_type=1))  # web 07 repeats static-environment, enterprise 07 procedure
+    assert ids(strata)["web"] == [f"mnv2-web-0{i}" for i in range(1, 7)]
+    assert ids(strata)["enterprise"] == [f"mnv2-ent-0{i}" for i in range(1, 7)]
+    assert ids(offline(select=Selection(per_type=1, limit=2))) == {"web": ["mnv2-web-01", "mnv2-web-02"],
+                                                                  "enterprise": ["mnv2-ent-01", "mnv2-ent-02"]}
+    assert Selection.of({"question_ids": None, "per_type": None, "limit": None}) is None
+
+
+def test_an_unknown_question_id_or_a_bad_size_is_refused():
+    with pytest.raises(ConfigError, match="1 unknown question id.*mnv2-web-99"):
+        offline(select=Selection(("mnv2-web-01", "mnv2-web-99")))
+    with pytest.raises(ConfigError, match="limit: must be a positive integer"):
+        Selection(limit=0)
+
+
+def test_per_question_memories_on_workers_give_the_sequential_rows():
+    """haystack medium: a memory per question; with executor.workers 2 built and queried on two processes."""
+    def rows(run):
+        return {d: [{k: v for k, v in r.to_record().items() if not k.endswith("duration_seconds")} for r in rs]
+                for d, rs in run.rows.items()}
+
+    sequential = offline("medium")
+    with ImmediateExecutor({}, workers=2, progress=False) as ex:
+        parallel = offline("medium", executor=ex)
+    assert rows(parallel) == rows(sequential)
+    assert parallel.summary["combined"]["accuracy"] == sequential.summary["combined"]["accuracy"]
+
+
+def test_the_cli_takes_question_ids_and_limit(tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["v2", "run", str(SAMPLE), "--haystack", "small", "--memory", "bm25", "--token-counter", "o200k",
+                 "--question-ids", "mnv2-web-03,mnv2-web-04,mnv2-ent-01", "--limit", "1", "--workers", "2",
+                 "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    summary = json.loads((out / "v2.json").read_text())
+    assert summary["domains"]["web"]["questions"] == 1 and summary["domains"]["enterprise"]["questions"] == 1
+    assert any(r.startswith("a subset of the questions: 2 of 14") for r in summary["official_equivalence"]["reasons"])
