@@ -13,7 +13,8 @@ Backends turn texts into L2-normalised vectors:
 so a text that repeats across questions or experiments is embedded once. ``texts_seen`` /
 ``texts_embedded`` count the cache's effect.
 A backend that accounts for model usage (``record_cached``) is told which texts the cache served,
-so the cost of the work is the same whether the vectors came from this cache or the endpoint.
+so the cost of the work is the same whether the vectors came from this cache or the endpoint. A vector the
+store serves counts as ``cache_served`` in any open :func:`mnemetric.llm.tally.tallying` block.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 
 from mnemetric.execute import Executor, ModelCall
 from mnemetric.llm.cache import VectorStore
+from mnemetric.llm.tally import note
 
 
 class EmbeddingBackend(Protocol):
@@ -134,6 +136,7 @@ class EmbeddingCache:
         keys = [self.key(backend.backend_id, t) for t in texts]
         found = self._get(set(keys))
         missing = list(dict.fromkeys(k for k in keys if k not in found))
+        note(cache_served=sum(1 for k in keys if k in found))  # a vector from the store is an answer not computed
         via = () if executor is None else (executor,)  # a backend that never calls a model may not take one
         if hasattr(backend, "record_cached"):
             backend.record_cached(list(dict.fromkeys(t for k, t in zip(keys, texts) if k in found)), *via)

@@ -13,7 +13,10 @@ A fingerprint is computed without running the component's code beyond importing 
   (imports inside functions count too), never by executing the modules;
 * ``sha256`` = sha256 of the canonical JSON of {module name: sha256 of its source bytes} over the
   closure, so it changes exactly when one of those files changes;
-* the installed distribution that provides the top-level package, and its version, when known.
+* the installed distribution that provides the top-level package, and its version, when known;
+* files outside any Python package that the component runs (upstream code read from a checkout): when the
+  object ``_target_`` names has a ``fingerprint_files(section)`` callable and the conf section is given, its
+  ``{label: sha256}`` entries are added to the closure's (this imports the target's module, nothing more).
 
 Paths and clock times are never part of a fingerprint: the same code gives the same bytes anywhere.
 """
@@ -130,8 +133,22 @@ def _distribution(top: str) -> tuple[str | None, str | None]:
         return name, None
 
 
-def fingerprint(target: str, where: str = "_target_") -> Fingerprint:
-    """Fingerprint the class or function named by a dotted ``target`` (or a module name)."""
+def _extra_files(target: str, section: dict[str, Any]) -> dict[str, str]:
+    """``{label: sha256}`` from the target's ``fingerprint_files(section)``, if it has one (module docstring)."""
+    import importlib
+
+    module, _, attr = target.rpartition(".")
+    try:
+        obj = getattr(importlib.import_module(module), attr, None) if module else None
+    except ImportError:
+        return {}
+    hook = getattr(obj, "fingerprint_files", None)
+    return dict(hook(section)) if callable(hook) else {}
+
+
+def fingerprint(target: str, where: str = "_target_", section: dict[str, Any] | None = None) -> Fingerprint:
+    """Fingerprint the class or function named by a dotted ``target`` (or a module name); ``section``: its conf
+    section, for a target that names files of its own (module docstring)."""
     module = target
     while module and module_file(module) is None:
         module = module.rpartition(".")[0]
@@ -140,6 +157,8 @@ def fingerprint(target: str, where: str = "_target_") -> Fingerprint:
                           fix="is the package that defines it installed in this environment? "
                               "(pip install -e path/to/your/package)")
     files = {name: sha256_bytes(path.read_bytes()) for name, path in module_closure(module).items()}
+    if section is not None:
+        files |= _extra_files(target, section)
     distribution, version = _distribution(module.split(".")[0])
     return Fingerprint(target, sha256_text(dumps_canonical(files)), files, distribution, version)
 

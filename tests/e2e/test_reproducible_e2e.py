@@ -37,6 +37,8 @@ def test_a_fresh_clone_reproduces_the_offline_pipeline_byte_for_byte(reproduced_
     clone.dvc("repro")
     assert clone.run("git", "status", "--porcelain").stdout == ""
     assert _tracked(clone) == _tracked(reproduced_repo)
+    # the measured V2 latency is committed like a benchmark result: an unchanged tree does not rewrite it
+    assert b'"measured": true' in _tracked(clone)["metrics/v2-latency.json"]
 
 
 def reply(messages):

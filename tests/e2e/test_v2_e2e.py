@@ -163,3 +163,28 @@ def test_v2_steps_rerun_only_what_changed_and_a_changed_data_file_is_named(dvc_r
     assert failed.returncode != 0
     assert "is the custody record of data/sample-v2, not of data/no-such-root" in failed.stdout + failed.stderr
     assert {rel: (dvc_repo.path / rel).read_bytes() for rel in kept} == kept
+
+
+def test_v2_latency_is_a_committed_metric_that_a_temp_experiment_carries_and_brings_back(committed_repro):
+    """metrics/v2-latency.json: measured by the sample run, no LAFS (not official data); an experiment in a temporary
+    workspace that reruns only v2_check and v2_metrics has no latency sidecar (untracked): the measurement of the same
+    memory rows is carried over (persist: the committed file is read before the stage rewrites it), DVC brings the
+    file back with the experiment, and `dvc exp show` / `dvc metrics diff` list it."""
+    import json
+
+    base = committed_repro.json("metrics/v2-latency.json")
+    assert base["measured"] is True and base["source"]["carried"] is False and base["cache"]["warm"] is False
+    assert base["query_seconds"]["combined"]["n"] == 14 and base["query_seconds"]["combined"]["avg_seconds"] > 0
+    assert base["lafs"]["computed"] is False and "not the verified official tier" in base["lafs"]["reason"]
+    committed_repro.dvc("exp", "run", "--temp", "-n", "lexical", "-S", "v2.checker.name=offline-lexical",
+                        env={"OPENAI_API_KEY": ""})
+    ref = next(r for r in committed_repro.run("git", "for-each-ref", "--format=%(refname)", "refs/exps").stdout.split()
+               if r.endswith("/lexical"))
+    exp = json.loads(committed_repro.run("git", "show", f"{ref}:metrics/v2-latency.json").stdout)
+    assert exp["source"] == {**base["source"], "carried": True} and exp["query_seconds"] == base["query_seconds"]
+    assert json.loads(committed_repro.run("git", "show", f"{ref}:metrics/v2.json").stdout)["settings"]["checker"] \
+        == "offline-lexical"
+    shown = committed_repro.dvc("exp", "show", "--json").stdout
+    assert "metrics/v2-latency.json" in shown and "avg_seconds" in shown
+    diff = json.loads(committed_repro.dvc("metrics", "diff", "--all", "--json", "HEAD", ref).stdout)
+    assert "query_seconds.combined.avg_seconds" in diff["metrics/v2-latency.json"]

@@ -53,6 +53,7 @@ def test_verdicts_failures_and_the_request(tmp_path):
     assert [o.verdict for o in out] == [True, None, False, False, None]
     assert out[0].failed is None and "no 0/1 label" in out[1].failed and out[2].failed is None
     assert out[3].failed is None and not out[3].called and "-abs" in out[4].failed
+    assert (out[0].reason, out[1].reason, out[2].reason, out[3].reason) == ("fine", None, "no", None)  # kept
     assert len(bodies) == 3  # cases 4 and 5 send nothing
     first = next(b for b in bodies if b["messages"][0]["content"] == ABS_SYSTEM)
     assert first["messages"][1]["content"] == abs_user("Why is the sky green?", "It is not green.",

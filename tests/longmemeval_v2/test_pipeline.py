@@ -16,8 +16,10 @@ from mnemetric.longmemeval_v2.pipeline import GROUPS, build_component, conf_dir,
 from tests.conftest import ROOT
 
 V2_OPTIONS = sorted((g, p.stem) for g in GROUPS for p in (ROOT / "conf" / "v2" / g).glob("*.yaml"))
+UPSTREAM_MEMORIES = {f"upstream-{m}" for m in ("no_retrieval", "rag_query_to_slice", "rag_query_to_slice_notes",
+                                                "agentrunbook_r", "codex", "agentrunbook_c")}
 EXPECTED = {
-    "memory": {"none", "full-context", "bm25", "dense"},
+    "memory": {"none", "full-context", "bm25", "dense", *UPSTREAM_MEMORIES},
     "reader": {"offline", "openai"},
     "checker": {"offline", "llm"},
     "token_counter": {"o200k", "qwen", "auto"},
@@ -42,6 +44,12 @@ def test_every_v2_option_composes_and_instantiates(tmp_path, monkeypatch, group,
         monkeypatch.setenv("MNEMETRIC_LONGMEMEVAL_V2_DIR", str(stand_in))
         with pytest.raises(MnemetricError, match="not the pinned upstream revision"):
             build_component(cfg, f"v2.{group}")
+        return
+    if group == "memory" and name in UPSTREAM_MEMORIES:  # tests/longmemeval_v2/test_upstream_memory.py builds them
+        monkeypatch.delenv("MNEMETRIC_LONGMEMEVAL_V2_DIR", raising=False)
+        with pytest.raises(ConfigError, match="MNEMETRIC_LONGMEMEVAL_V2_DIR") as err:
+            build_component(cfg, "v2.memory")
+        assert "v2.memory.checkout" in str(err.value) and "be15ea6" in str(err.value)
         return
     if (group, name) == ("token_counter", "qwen"):
         with pytest.raises(ConfigError, match="Qwen/Qwen3.5-9B") as err:
@@ -232,8 +240,9 @@ def test_a_project_option_shadows_the_shipped_one_and_bad_files_are_config_error
                                       "top_k: 3\n", encoding="utf-8")
     (folder / "broken.yaml").write_text("name: [unclosed\n", encoding="utf-8")
     (folder / "plain.yaml").write_text("name: plain\n", encoding="utf-8")
-    assert options("memory", tmp_path) == ["bm25", "broken", "dense", "full-context", "none", "plain"]
-    assert options("memory") == ["bm25", "dense", "full-context", "none"]
+    assert options("memory", tmp_path) == ["bm25", "broken", "dense", "full-context", "none", "plain",
+                                           *sorted(UPSTREAM_MEMORIES)]
+    assert options("memory") == ["bm25", "dense", "full-context", "none", *sorted(UPSTREAM_MEMORIES)]
     assert option("memory", "bm25", "root", tmp_path)["top_k"] == 3
     assert option("memory", "bm25", "root")["top_k"] == 10
     with pytest.raises(ConfigError, match="not valid YAML"):

@@ -61,7 +61,8 @@ def test_offline_run_on_the_sample(tmp_path, haystack, shared):
     assert summary["settings"]["tier"] == haystack and summary["combined"]["questions"] == 14
     acc = summary["combined"]["accuracy"]["overall_full_set"]
     assert acc["n"] == 14 and acc["value"] == acc["correct"] / 14 and acc["ci95_low"] <= acc["value"] <= acc["ci95_high"]
-    assert summary["lafs"]["computed"] and summary["lafs"]["tier"] == haystack
+    assert not summary["lafs"]["computed"] and summary["lafs"]["tier"] == haystack  # the sample is not official data
+    assert "verified official tier" in summary["lafs"]["reason"]
     eq = summary["official_equivalence"]
     assert eq["value"] is False and any("token counter" in r for r in eq["reasons"])
     assert any("reader 'offline'" in r for r in eq["reasons"]) and any("checker 'offline'" in r for r in eq["reasons"])

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mnemetric.errors import ConfigError, MnemetricError
+from mnemetric.llm.tally import note
 
 DEFAULT_OUTPUT_TOKENS_ESTIMATE = 1024
 """Output tokens assumed by estimates when a request sets no ``max_tokens``."""
@@ -286,6 +287,7 @@ class UsageStats:
 
     def record_hit(self, model: str) -> None:
         """One response served from the cache."""
+        note(cache_served=1)
         self.cache_hits += 1
         self._model(model).cache_hits += 1
 
@@ -296,6 +298,7 @@ class UsageStats:
 
     def record_sent(self, model: str, prompt_tokens: int, completion_tokens: int, usd: float | None) -> None:
         """One request answered by the network."""
+        note(requests_sent=1)
         for target in (self, self._model(model)):
             target.requests_sent += 1
             target.prompt_tokens += prompt_tokens

@@ -36,6 +36,7 @@ from mnemetric.llm.cache import ResponseCache, key_payload, normalize_base_url, 
 from mnemetric.llm.claims import new_token
 from mnemetric.llm.embed import EmbedMixin
 from mnemetric.llm.replies import chat_result, check_text_from, non_answer_reason, parse_chat_response, usage_of
+from mnemetric.llm.tally import note
 from mnemetric.llm.retry import RetryPolicy, parse_retry_after, send_with_retries
 from mnemetric.llm.types import ChatRequest, ChatResult, LLMRequestError, MalformedResponse, Usage
 
@@ -181,7 +182,11 @@ class LLMClient(EmbedMixin):
         price = self.prices.first([resolved, model]) if self.prices else None
         self.stats.work.add(model, resolved, usage.prompt_tokens, usage.completion_tokens, price, responses,
                             batch=batch)
-        return price.cost(usage.prompt_tokens, usage.completion_tokens) if price else None
+        cost = price.cost(usage.prompt_tokens, usage.completion_tokens) if price else None
+        note(work_responses=responses, prompt_tokens=usage.prompt_tokens * responses,
+             completion_tokens=usage.completion_tokens * responses, usd=(cost or 0.0) * responses,
+             unpriced_responses=0 if price else responses)
+        return cost
 
     # -- network -------------------------------------------------------------------------------
     def _policy(self, params: Mapping[str, Any]) -> RetryPolicy:

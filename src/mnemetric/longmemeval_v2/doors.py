@@ -11,7 +11,9 @@ runs`); what they show of V2 is here, read from stage v2's files only:
 * metrics/v2.json: accuracy (value, Clopper-Pearson interval, n) of the combined run — full set,
   non-abstention, abstention — and of each domain (web, enterprise), then each category's
   ``pct_correct`` over ``count`` (``by_category.non_abstention_by_category``, then
-  ``by_category.abstention_overall``).
+  ``by_category.abstention_overall``);
+* metrics/v2-latency.json and metrics/detail/v2.json, when present (:mod:`.report_sections`): latency, LAFS,
+  the memory system's build time and model calls, tokens by item type, failure attribution, checker reasons.
 
 A key the files lack shows as not recorded (``—``), never as 0.
 """
@@ -26,6 +28,7 @@ from mnemetric.errors import ConfigError, InputError
 from mnemetric.family import RunSummary
 from mnemetric.official import KEY, OfficialEquivalence
 from mnemetric.records import dig
+from mnemetric.longmemeval_v2.report_sections import sections as report_sections
 from mnemetric.report.model import Equivalence, Fact, Headline, Interval, Report, TypeResult
 
 V2_METRICS = "metrics/v2.json"
@@ -167,7 +170,8 @@ def report(p: Mapping[str, Any], card: str = "", baseline: str | None = None, **
         per_type_title="Accuracy per category (pct_correct, upstream aggregated_metrics)",
         series_name=str(settings.get("memory") or "this run"), result_card=card,
         notes=("intervals are a Mnemetric addition (exact Clopper-Pearson per proportion); the category "
-               "numbers are upstream's aggregated_metrics breakdown, web and enterprise together",))
+               "numbers are upstream's aggregated_metrics breakdown, web and enterprise together",),
+        sections=report_sections())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,7 +13,9 @@ and leaderboard at be15ea6e995462f3391c1a610892df3f67dfa7bd (upstream-v2-protoco
 6. when an LLM checker scored a question, the checker is the official gpt-5.2 judge with pinned prompts;
 7. the token counter is the Qwen/Qwen3.5-9B processor (and says nothing against itself: its ``note``);
 8. ``memory_context_max_tokens`` is upstream's default;
-9. no question failed where upstream aborts the run.
+9. no question failed where upstream aborts the run;
+10. the memory saw the question text and image only (not upstream's query context at be15ea6, which hands a
+    memory the whole question row, gold answer included: :mod:`.upstream_memory`).
 
 The facts these rules read are one typed record, :class:`GateFacts`, which metrics/run-v2.json keeps as its
 ``protocol`` section: the gate decides from the manifest alone (``official_reasons(manifest)``), and the run
@@ -26,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from mnemetric.longmemeval_v2.memory import QUESTION_ONLY
 from mnemetric.longmemeval_v2.questions import DOMAINS
 from mnemetric.longmemeval_v2.tokens import DEFAULT_MAX_TOKENS
 from mnemetric.records import Fields
@@ -58,6 +61,9 @@ class GateFacts:
     token_counter_note: str | None
     memory_context_max_tokens: int
     failed: int
+    memory_query_context: str = QUESTION_ONLY
+    """What the memory saw of each question (:data:`~.memory.QUESTION_ONLY`, or :data:`~.memory.UPSTREAM_ROW`:
+    the whole question row, gold answer included)."""
 
     def to_record(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -72,7 +78,9 @@ class GateFacts:
         values: dict[str, Any] = {k: f.string(k) for k in texts} | {k: f.boolean(k) for k in flags}
         values |= {"data_reasons": f.strings("data_reasons"), "domains": f.strings("domains"),
                    "tier": f.optional_string("tier"), "token_counter_note": f.optional_string("token_counter_note"),
-                   "memory_context_max_tokens": f.integer("memory_context_max_tokens"), "failed": f.count("failed")}
+                   "memory_context_max_tokens": f.integer("memory_context_max_tokens"), "failed": f.count("failed"),
+                   "memory_query_context": (f.optional_string("memory_query_context")
+                                            if "memory_query_context" in raw else None) or QUESTION_ONLY}
         return cls(**{x.name: values[x.name] for x in fields(cls)})
 
 
@@ -101,6 +109,9 @@ def reasons(g: GateFacts) -> list[str]:
         out.append(f"memory_context_max_tokens {g.memory_context_max_tokens} != {DEFAULT_MAX_TOKENS}")
     if g.failed:
         out.append(f"{g.failed} question(s) failed where upstream aborts the run")
+    if g.memory_query_context != QUESTION_ONLY:
+        out.append(f"the memory saw more than the question text and image ({g.memory_query_context}: upstream's "
+                   "query context, the whole question row with its gold answer; set v2.memory.query_context=none)")
     if g.token_counter_note:
         out.append(g.token_counter_note)
     return out

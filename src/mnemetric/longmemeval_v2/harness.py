@@ -11,24 +11,35 @@ evaluation/harness.py build_prompt_row (lines ~540-596) and main (~1139-1320); c
 * Then the validated items are cut to the token budget (:func:`mnemetric.longmemeval_v2.tokens.fit_to_budget`;
   not timed): memory_context = the kept prefix, memory_context_original_token_count,
   memory_context_token_count, memory_context_was_truncated = original > final.
-* The memory gets the question text and the question image path only (see memory.py).
+* The memory gets the question text and the question image path only (see memory.py) — except that a memory
+  with ``before_query(question_id)`` / ``after_query()`` (upstream's baselines, :mod:`.upstream_memory`) is told
+  the question id before the timed query and after the hook, as upstream's set_query_context /
+  clear_query_context.
 * Per-question haystacks (no shared memory) may be built and queried on the executor's worker processes
   (:func:`run_memory` ``mapper``: ``executor.workers`` > 1, opt-in): each question's build + query runs in one
   worker, results in question order, so the rows are those of a sequential run; the measured latencies are then
   of concurrent queries (upstream's ``--prompt-build-max-workers`` default 1 keeps published ones sequential).
   A shared memory is always built once and queried here.
+
+Mnemetric's additions, never in upstream's per_question fields (measurements: the untracked latency sidecar and
+metrics/v2-latency.json, :mod:`.latency`): ``memory_build_seconds`` — perf_counter around building the memory
+the question was answered from (the inserts; 0.0 for a question that reuses the shared memory); and
+``timed_cache_served`` — how many answers of model calls made inside the timed query came from a cache
+(:func:`mnemetric.llm.tally.tallying`: the response cache, an identical call's copy, the embedding store).
+Timed calls are not forced cold: a warm cache shortens the measured latency, so a run with any such answer is
+marked warm and gets no LAFS (:mod:`.latency`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mnemetric.execute.calls import measuring_latency
-from mnemetric.longmemeval_v2.memory import MemoryFactory, TrajectoryMemory, build_memory, is_shared, memories
-from mnemetric.longmemeval_v2.memory import validate_items
+from mnemetric.llm.tally import tallying
+from mnemetric.longmemeval_v2.memory import MemoryFactory, TrajectoryMemory, build_memory, is_shared, validate_items
 from mnemetric.longmemeval_v2.tokens import TokenCounter, fit_to_budget
 from mnemetric.longmemeval_v2.trajectories import Trajectory
 
@@ -54,6 +65,8 @@ class MemoryOutcome:
     memory_post_query_metadata: Any
     memory_context_original_token_count: int
     memory_context_token_count: int
+    memory_build_seconds: float = 0.0
+    timed_cache_served: int = 0
 
     @property
     def memory_context_was_truncated(self) -> bool:
@@ -77,7 +90,19 @@ def _no_hook(**_: Any) -> None:
 def query_memory(memory: TrajectoryMemory, question: MemoryQuestion, *, system: str, counter: TokenCounter,
                  max_tokens: int) -> MemoryOutcome:
     """Query, validate, time, run the post-query hook, cut to the budget (module docstring)."""
-    with measuring_latency():  # a model call made by the timed query is never deferred to a Batch API
+    before, after = getattr(memory, "before_query", None), getattr(memory, "after_query", None)
+    if before is not None:  # an upstream memory's query context (upstream_memory.py), set before the timer
+        before(question.question_id)
+    try:
+        return _timed_query(memory, question, system=system, counter=counter, max_tokens=max_tokens)
+    finally:
+        if after is not None:
+            after()
+
+
+def _timed_query(memory: TrajectoryMemory, question: MemoryQuestion, *, system: str, counter: TokenCounter,
+                 max_tokens: int) -> MemoryOutcome:
+    with measuring_latency(), tallying() as timed:  # a timed model call is never deferred to a Batch API
         started = time.perf_counter()
         items = validate_items(memory.query(question.text, question.image), system=system,
                                question_id=question.question_id)
@@ -87,7 +112,21 @@ def query_memory(memory: TrajectoryMemory, question: MemoryQuestion, *, system: 
     metadata = hook(query=question.text, query_image=question.image, memory_context=items)
     post_duration = time.perf_counter() - post_started
     kept, original, final = fit_to_budget(items, max_tokens, counter.count)
-    return MemoryOutcome(kept, duration, post_duration, metadata, original, final)
+    return MemoryOutcome(kept, duration, post_duration, metadata, original, final, timed_cache_served=timed.cache_served)
+
+
+def _built(factory: MemoryFactory, lists: Sequence[Sequence[str]],
+           trajectories: Mapping[str, Trajectory]) -> Iterator[tuple[TrajectoryMemory, float]]:
+    """:func:`~.memory.memories` with the seconds each question's memory took to build (0.0 when reused)."""
+    shared = is_shared(lists)
+    memory = None
+    for ids in lists:
+        seconds = 0.0
+        if memory is None or not shared:
+            started = time.perf_counter()
+            memory = build_memory(factory, ids, trajectories)
+            seconds = time.perf_counter() - started
+        yield memory, seconds
 
 
 def parallel_workers(mapper: Any) -> int:
@@ -104,10 +143,14 @@ def run_memory(factory: MemoryFactory, questions: Sequence[MemoryQuestion], traj
     lists = [q.haystack_ids for q in questions]
     if len(questions) > 1 and not is_shared(lists) and parallel_workers(mapper) > 1:
         def task(question: MemoryQuestion) -> MemoryOutcome:
+            started = time.perf_counter()
             memory = build_memory(factory, question.haystack_ids, trajectories)
-            return query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)
+            seconds = time.perf_counter() - started
+            outcome = query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)
+            return replace(outcome, memory_build_seconds=seconds)
 
         yield from list(mapper.map(task, questions, desc="v2 memory"))  # the whole map: the pool ends cleanly
         return
-    for question, memory in zip(questions, memories(factory, lists, trajectories)):
-        yield query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)
+    for question, (memory, seconds) in zip(questions, _built(factory, lists, trajectories)):
+        outcome = query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)
+        yield replace(outcome, memory_build_seconds=seconds)

@@ -93,3 +93,19 @@ def parse_judge_label(reply: object) -> int:
         if hit is not None:
             return int(hit.group(1))
     raise UnparseableJudgeReply(reply, "no JSON label and no label pattern")
+
+
+REASON_CHARS = 2000
+"""A kept reason is cut to this many characters (a diagnosis, not an archive of the reply)."""
+
+
+def reply_reason(reply: object) -> str | None:
+    """The ``reason`` string of the reply's JSON object (the span of step 4), stripped and cut to
+    :data:`REASON_CHARS`; None when there is none. Mnemetric's: upstream reads only the label."""
+    span = _JSON_SPAN.search(clean_reply(reply))
+    try:
+        payload = json.loads(span.group(0)) if span else None
+    except json.JSONDecodeError:
+        return None
+    reason = payload.get("reason") if isinstance(payload, dict) else None
+    return (reason.strip()[:REASON_CHARS] or None) if isinstance(reason, str) else None

@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 from mnemetric.errors import PluginError
 from mnemetric.execute import ANSWER, NO_REPLY, CallOutcome, Executor, ModelCall
 from mnemetric.longmemeval_v2.checkers import ABSTENTION_CHECKER, LLM_CHECKERS
-from mnemetric.longmemeval_v2.judge_label import UnparseableJudgeReply, parse_judge_label
+from mnemetric.longmemeval_v2.judge_label import UnparseableJudgeReply, parse_judge_label, reply_reason
 from mnemetric.longmemeval_v2.requests import (
     CHECKER_MAX_COMPLETION_TOKENS,
     CHECKER_MAX_RETRIES,
@@ -79,6 +79,9 @@ class CheckOutcome:
     """The judge request's sha256 (the response cache's key); None when no call was made."""
     params_sent: Mapping[str, Any] | None = field(default=None, compare=False)
     """The output parameters of the judge request as sent; None when no call was made."""
+    reason: str | None = None
+    """The judge's own reason (the reply's JSON ``reason``, :func:`.judge_label.reply_reason`), kept for the
+    failure attribution; upstream drops it. None when the reply has none or no call was made."""
 
 
 def _rule_failure(case: CheckCase) -> str | None:
@@ -158,7 +161,7 @@ def read_verdict(outcome: CallOutcome) -> CheckOutcome:
     if not outcome.ok:
         return CheckOutcome(None, f"judge gave no answer: {outcome.reason}", **evidence)
     try:
-        return CheckOutcome(parse_judge_label(outcome.text) == 1, **evidence)
+        return CheckOutcome(parse_judge_label(outcome.text) == 1, reason=reply_reason(outcome.text), **evidence)
     except UnparseableJudgeReply as exc:
         return CheckOutcome(None, f"judge reply has no 0/1 label: {exc}", **evidence)
 

@@ -16,9 +16,13 @@ shared/docs/upstream-v2-protocol.md §3):
 * Shared haystack (harness.py all_haystacks_shared, main ~1139-1182): when every question of the run has
   the identical ordered haystack, ONE memory is built once (inserting that haystack) and queried for every
   question; otherwise a FRESH memory per question. No questions → not shared.
+* Optional hooks our harness calls when a memory has them (upstream's own baselines, :mod:`.upstream_memory`):
+  ``inserts_done()`` after the last insert of a build; ``before_query(question_id)`` before the timed query
+  and ``after_query()`` after the post-query hook (upstream's set_query_context / clear_query_context).
 * What the memory sees: ours passes the question text and the question image path only — never the gold
   answer, the question type, the eval function or any id (upstream at be15ea6 also exposes the whole
-  question row through set_query_context; we do not).
+  question row through set_query_context; we do not — only upstream's own baselines run through
+  :mod:`.upstream_memory` get it, and their runs say so).
 """
 
 from __future__ import annotations
@@ -31,6 +35,11 @@ from mnemetric.errors import PluginError
 from mnemetric.longmemeval_v2.trajectories import Trajectory
 
 ITEM_TYPES = frozenset({"text", "image"})
+QUESTION_ONLY = "question"
+"""settings.memory_query_context of a run whose memory saw the question text and image only (ours)."""
+UPSTREAM_ROW = "upstream-question-row"
+"""settings.memory_query_context of a run whose memory got upstream's query context: the whole question row,
+gold answer included (:mod:`.upstream_memory`); such a run is never official."""
 
 
 @runtime_checkable
@@ -75,6 +84,9 @@ def build_memory(factory: MemoryFactory, haystack_ids: Sequence[str],
     memory = factory()
     for tid in haystack_ids:
         memory.insert(trajectories[tid])
+    done = getattr(memory, "inserts_done", None)
+    if done is not None:  # after the last insert (an upstream memory saves its state here)
+        done()
     return memory
 
 

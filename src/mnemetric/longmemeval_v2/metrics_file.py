@@ -1,9 +1,9 @@
 """metrics/v2.json, typed (reader beside writer): the V2 run summary without what a clock measured.
 
 Query latency (and the LAFS point it places) is a measurement of this machine, not a pure function of the
-inputs; DVC-tracked files must be (a fresh clone reproduces them byte for byte). So latency and LAFS stay in
-the untracked run folder and the terminal, and the tracked file says so; every accuracy, count, token figure
-and the official verdict stay. Keys, in order: benchmark, headline, v2 (the option's name), schema, settings,
+inputs; this file must be (a fresh clone reproduces it byte for byte). So latency and LAFS go to
+metrics/v2-latency.json (:mod:`.latency`; committed like a benchmark result) and this file says so; every
+accuracy, count, token figure and the official verdict stay. Keys, in order: benchmark, headline, v2 (the option's name), schema, settings,
 domains, combined, official_equivalence (:class:`mnemetric.official.OfficialEquivalence`), latency, lafs,
 by_category (upstream's per-category breakdowns of the combined — or only — aggregate).
 """
@@ -20,7 +20,7 @@ from mnemetric.io import write_json_atomic
 from mnemetric.official import KEY as OFFICIAL_KEY
 from mnemetric.official import OfficialEquivalence
 
-MEASURED = "measured on this machine: not a DVC-tracked number (see the run folder and the run log)"
+MEASURED = "measured on this machine: see metrics/v2-latency.json (not part of this reproducible file)"
 CATEGORY_SECTIONS = ("non_abstention_by_category", "abstention_by_category", "combined_abstention_by_category",
                      "abstention_overall")
 SUMMARY_KEYS = ("schema", "settings", "domains", "combined")

@@ -26,6 +26,7 @@ from mnemetric.longmemeval_v2.questions import DOMAINS
 from mnemetric.longmemeval_v2.run import V2Run, run_v2
 from mnemetric.longmemeval_v2.selection import Selection
 from mnemetric.longmemeval_v2.tokens import DEFAULT_MAX_TOKENS
+from mnemetric.longmemeval_v2.upstream_memory import query_context_of
 
 GROUPS = ("memory", "reader", "checker", "token_counter")
 """The component sub-groups of the ``v2`` option (conf/v2/<group>/<option>.yaml)."""
@@ -88,7 +89,8 @@ def run_from_settings(s: Mapping[str, Any], executor: Executor | None = None, *,
     return run_v2(Path(s["data_root"]), s["haystack"], tuple(dict.fromkeys(s["domains"])), factory=c.factory,
                   memory_name=c.memory_name, reader=c.reader, checker=c.checker, counter=c.counter, executor=executor,
                   max_tokens=int(s["max_tokens"]), texts=c.reader.texts, check_images=bool(s["images"]),
-                  data=data, counter_note=c.counter.note, select=select)
+                  data=data, counter_note=c.counter.note, select=select,
+                  memory_query_context=query_context_of(s["memory"]))
 
 
 def conf_dir() -> Path:

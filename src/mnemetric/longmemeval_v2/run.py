@@ -8,7 +8,8 @@ checkers) through ONE executor, so one budget and one usage ledger — and :func
 rows into the domain's aggregated_metrics (:mod:`.aggregate`), web + enterprise combined as
 leaderboard/combine_aggregated_metrics.py (:mod:`.combine`), and the LAFS gain of the run's operating point
 (accuracy = combined overall_full_set × 100, latency = combined memory_query avg_seconds; :mod:`.lafs`) for
-the tier. The DVC stages run the same steps one per stage (stages v2_memory … v2_metrics).
+the tier — only when the data is the verified official tier (else ``computed`` false with the reason). The
+DVC stages run the same steps one per stage (stages v2_memory … v2_metrics).
 
 A question where upstream would abort (reader non-answer, judge reply without a label …) is a FAILED row
 (reason in ``failed``), left out of the upstream numbers and counted apart; the run is then not official.
@@ -38,7 +39,7 @@ from mnemetric.longmemeval_v2.facts import checker_facts, counter_facts, reader_
 from mnemetric.longmemeval_v2.gate import GateFacts
 from mnemetric.longmemeval_v2.gate import reasons as gate_reasons
 from mnemetric.longmemeval_v2.lafs import TIERS, lafs_summary
-from mnemetric.longmemeval_v2.memory import MemoryFactory
+from mnemetric.longmemeval_v2.memory import QUESTION_ONLY, MemoryFactory
 from mnemetric.longmemeval_v2.per_question import PerQuestionRow, write_per_question
 from mnemetric.longmemeval_v2.questions import DOMAINS
 from mnemetric.longmemeval_v2.selection import Selection
@@ -73,18 +74,20 @@ def tier_of(haystack: str | Path) -> str | None:
 
 
 def run_settings(haystack: Path, tier_from: str | Path, domains: Sequence[str], *, memory: str, reader: str,
-                 checker: str, token_counter: str, max_tokens: int) -> dict[str, Any]:
-    """metrics/v2.json's ``settings`` block."""
+                 checker: str, token_counter: str, max_tokens: int,
+                 memory_query_context: str = QUESTION_ONLY) -> dict[str, Any]:
+    """metrics/v2.json's ``settings`` block (``memory_query_context``: what the memory saw of each question,
+    :data:`~.memory.QUESTION_ONLY` or :data:`~.memory.UPSTREAM_ROW`)."""
     return {"haystack": haystack.name, "tier": tier_of(tier_from), "domains": list(domains), "memory": memory,
-            "reader": reader, "checker": checker, "token_counter": token_counter,
-            "memory_context_max_tokens": max_tokens}
+            "memory_query_context": memory_query_context, "reader": reader, "checker": checker,
+            "token_counter": token_counter, "memory_context_max_tokens": max_tokens}
 
 
 def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMAINS, *, factory: MemoryFactory,
            memory_name: str, reader: Any, checker: Any, counter: TokenCounter, executor: Executor | None = None,
            max_tokens: int = DEFAULT_MAX_TOKENS, texts: ReaderTexts | None = None, check_images: bool = True,
            data: DataCheck | None = None, counter_note: str | None = None,
-           select: Selection | None = None) -> V2Run:
+           select: Selection | None = None, memory_query_context: str = QUESTION_ONLY) -> V2Run:
     """Validate the data root, run every step, aggregate, combine and summarise (module docstring).
 
     ``haystack`` is a tier ("small" / "medium") or a haystack file; ``executor`` the run's one executor (None:
@@ -112,7 +115,8 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
             own.close()
     rows = assemble(root, memory, read, check, latencies)
     settings = run_settings(hpath, haystack, domains, memory=memory_name, reader=reader.name, checker=checker.name,
-                            token_counter=counter.name, max_tokens=max_tokens)
+                            token_counter=counter.name, max_tokens=max_tokens,
+                            memory_query_context=memory_query_context)
     facts = {"reader": reader_facts(reader, texts), "checker": checker_facts(checker),
              "token_counter": counter_facts(counter, counter_note)}
     subset = None
@@ -133,8 +137,11 @@ def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]]
     protocol = gate_facts(settings, rows, facts, data=data, images=images)
     reasons = gate_reasons(protocol) + ([subset] if subset else [])
     provenance = {k: {f: v for f, v in block.items() if f not in PRIVATE_FACTS} for k, block in facts.items()}
-    return V2Run(rows, aggregated, combined, summary(settings, rows, aggregated, combined, reasons), provenance,
-                 protocol)
+    result = summary(settings, rows, aggregated, combined, reasons)
+    if result["lafs"].get("computed") and not (data is not None and data.sha256_verified):
+        result["lafs"] = {"computed": False, "tier": settings["tier"],
+                          "reason": "the data is not the verified official tier (the bundled sample never is)"}
+    return V2Run(rows, aggregated, combined, result, provenance, protocol)
 
 
 PRIVATE_FACTS = ("texts_pinned", "note")
@@ -157,6 +164,7 @@ def gate_facts(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionR
         token_counter=str(counter["name"]), token_counter_official=bool(counter["official"]),
         token_counter_note=counter.get("note") or None,
         memory_context_max_tokens=int(settings["memory_context_max_tokens"]),
+        memory_query_context=str(settings.get("memory_query_context") or QUESTION_ONLY),
         failed=sum(1 for rs in rows.values() for r in rs if r.failed))
 
 

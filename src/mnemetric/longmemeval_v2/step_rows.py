@@ -6,12 +6,14 @@ this in memory and writes only per_question.jsonl); :func:`mnemetric.longmemeval
 into upstream's per_question rows.
 
 * :class:`MemoryRow` (``memory.jsonl``, stage v2_memory): the question's identity fields in upstream's keys
-  (index … haystack_ids) and the memory outcome after truncation. No clock time: query latency is a
-  measurement of the machine and goes to an untracked sidecar (:mod:`.steps`).
+  (index … haystack_ids), the memory outcome after truncation and the kept items' tokens by item type
+  (``memory_context_tokens_by_type``). No clock time: query latency is a measurement of the machine and goes to
+  an untracked sidecar (:mod:`.steps`).
 * :class:`ReadRow` (``read.jsonl``, stage v2_read): the reader's raw response, usage, the logged prompt, and
   the request's sha256 and parameters sent (null when nothing was sent); ``failed`` where upstream aborts.
 * :class:`CheckRow` (``check.jsonl``, stage v2_check): the parsed answer, is_unknown, the verdict, and the
-  judge request's sha256 and parameters sent for an LLM checker that was asked; ``failed`` where upstream aborts.
+  judge request's sha256 and parameters sent for an LLM checker that was asked, its reason (``checker_reason``,
+  when it gave one); ``failed`` where upstream aborts.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ IDENTITY_KEYS = UPSTREAM_KEYS[:UPSTREAM_KEYS.index("memory_context")]
 """index … haystack_ids: the identity fields of a per_question row."""
 MEMORY_KEYS = ("memory_context", "memory_post_query_metadata", "memory_context_original_token_count",
                "memory_context_token_count")
+BY_TYPE = "memory_context_tokens_by_type"
+"""Mnemetric's token accounting of the kept items by type ({text, image: {items, tokens}}; :func:`.steps.tokens_by_type`)."""
 _OPT_STR = ((str, type(None)), "a string or null")
 _OPT_BOOL = ((bool, type(None)), "true, false or null")
 _OPT_OBJ = ((dict, type(None)), "an object or null")
@@ -69,6 +73,8 @@ class MemoryRow:
     memory_post_query_metadata: Any
     memory_context_original_token_count: int
     memory_context_token_count: int
+    tokens_by_type: Mapping[str, Mapping[str, int]] | None = None
+    """:data:`BY_TYPE` (None in a row written before it existed)."""
 
     @property
     def question_id(self) -> str:
@@ -76,7 +82,7 @@ class MemoryRow:
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str, line: int) -> MemoryRow:
-        f = _where(raw, file, line).only(("domain", *IDENTITY_KEYS, *MEMORY_KEYS))
+        f = _where(raw, file, line).only(("domain", *IDENTITY_KEYS, *MEMORY_KEYS, BY_TYPE))
         missing = [k for k in IDENTITY_KEYS if k not in f.raw]
         if missing:
             raise f.error(missing[0], "missing")
@@ -86,15 +92,21 @@ class MemoryRow:
         for i, item in enumerate(items):
             if not (isinstance(item, dict) and isinstance(item.get("type"), str) and isinstance(item.get("value"), str)):
                 raise f.error(f"memory_context[{i}]", f"expected a {{type, value}} item, got {item!r}"[:160])
+        by_type = None
+        if f.raw.get(BY_TYPE) is not None:
+            t = f.at(BY_TYPE).only(("text", "image"))
+            by_type = {k: {n: t.at(k).only(("items", "tokens")).count(n) for n in ("items", "tokens")}
+                       for k in ("text", "image")}
         return cls(f.string("domain"), {k: f.raw[k] for k in IDENTITY_KEYS}, tuple(items),
                    f.raw.get("memory_post_query_metadata"), f.count("memory_context_original_token_count"),
-                   f.count("memory_context_token_count"))
+                   f.count("memory_context_token_count"), by_type)
 
     def to_record(self) -> dict[str, Any]:
         return {"domain": self.domain, **self.identity, "memory_context": [dict(i) for i in self.memory_context],
                 "memory_post_query_metadata": self.memory_post_query_metadata,
                 "memory_context_original_token_count": self.memory_context_original_token_count,
-                "memory_context_token_count": self.memory_context_token_count}
+                "memory_context_token_count": self.memory_context_token_count} | (
+                   {BY_TYPE: {k: dict(v) for k, v in self.tokens_by_type.items()}} if self.tokens_by_type else {})
 
 
 @dataclass(frozen=True)
@@ -142,24 +154,28 @@ class CheckRow:
     request_sha256: str | None = None
     params_sent: Mapping[str, Any] | None = field(default=None)
     failed: str | None = None
+    checker_reason: str | None = None
+    """An LLM checker's own reason for its verdict (:attr:`.llm_checkers.CheckOutcome.reason`), when it gave one."""
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str, line: int) -> CheckRow:
         f = _where(raw, file, line).only(("domain", "question_id", "checker", "response_parsed_boxed", "is_unknown",
-                                           "score_bool", "request_sha256", "params_sent", "failed"))
+                                           "score_bool", "request_sha256", "params_sent", "failed", "checker_reason"))
         sha, sent = _evidence(f)
         failed, verdict = _failed(f), f.get("score_bool", _OPT_BOOL)
         if (failed is None) == (verdict is None):
             raise f.error("score_bool", "a row has a verdict or a failure reason, not both and not neither")
         return cls(f.string("domain"), f.string("question_id"), f.string("checker"),
-                   f.get("response_parsed_boxed", _OPT_STR), f.get("is_unknown", _OPT_BOOL), verdict, sha, sent, failed)
+                   f.get("response_parsed_boxed", _OPT_STR), f.get("is_unknown", _OPT_BOOL), verdict, sha, sent, failed,
+                   f.get("checker_reason", _OPT_STR) if "checker_reason" in f.raw else None)
 
     def to_record(self) -> dict[str, Any]:
         out = {"domain": self.domain, "question_id": self.question_id, "checker": self.checker,
                "response_parsed_boxed": self.response_parsed_boxed, "is_unknown": self.is_unknown,
                "score_bool": self.score_bool, "request_sha256": self.request_sha256,
                "params_sent": None if self.params_sent is None else dict(self.params_sent)}
-        return out | ({"failed": self.failed} if self.failed else {})
+        return (out | ({"failed": self.failed} if self.failed else {})
+                | ({"checker_reason": self.checker_reason} if self.checker_reason else {}))
 
 
 def write_rows(path: str | os.PathLike[str], rows: Iterable[MemoryRow | ReadRow | CheckRow]) -> int:

@@ -7,8 +7,10 @@ shared-haystack rule (:mod:`.harness`), the reader, then scoring — a determini
 boxed answer (:func:`~.checkers.score_deterministic`), an LLM checker the raw and parsed answers
 (:mod:`.llm_checkers`); an is_unknown answer scores 0.
 
-* :func:`memory_step` → :class:`~.step_rows.MemoryRow` per question, and the measured query latencies apart
-  (:class:`Latencies`; never in a tracked file).
+* :func:`memory_step` → :class:`~.step_rows.MemoryRow` per question (with the kept items' tokens by item type,
+  :func:`tokens_by_type`), and what was measured apart (:class:`Latencies`: query and hook seconds, build
+  seconds, timed answers a cache served, the memory's own model calls; an untracked sidecar, summed up in the
+  committed metrics/v2-latency.json by :mod:`.latency`, never in a reproducible file).
 * :func:`read_step` → :class:`~.step_rows.ReadRow`: the reader's calls go to the run's executor.
 * :func:`check_step` → :class:`~.step_rows.CheckRow`: deterministic checkers here, LLM checkers' calls to the
   run's executor.
@@ -24,7 +26,7 @@ The DVC stages v2_memory, v2_read, v2_check and v2_metrics run one step each wit
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ from typing import Any
 from mnemetric.errors import InputError
 from mnemetric.execute import Executor
 from mnemetric.io import sha256_bytes, write_json_atomic
+from mnemetric.llm.tally import CallTally, tallying
 from mnemetric.longmemeval_v2.categories import CATEGORY_MAP
 from mnemetric.longmemeval_v2.checkers import LLM_CHECKERS, extract_boxed_answer, is_unknown, parse_eval_function
 from mnemetric.longmemeval_v2.checkers import score_deterministic
@@ -67,17 +70,25 @@ def _identity(q: Question, i: int, haystack_ids: Sequence[str], image: str | Non
 
 @dataclass
 class Latencies:
-    """Measured seconds per (domain, question id): (memory query, post-query hook). Untracked (module docstring)."""
+    """What the memory step measured (module docstring; untracked): per (domain, question id) the seconds of
+    the memory query and the post-query hook; beside them the seconds building the memory took
+    (``build``), how many timed model answers a cache served (``cache_served``), and per domain what the
+    memory's own model calls cost (``memory_side``: :class:`mnemetric.llm.tally.CallTally`)."""
 
     seconds: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
+    build: dict[tuple[str, str], float] = field(default_factory=dict)
+    cache_served: dict[tuple[str, str], int] = field(default_factory=dict)
+    memory_side: dict[str, CallTally] = field(default_factory=dict)
 
     def of(self, domain: str, question_id: str) -> tuple[float, float] | None:
         return self.seconds.get((domain, question_id))
 
     def write(self, path: str | Path, memory_sha256: str) -> None:
         """The sidecar: the memory file's sha256 (so a stale sidecar is never paired with other rows) and the rows."""
-        rows = [[d, q, a, b] for (d, q), (a, b) in self.seconds.items()]
-        write_json_atomic(path, {"memory_sha256": memory_sha256, "seconds": rows})
+        rows = [[d, q, a, b, self.build.get((d, q), 0.0), self.cache_served.get((d, q), 0)]
+                for (d, q), (a, b) in self.seconds.items()]
+        write_json_atomic(path, {"memory_sha256": memory_sha256, "seconds": rows,
+                                 "memory_side": {d: t.to_record() for d, t in self.memory_side.items()}})
 
     @classmethod
     def read(cls, path: str | Path, memory_sha256: str) -> Latencies | None:
@@ -88,7 +99,23 @@ class Latencies:
             return None
         if not isinstance(raw, dict) or raw.get("memory_sha256") != memory_sha256:
             return None
-        return cls({(d, q): (float(a), float(b)) for d, q, a, b in raw.get("seconds", [])})
+        out = cls()
+        for d, q, a, b, *rest in raw.get("seconds", []):
+            out.seconds[d, q] = (float(a), float(b))
+            out.build[d, q] = float(rest[0]) if rest else 0.0
+            out.cache_served[d, q] = int(rest[1]) if len(rest) > 1 else 0
+        out.memory_side = {d: CallTally.from_record(t) for d, t in (raw.get("memory_side") or {}).items()}
+        return out
+
+
+def tokens_by_type(items: Sequence[Mapping[str, str]], counter: TokenCounter) -> dict[str, dict[str, int]]:
+    """{text, image: {items, tokens}}: the kept items of each type and what the counter gives them alone (the
+    message template is counted with each type, so the two need not sum to the context's count)."""
+    out = {}
+    for kind in ("text", "image"):
+        mine = [dict(i) for i in items if i.get("type") == kind]
+        out[kind] = {"items": len(mine), "tokens": counter.count(mine) if mine else 0}
+    return out
 
 
 def memory_step(root: Path, haystack: Path, domains: Sequence[str], factory: MemoryFactory, *, counter: TokenCounter,
@@ -110,13 +137,17 @@ def memory_step(root: Path, haystack: Path, domains: Sequence[str], factory: Mem
         images = [None if q.image is None or not (images_on or (root / q.image).exists()) else str(root / q.image)
                   for q in questions]
         mqs = [MemoryQuestion(q.id, q.question, img, lists[q.id]) for q, img in zip(questions, images)]
-        outcomes = run_memory(factory, mqs, trajectories, system=system, counter=counter, max_tokens=max_tokens,
-                              mapper=mapper)
+        with tallying() as side:  # the memory's own model calls: build, queries and hooks (this process only)
+            outcomes = list(run_memory(factory, mqs, trajectories, system=system, counter=counter,
+                                       max_tokens=max_tokens, mapper=mapper))
+        latencies.memory_side[domain] = side
         for i, (q, img, m) in enumerate(zip(questions, images, outcomes)):
             rows.append(MemoryRow(domain, _identity(q, i, lists[q.id], img), tuple(m.memory_context),
                                   m.memory_post_query_metadata, m.memory_context_original_token_count,
-                                  m.memory_context_token_count))
+                                  m.memory_context_token_count, tokens_by_type(m.memory_context, counter)))
             latencies.seconds[domain, q.id] = (m.memory_query_duration_seconds, m.memory_post_query_duration_seconds)
+            latencies.build[domain, q.id] = m.memory_build_seconds
+            latencies.cache_served[domain, q.id] = m.timed_cache_served
     return rows, latencies
 
 
@@ -173,7 +204,7 @@ def check_step(root: Path, memory: Sequence[MemoryRow], read: Sequence[ReadRow],
         row = rows[i]
         ok = None if v.failed else bool(v.verdict) and not row.is_unknown
         rows[i] = CheckRow(row.domain, row.question_id, row.checker, row.response_parsed_boxed, row.is_unknown, ok,
-                           v.request_sha256, v.params_sent, v.failed)
+                           v.request_sha256, v.params_sent, v.failed, getattr(v, "reason", None))
     return [r for r in rows if r is not None]
 
 

@@ -103,7 +103,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     out = Path(p["paths.fingerprints"])
     for section, stem in components(families, executor=executor).items():
         spec = p[section]
-        fp = fingerprint(component_target(spec), where=f"params.yaml {section}._target_")
+        fp = fingerprint(component_target(spec), where=f"params.yaml {section}._target_",
+                         section=spec if isinstance(spec, dict) else None)
         write_json_atomic(out / f"{stem}.json", {"component": section, "name": spec.get("name"), **fp.to_record()})
         print(f"fingerprint: {section} {spec.get('name')}: {fp.sha256[:12]} ({len(fp.files)} modules)")
     if NO_STAGE_CODE in args:

@@ -6,7 +6,9 @@ since stops the run, named; a file that matches its record but not its pin (or t
 named in the facts and makes the run not official. Then the root is validated and each question's memory
 queried (:func:`mnemetric.longmemeval_v2.steps.memory_step`; per-question memories on the executor's workers when
 ``executor.workers`` > 1) → ``<paths.v2_steps>/memory.jsonl`` and
-``memory.json`` (DVC outputs); the measured latencies → ``<paths.v2_runs>/latency.json`` (untracked).
+``memory.json`` (DVC outputs); what was measured (query and build seconds, timed answers a cache served, the
+memory's own model calls) → ``<paths.v2_runs>/latency.json`` (untracked; stage v2_metrics sums it up in
+metrics/v2-latency.json).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from mnemetric.longmemeval_v2.pipeline import component, memory_factory
 from mnemetric.longmemeval_v2.run import run_settings
 from mnemetric.longmemeval_v2.step_files import MemoryFacts, StepFiles, latency_file, write_facts
 from mnemetric.longmemeval_v2.step_rows import write_rows
+from mnemetric.longmemeval_v2.upstream_memory import query_context_of
 from mnemetric.longmemeval_v2.steps import memory_file_sha256, memory_step
 from mnemetric.longmemeval_v2.validate import haystack_path, require_valid_root
 from mnemetric.params import stage_params
@@ -52,7 +55,8 @@ def main() -> None:
     files = StepFiles.at(p["paths.v2_steps"])
     write_rows(files.rows("memory"), rows)
     settings = run_settings(hpath, p["v2.haystack"], domains, memory=name, reader="", checker="",
-                            token_counter=counter.name, max_tokens=int(p["v2.max_tokens"]))
+                            token_counter=counter.name, max_tokens=int(p["v2.max_tokens"]),
+                            memory_query_context=query_context_of(p["v2.memory"]))
     for key in ("reader", "checker"):
         settings.pop(key)
     fingerprint = read_fingerprint(p["paths.fingerprints"], V2_MEMORY_FINGERPRINT)

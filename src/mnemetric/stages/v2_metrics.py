@@ -18,8 +18,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from mnemetric.longmemeval_v2.data_custody import verify_root
+from mnemetric.longmemeval_v2.detail import DETAIL_PATH, detail_record, write_detail
 from mnemetric.longmemeval_v2.family import FAMILY
+from mnemetric.longmemeval_v2.latency import PATH as LATENCY_PATH
+from mnemetric.longmemeval_v2.latency import latency_record, read_previous, write_latency
 from mnemetric.longmemeval_v2.manifest import v2_manifest, write_manifest
+from mnemetric.longmemeval_v2.memory import QUESTION_ONLY
 from mnemetric.longmemeval_v2.metrics_file import V2Metrics, write_metrics
 from mnemetric.longmemeval_v2.obtain import custody_path
 from mnemetric.longmemeval_v2.run import finish, write_run
@@ -48,8 +52,9 @@ def main() -> None:
     latencies = Latencies.read(latency_file(p["paths.v2_runs"]), memory_file_sha256(files.rows("memory")))
     rows = assemble(Path(v2["data_root"]), memory, read, check, latencies)
     settings = {**mf.settings, "reader": facts["reader"]["name"], "checker": facts["checker"]["name"]}
-    settings = {k: settings[k] for k in ("haystack", "tier", "domains", "memory", "reader", "checker", "token_counter",
-                                         "memory_context_max_tokens")}
+    settings.setdefault("memory_query_context", QUESTION_ONLY)  # a memory step recorded before the key existed
+    settings = {k: settings[k] for k in ("haystack", "tier", "domains", "memory", "memory_query_context", "reader",
+                                         "checker", "token_counter", "memory_context_max_tokens")}
     result = finish(settings, rows, facts, data=mf.data, images=mf.images)
     both = result.combined or next(iter(result.aggregated.values()))
     write_metrics(p["paths.metrics_v2"], V2Metrics.of(FAMILY.name, p["benchmark.name"] == FAMILY.name, v2["name"],
@@ -59,16 +64,26 @@ def main() -> None:
                            reader_params_sent=params_sent_sets(read), judge_params_sent=params_sent_sets(check),
                            protocol=result.protocol)
     write_manifest(p["paths.run_manifest_v2"], manifest)
+    rows_sha = memory_file_sha256(files.rows("memory"))
+    timing = latency_record(option=v2["name"], memory=settings["memory"], memory_sha256=rows_sha,
+                            domains=settings["domains"], latencies=latencies, previous=read_previous(LATENCY_PATH),
+                            accuracy=(result.combined or {}).get("overall", {}).get("overall_full_set"),
+                            tier=settings["tier"], data=mf.data,
+                            official=bool(result.summary["official_equivalence"]["value"]))
+    write_latency(LATENCY_PATH, timing)
+    write_detail(DETAIL_PATH, detail_record(v2["name"], settings["memory"], memory, check, rows))
     block = result.summary["combined"] or next(iter(result.summary["domains"].values()))
     acc = block["accuracy"]["overall_full_set"]
+    query = timing["query_seconds"] or {}
+    q = (query.get("combined") or next(iter(query.values()), None) or {}).get("avg_seconds")
+    lafs = timing["lafs"]["lafs_gain"] if timing["lafs"]["computed"] else f"none ({timing['lafs']['reason']})"
     if latencies is None:
-        measured = (f"latency not measured in this workspace (no {latency_file(p['paths.v2_runs'])} for these memory "
-                    f"rows: `dvc repro -f v2_memory` measures it); the untracked run folder is not written")
+        measured = (f"no latency sidecar for these memory rows (the untracked run folder is not written); "
+                    + (f"query latency {q} s carried" if timing["measured"] else timing["not_measured_reason"]))
     else:
         write_run(p["paths.v2_runs"], result, v2)  # + upstream's run_args.json and runtime_inputs/ per domain
-        lafs = result.summary.get("lafs") or {}
-        measured = (f"query latency {(result.summary['combined'] or {}).get('memory_query_avg_seconds')} s, LAFS gain "
-                    f"{lafs.get('lafs_gain')} (measured, untracked: {p['paths.v2_runs']})")
+        measured = f"query latency {q} s{' (WARM cache)' if timing['cache']['warm'] else ''}"
+    measured += f", LAFS gain {lafs} → {LATENCY_PATH}"
     print(f"v2_metrics: {v2['name']}: overall_full_set {acc['value']!r} ({acc['correct']}/{acc['n']}), {measured} "
           f"→ {p['paths.metrics_v2']}")
 

@@ -1,0 +1,169 @@
+"""Differential: upstream LongMemEval-V2's own run_eval.py + harness.py against Mnemetric running upstream's baseline
+memories (mnemetric.longmemeval_v2.upstream_memory), request for request, on the bundled sample (data/sample-v2).
+
+Opt in with MNEMETRIC_LONGMEMEVAL_V2_DIR=<a checkout of xiaowu0162/LongMemEval-V2 at be15ea6>; skipped otherwise.
+Every model and embedding call goes to the loopback OpenAI server (tests/support/openai_server.py), never the
+internet (HF_HUB_OFFLINE=1). Upstream side: evaluation/run_eval.py's main, in process, with these stand-ins only:
+
+* memory_modules is loaded by our loader first (the backends the method does not import are placeholders, so the
+  openai-agents package that memory.py's tail needs for agentrunbook_c_v2 is not required);
+* harness.count_memory_context_tokens (the Qwen/Qwen3.5-9B processor, a download) is replaced by our o200k
+  stand-in counter, which our run uses too — the budget search itself stays upstream's;
+* the embedding model is a local byte-level tokenizer folder (AutoTokenizer needs one; upstream's default
+  Qwen/Qwen3-Embedding-8B would be downloaded): both sides name the same folder.
+
+Methods no_retrieval, rag_query_to_slice, rag_query_to_slice_notes. Compared per (method, tier, domain): every request body (reader, judge, embeddings) as a multiset of canonical
+JSON; each question's memory_context and score; the domain's overall accuracy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mnemetric.longmemeval_v2 import upstream_memory as um
+from mnemetric.longmemeval_v2.pipeline import build_component, option, run_named
+from tests.conftest import ROOT
+from tests.support.openai_server import FakeOpenAIServer
+
+SAMPLE = ROOT / "data" / "sample-v2"
+RUN_EVAL_SHA256 = "95d43fa67826eb6422ac18255ecad4110715472fe28c4d5ace7e6f1cc8179d43"
+HARNESS_SHA256 = "8c6d1bd124ce2caf8a4bdc8516ef1b54ffca98ea4c49b4e50355ee4207b55eb1"
+REPLY = '{"label": 1, "reason": "r"} \\boxed{Meadow Post}'
+NOTES = {"procedure_note": {"title": "Find a post", "description": "forum search", "content": "- open search"},
+         "hint_note": {"title": "Search quirk", "description": "filters reset", "content": "- re-apply filters"}}
+CASES = [(m, t, d) for m in ("no_retrieval", "rag_query_to_slice", "rag_query_to_slice_notes")
+         for t in ("small", "medium") for d in ("web", "enterprise")]
+
+
+def reply(messages) -> str:
+    """The reader's and judge's reply; a note-writing request (rag_query_to_slice_notes) gets two notes."""
+    text = json.dumps(messages)
+    return json.dumps(NOTES) if "procedure_note" in text and "hint_note" in text else REPLY
+
+
+@pytest.fixture(scope="module")
+def checkout() -> Path:
+    root = os.environ.get(um.ENV)
+    if not root:
+        pytest.skip(f"set {um.ENV} to a LongMemEval-V2 checkout at be15ea6 to compare upstream's baselines")
+    root = Path(root).resolve()
+    for rel, pin in (("evaluation/run_eval.py", RUN_EVAL_SHA256), ("evaluation/harness.py", HARNESS_SHA256)):
+        assert hashlib.sha256((root / rel).read_bytes()).hexdigest() == pin, f"{rel} is not the file at be15ea6"
+    return root
+
+
+@pytest.fixture(scope="module")
+def embedding_tokenizer(tmp_path_factory) -> str:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    tok = Tokenizer(models.BPE({c: i for i, c in enumerate(sorted(alphabet))}, []))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    folder = tmp_path_factory.mktemp("embedding-tokenizer")
+    PreTrainedTokenizerFast(tokenizer_object=tok).save_pretrained(str(folder))
+    return str(folder)
+
+
+def _bodies(server: FakeOpenAIServer) -> dict[str, Counter]:
+    out: dict[str, Counter] = {}
+    for r in server.requests:
+        out.setdefault(r.path, Counter())[json.dumps(r.body, sort_keys=True)] += 1
+    return out
+
+
+def _same_items(items) -> list[tuple[str, str]]:
+    """Items with an image copied into a memory workspace named by its path inside the workspace (each side's
+    workspace is its own folder) and its bytes."""
+    out = []
+    for i in items:
+        value = i["value"]
+        if i["type"] == "image" and "/trajectories/" in value:
+            digest = hashlib.sha256(Path(value).read_bytes()).hexdigest()
+            value = f"<workspace>/trajectories/{value.split('/trajectories/', 1)[1]} {digest}"
+        out.append((i["type"], value))
+    return out
+
+
+def _counter():
+    return build_component(option("token_counter", "o200k", SAMPLE), "v2.token_counter")
+
+
+def run_upstream(checkout: Path, method: str, tier: str, domain: str, out: Path, server: FakeOpenAIServer,
+                 tokenizer: str, monkeypatch) -> tuple[list[dict], dict]:
+    memory_type = um.method_config(checkout, method)["memory_type"]
+    um.load_package(checkout, memory_type)
+    monkeypatch.syspath_prepend(str(checkout))
+    for name in [n for n in sys.modules if n == "evaluation" or n.startswith(("evaluation.", "data."))]:
+        monkeypatch.delitem(sys.modules, name)
+    harness = __import__("evaluation.harness", fromlist=["main"])
+    counter = _counter()
+    monkeypatch.setattr(harness, "count_memory_context_tokens", lambda items, _images: counter.count(items))
+    spec = importlib.util.spec_from_file_location("_upstream_run_eval", checkout / "evaluation" / "run_eval.py")
+    run_eval = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_eval)
+    monkeypatch.setattr(sys, "argv", [
+        "run_eval.py", "--data-root", str(SAMPLE), "--domain", domain, "--tier", tier, "--method", method,
+        "--output-dir", str(out), "--reader-base-url", server.base_url, "--embedding-model", tokenizer,
+        "--embedding-base-url", server.base_url, "--controller-base-url", server.base_url])
+    run_eval.main()
+    rows = [json.loads(line) for line in (out / "per_question.jsonl").read_text(encoding="utf-8").splitlines()]
+    return rows, json.loads((out / "aggregated_metrics.json").read_text(encoding="utf-8"))
+
+
+def run_ours(method: str, tier: str, domain: str, server: FakeOpenAIServer, tokenizer: str):
+    from mnemetric.execute import build_executor
+
+    params = {} if method == "no_retrieval" else {
+        "embedding_params": {"model": tokenizer, "base_url": server.base_url},
+        "controller_params": {"base_url": server.base_url}}
+    return run_named(SAMPLE, tier, memory=f"upstream-{method}", memory_options={"params": params},
+                     domains=[domain], reader="openai", checker="llm", token_counter="o200k",
+                     executor=build_executor(None, {"max_concurrency": 4}))
+
+
+@pytest.mark.parametrize(("method", "tier", "domain"), CASES)
+def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenizer, tmp_path, monkeypatch, method,
+                                                    tier, domain):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer(reply=reply) as theirs_server:
+        monkeypatch.setenv("OPENAI_BASE_URL", theirs_server.base_url)  # the judge: run_eval passes no base URL
+        up_rows, up_agg = run_upstream(checkout, method, tier, domain, tmp_path / "upstream", theirs_server,
+                                       embedding_tokenizer, monkeypatch)
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
+    with FakeOpenAIServer(reply=reply) as our_server:
+        monkeypatch.setenv("OPENAI_BASE_URL", our_server.base_url)
+        ours = run_ours(method, tier, domain, our_server, embedding_tokenizer)
+    theirs, mine = _bodies(theirs_server), _bodies(our_server)
+    assert sorted(mine) == sorted(theirs)
+    for path in theirs:
+        assert mine[path] == theirs[path], path
+    n = sum(sum(c.values()) for c in theirs.values())
+    assert n >= len(up_rows)  # at least one reader request per question
+    if method.startswith("rag"):
+        assert "/v1/embeddings" in theirs
+    if method == "rag_query_to_slice_notes":  # the controller wrote notes at insert time
+        assert sum(theirs["/v1/chat/completions"].values()) > len(up_rows) + 2
+    by_id = {r.question_id: r for r in ours.rows[domain]}
+    assert [r["question_id"] for r in up_rows] == list(by_id)
+    for row in up_rows:
+        mine_row = by_id[row["question_id"]]
+        assert _same_items(mine_row.memory_context) == _same_items(row["memory_context"]), row["question_id"]
+        assert mine_row.score == row["score"], row["question_id"]
+    assert ours.aggregated[domain]["overall"] == up_agg["overall"]
+    assert ours.summary["settings"]["memory_query_context"] == "upstream-question-row"
+    assert any("upstream's query context" in r for r in ours.summary["official_equivalence"]["reasons"])
+    print(f"\n{method} {tier} {domain}: {n} requests equal "
+          f"({', '.join(f'{p} {sum(c.values())}' for p, c in sorted(theirs.items()))}); "
+          f"overall_full_set {up_agg['overall']['overall_full_set']}")
