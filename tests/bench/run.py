@@ -242,8 +242,16 @@ def bench_reuse_section(args: argparse.Namespace) -> dict[str, Any]:
     return bench_reuse(args)
 
 
+def bench_batch_section(args: argparse.Namespace) -> dict[str, Any]:
+    """Live vs batch: the same calls through the immediate and the Batch-API executor (batch.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from batch import bench_batch
+
+    return {"machine": machine(), **bench_batch(questions=args.questions, latency_ms=args.latency_ms)}
+
+
 SECTIONS = {"retrieval": bench_retrieval, "judge": bench_judge_section, "workers": bench_workers_section,
-            "stream": bench_stream_section, "reuse": bench_reuse_section}
+            "stream": bench_stream_section, "reuse": bench_reuse_section, "batch": bench_batch_section}
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

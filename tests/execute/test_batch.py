@@ -191,3 +191,25 @@ def test_the_v2_harness_times_queries_inside_measuring_latency():
 
     query_memory(Memory(), MemoryQuestion("q", "t", None, ()), system="s", counter=Counter_(), max_tokens=100)
     assert seen == [True] and not latency_measured()
+
+
+def test_a_second_thread_is_refused_while_a_run_is_under_way_and_nothing_is_paid_twice(server):
+    import threading
+
+    from mnemetric.execute.batch import ConcurrentUse
+
+    server.batch.auto = False  # the first run waits on its batch until the test advances it
+    with batch() as ex:
+        got: dict = {}
+        first = threading.Thread(target=lambda: got.update(out=ex.run(calls(server.base_url, 3))), daemon=True)
+        first.start()
+        while not server.batch.batches and first.is_alive():  # until the first run's batch exists
+            first.join(0.01)
+        with pytest.raises(ConcurrentUse, match="not thread-safe"):
+            ex.run(calls(server.base_url, 3))
+        with pytest.raises(ConcurrentUse, match="BatchExecutor.plan"):
+            ex.plan(calls(server.base_url, 3))
+        server.batch.advance(server.batch.only(), "completed")
+        first.join(30)
+        assert not first.is_alive() and [o.text for o in got["out"]] == [o.text for o in ex.run(calls(server.base_url, 3))]
+    assert sorted(server.batch.submitted) == sorted(set(server.batch.submitted)) and len(server.batch.submitted) == 3

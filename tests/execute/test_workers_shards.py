@@ -150,7 +150,7 @@ def _copy_manifest(src: Path, dst: Path) -> Path:
     return dst
 
 
-def test_retrieve_answer_judge_on_2_shards_merge_to_the_unsharded_chain(tmp_path, adapted_sample):
+def test_retrieve_answer_judge_on_2_shards_merge_to_the_unsharded_chain(tmp_path, adapted_sample, capsys):
     def chain(folder: Path, shard: str | None) -> Path:
         folder.mkdir()
         extra = ["--shard", shard] if shard else []
@@ -169,6 +169,11 @@ def test_retrieve_answer_judge_on_2_shards_merge_to_the_unsharded_chain(tmp_path
         assert main(["merge", "--out", str(tmp_path / name), *(str(p / name) for p in parts)]) == 0
         assert (tmp_path / name).read_bytes() == (full / name).read_bytes(), name
         assert (tmp_path / f"{name}.failures.jsonl").read_bytes() == (full / f"{name}.failures.jsonl").read_bytes()
+    assert (tmp_path / "hyp.jsonl.usage.json").read_bytes() == (full / "hyp.jsonl.usage.json").read_bytes()
+    (parts[1] / "hyp.jsonl.usage.json").unlink()  # one part without its sidecar: refused, named, nothing written
+    assert main(["merge", "--out", str(tmp_path / "again.jsonl"), *(str(p / "hyp.jsonl") for p in parts)]) == 2
+    assert "s2/hyp.jsonl.usage.json: <file>: field 'usage sidecar'" in capsys.readouterr().err
+    assert not (tmp_path / "again.jsonl").exists()
     manifest = json.loads((parts[0] / "judged.jsonl.shard.json").read_text(encoding="utf-8"))
     assert manifest["command"] == "judge" and manifest["shard"] == "1/2"
 
@@ -186,3 +191,20 @@ def test_the_executor_section_is_typed(key, value, problem):
     with pytest.raises(ConfigError, match=f"executor.{key}") as err:
         check_section("executor", {**section, key: value})
     assert problem in str(err.value)
+
+
+def test_usage_sidecars_of_shards_add_up():
+    from mnemetric.llm.usage import UsageRecord, sum_usage
+
+    def rec(n, batch, usd, resolved):
+        block = {"responses": n, "batch_responses": batch, "prompt_tokens": 10 * n, "completion_tokens": n,
+                 "usd": usd, "resolved_models": [resolved]}
+        return UsageRecord.from_record({"responses": n, "batch_responses": batch, "prompt_tokens": 10 * n,
+                                        "completion_tokens": n, "usd": usd, "unpriced_models": [],
+                                        "per_model": {"m": block}}, file="x")
+
+    total = sum_usage([rec(2, 1, 0.5, "m-2"), rec(3, 0, 0.25, "m-1")]).to_record()
+    assert total == {"responses": 5, "batch_responses": 1, "prompt_tokens": 50, "completion_tokens": 5, "usd": 0.75,
+                     "unpriced_models": [], "per_model": {"m": {"responses": 5, "batch_responses": 1,
+                     "prompt_tokens": 50, "completion_tokens": 5, "usd": 0.75, "resolved_models": ["m-1", "m-2"]}}}
+    UsageRecord.from_record(total, file="merged")  # the sidecar layout validates

@@ -1,6 +1,6 @@
 """``--shard K/N`` and ``--workers N`` for the per-question commands, and `mnemetric merge`.
 
-A per-question command (retrieve, answer, judge, v2 run) given ``--shard K/N`` runs shard K of the
+A per-question command (retrieve, answer, judge) given ``--shard K/N`` runs shard K of the
 questions (:mod:`mnemetric.shard`: deterministic, stratified by question type) and writes beside each
 output a ``.shard.json`` manifest; `mnemetric merge --out OUT PART...` joins the N parts into the bytes of
 the unsharded run. ``--workers`` sets ``executor.workers`` (per-question work on that many processes;
@@ -27,15 +27,17 @@ def shard_spec(text: str):
         raise argparse.ArgumentTypeError(f"{exc.problem} (give K/N with 1 <= K <= N, e.g. 1/4)") from None
 
 
-def add_run_options(p: argparse.ArgumentParser) -> None:
-    """``--shard`` and ``--workers`` (after :func:`mnemetric.cli.executor.add_executor_option`)."""
-    p.add_argument("--shard", type=shard_spec, default=None, metavar="K/N",
-                   help="run shard K of N of the questions (deterministic, stratified by question type) and "
-                        "write OUT.shard.json beside each output; join the N outputs with `mnemetric merge`. "
-                        "An input that is itself a shard sets it (SLURM: --shard $SLURM_ARRAY_TASK_ID/N; "
-                        "Kubernetes Indexed Job: --shard $((JOB_COMPLETION_INDEX + 1))/N)")
+def add_run_options(p: argparse.ArgumentParser, *, shard: bool = True) -> None:
+    """``--shard`` (unless ``shard`` is False) and ``--workers`` (after
+    :func:`mnemetric.cli.executor.add_executor_option`)."""
+    if shard:
+        p.add_argument("--shard", type=shard_spec, default=None, metavar="K/N",
+                       help="run shard K of N of the questions (deterministic, stratified by question type) and "
+                            "write OUT.shard.json beside each output; join the N outputs with `mnemetric merge`. "
+                            "An input that is itself a shard sets it (SLURM: --shard $SLURM_ARRAY_TASK_ID/N; "
+                            "Kubernetes Indexed Job: --shard $((JOB_COMPLETION_INDEX + 1))/N)")
     p.add_argument("--workers", type=positive_int, default=None, metavar="N",
-                   help="per-question work (a memory system's retrieval) on N worker processes (executor.workers; "
+                   help="per-question work (a memory system's retrieval; V2: a fresh memory's build and query) on N worker processes (executor.workers; "
                         "default: the executor option's, null = one per core); the output bytes are those of one "
                         "worker. Model calls are not spread: they run llm.max_concurrency at once")
 
@@ -57,23 +59,25 @@ def run_shard(a: argparse.Namespace, executor, inputs=()):
     return shard
 
 
-def light_executor(a: argparse.Namespace):
-    """The executor option with the command's overrides and no ``llm:`` composition (for work that sends no
-    model call: its pool and run settings only)."""
+def light_executor(a: argparse.Namespace, llm: dict | None = None):
+    """The executor option with the command's overrides and no ``llm:`` composition: for work that sends no
+    model call (its pool and run settings only), or a command whose ``llm:`` settings are its own options
+    (``llm``; `v2 run`)."""
     from mnemetric.cli.registry import load_option, option_path
     from mnemetric.execute import build_executor
 
     name = getattr(a, "executor", "immediate")
     section = {**load_option("executor", name, a.conf), **executor_overrides(a)}
-    return build_executor(section, {}, where=str(option_path("executor", name, a.conf) or f"executor={name}"))
+    return build_executor(section, llm or {}, where=str(option_path("executor", name, a.conf) or f"executor={name}"))
 
 
 @command("merge", "join the outputs of a --shard run (PART... of shards 1..N) into the unsharded run's bytes",
-         "Read each PART (an output of retrieve, answer, judge or v2 run given --shard K/N) and its PART.shard.json "
+         "Read each PART (an output of retrieve, answer or judge given --shard K/N) and its PART.shard.json "
          "manifest, check that they are the N shards of one run — the same command, shard count, settings "
          "(config_sha256), data (data_sha256) and inputs (lineage_sha256), each shard exactly once, no question in "
          "two parts, each file as its manifest says — and write OUT (plus OUT.failures.jsonl when the parts have "
-         "failures sidecars) atomically, the lines in the unsharded run's order: the same bytes as the run without "
+         "failures sidecars, and OUT.usage.json — the parts' PART.usage.json added up — when they have usage "
+         "sidecars) atomically, the lines in the unsharded run's order: the same bytes as the run without "
          "--shard. A mismatch, an overlap or a gap is an error naming the parts; nothing is written. Merge the "
          "retrieval log and the contexts of a retrieve run separately (each has its manifest). Example: "
          "mnemetric merge --out runs/hypotheses.jsonl runs/hyp.1.jsonl runs/hyp.2.jsonl runs/hyp.3.jsonl")
@@ -83,11 +87,33 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
                    help="the merged file to write")
 
     def run(a: argparse.Namespace) -> int:
+        from mnemetric.llm.usage import sum_usage, write_usage
         from mnemetric.shard import merge
 
+        usage = part_usage(a.parts, lambda part: Path(f"{part}.usage.json"))
         done = merge(a.out, a.parts)
         fails = done["failures"]
         extra = "" if fails is None else f" (+ {fails} failure line(s) → {a.out}.failures.jsonl)"
+        if usage is not None:
+            write_usage(f"{a.out}.usage.json", sum_usage(usage))
+            extra += f" (+ usage of the {len(usage)} part(s) → {a.out}.usage.json)"
         print(f"merge: {done['shards']} {done['command']} shard(s), {done['lines']} line(s) → {a.out}{extra}")
         return 0
     return run
+
+
+def part_usage(parts, sidecar) -> list | None:
+    """The usage sidecars of the parts (``sidecar(part)``), each validated, before anything is written: None when
+    no part has one; a part without one, when others have, is an error naming it."""
+    from mnemetric.errors import InputError
+    from mnemetric.llm.usage import read_usage
+
+    paths = [sidecar(part) for part in parts]
+    present = [p.is_file() for p in paths]
+    if not any(present):
+        return None
+    if not all(present):
+        missing = paths[present.index(False)]
+        raise InputError(str(missing), "<file>", "usage sidecar", "missing, while other parts have theirs",
+                         fix="merge the parts with their usage sidecars (rerun the shard that lost it)")
+    return [read_usage(p) for p in paths]

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from mnemetric.errors import ConfigError
-from mnemetric.cli.executor import add_partial_option, end_partial_command
+from mnemetric.cli.executor import add_executor_option, add_partial_option, end_partial_command
 from mnemetric.cli.registry import Handler, command, group, subcommand
 from mnemetric.cli.types import amount, count, positive_int
 
@@ -211,12 +211,13 @@ def _run(p: argparse.ArgumentParser) -> Handler:
                         "sequential, as upstream; with N > 1 the measured latencies are of concurrent queries)")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     add_partial_option(p)
+    add_executor_option(p)  # batch: the reader's and checkers' calls by the Batch API (timed queries stay live)
 
     def run(a: argparse.Namespace) -> int:
         import time
         from datetime import datetime, timezone
 
-        from mnemetric.execute import build_executor
+        from mnemetric.cli.shards import light_executor
         from mnemetric.llm.run_log import finish_stage_run
         from mnemetric.llm.usage import write_usage
         from mnemetric.longmemeval_v2.data_custody import find_custody, verify_root
@@ -231,7 +232,11 @@ def _run(p: argparse.ArgumentParser) -> Handler:
                   file=sys.stderr)
         budget = {k: v for k, v in (("max_requests", a.max_requests), ("max_usd", a.max_usd)) if v is not None}
         llm = {"max_concurrency": a.concurrency, **({"budget": budget} if budget else {})}
-        executor, start = build_executor(None, llm, **({"workers": a.workers} if a.workers else {})), time.monotonic()
+        executor, start = light_executor(a, llm), time.monotonic()
+        if getattr(executor, "shard", None) is not None:
+            executor.close()
+            raise ConfigError("executor.shard", f"{executor.shard} set, but `v2 run` does not run shards yet",
+                              fix="drop shard from the executor option (v2 run runs every question)")
         started_at_utc = datetime.now(timezone.utc).isoformat()  # run_args.json (untracked run folder only)
         try:
             settings = named_settings(

@@ -27,6 +27,13 @@ submitted again: the run waits for that batch instead. Results are read as live 
   error is raised, naming the request, after everything else is stored;
 * a ``failed`` or ``cancelled`` batch is reported with its id (what it finished is kept).
 
+One run at a time: the executor keeps per-run state (the budget reservations, its ledger and cache
+connections), so a second thread calling :meth:`BatchExecutor.run` or :meth:`~BatchExecutor.plan` while one
+is under way gets :class:`ConcurrentUse` at once (nothing is submitted twice); calls from one thread after
+another, or from several processes (the ledger is shared safely), are fine. Per-question work runs on the pool
+of the run settings (``workers``, ``grace_seconds``, ``shard``: :class:`~mnemetric.execute.pool.PoolMapper`), as
+with every executor.
+
 ``wait: false`` submits and stops with :class:`~.batch_remote.BatchPending` (exit 3): a rerun collects.
 ``mode: export`` (conf option ``batch-export``) writes the batch files to ``export_dir`` for another batch
 runner (``vllm run-batch``) instead of submitting; ``mnemetric batch import`` stores their output.
@@ -34,19 +41,23 @@ runner (``vllm run-batch``) instead of submitting; ``mnemetric batch import`` st
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mnemetric.errors import ConfigError
+from mnemetric.errors import ConfigError, MnemetricError
 from mnemetric.execute.batch_remote import BatchError, BatchPending, Remote
+from mnemetric.execute.batch_submit import export_message, open_slot, reserve_budget
 from mnemetric.execute.calls import ANSWER, FAILURE, NON_ANSWER, CallOutcome, ModelCall, latency_measured
 from mnemetric.execute.immediate import ImmediateExecutor, outcome_of
-from mnemetric.llm.batch_files import MAX_BYTES, MAX_REQUESTS, URLS, request_line, split_lines, went_by_batch
+from mnemetric.execute.pool import PoolMapper
+from mnemetric.llm.batch_files import MAX_BYTES, MAX_REQUESTS, request_line, split_lines, went_by_batch
 from mnemetric.llm.batch_ledger import DONE, EXPORTED, OPEN, Ledger, Slot
 from mnemetric.llm.budget import Budget, PriceTable, UsageStats, estimate_chat_tokens, estimate_prompt_tokens
-from mnemetric.llm.cache import ResponseCache, canonical_json
+from mnemetric.llm.cache import ResponseCache
 from mnemetric.llm.replies import chat_result, non_answer_reason, usage_of
 from mnemetric.llm.types import LLMRequestError, Usage
 
@@ -58,14 +69,21 @@ def _retryable(status: int | None) -> bool:
     return status is None or status in RETRYABLE or status >= 500
 
 
-class BatchExecutor:
-    """The Batch-API executor (module docstring). ``llm``: the run's ``llm:`` settings."""
+class ConcurrentUse(MnemetricError):
+    """A BatchExecutor used by two threads at once (module docstring)."""
+
+
+class BatchExecutor(PoolMapper):
+    """The Batch-API executor (module docstring). ``llm``: the run's ``llm:`` settings; ``workers``,
+    ``grace_seconds``, ``shard``: the ``executor`` section's run settings."""
 
     def __init__(self, llm: Mapping[str, Any] | None = None, *, name: str = "batch", progress: bool = True,
                  mode: str = "openai", poll_interval: float = 30.0, max_requests_per_batch: int = MAX_REQUESTS,
                  max_bytes_per_batch: int = MAX_BYTES, wait: bool = True, max_wait: float | None = None,
                  ledger: str | None = None, export_dir: str = ".mnemetric/batch-export",
-                 cache: ResponseCache | None = None, usage: UsageStats | None = None, budget: Budget | None = None):
+                 cache: ResponseCache | None = None, usage: UsageStats | None = None, budget: Budget | None = None,
+                 workers: int | None = None, grace_seconds: float | None = None, shard: str | None = None,
+                 address: str | None = None):
         from mnemetric.llm.settings import budget_from_params
 
         if mode not in MODES:
@@ -95,6 +113,8 @@ class BatchExecutor:
         """base URL → the URL the calls were given (credentials included), for the transport only."""
         self._reserved: dict[str, float | None] = {}
         """key → the budget reservation of a request this run submitted (settled when its line is read)."""
+        self._busy = threading.Lock()
+        self.set_run_settings(workers=workers, grace_seconds=grace_seconds, shard=shard, address=address)
 
     def __repr__(self) -> str:
         return f"BatchExecutor(mode={self.mode!r}, poll_interval={self.poll_interval})"
@@ -116,7 +136,7 @@ class BatchExecutor:
         """The immediate executor for timed calls (same cache, budget and usage ledger)."""
         if self._live is None:
             self._live = ImmediateExecutor(self.llm, progress=self.progress, cache=self.cache, usage=self.usage,
-                                           budget=self.budget)
+                                           budget=self.budget, grace_seconds=self.grace_seconds)
         return self._live
 
     def remote(self, url: str | None) -> Remote:
@@ -155,9 +175,23 @@ class BatchExecutor:
         return call.endpoint == "embeddings" or non_answer_reason(hit, call.text_from) is None
 
     # -- running ---------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _one_at_a_time(self, what: str) -> Iterator[None]:
+        if not self._busy.acquire(blocking=False):
+            raise ConcurrentUse(f"BatchExecutor.{what} called while another thread is running this executor: it "
+                                "keeps one run's state (budget reservations, ledger and cache connections) and is not "
+                                "thread-safe; nothing was submitted for this call")
+        try:
+            yield
+        finally:
+            self._busy.release()
+
     def run(self, calls: Sequence[ModelCall], *, desc: str = "llm", progress: bool | None = None) -> list[CallOutcome]:
-        """One outcome per call, in order (the Executor protocol; module docstring)."""
-        calls = list(calls)
+        """One outcome per call, in order (the Executor protocol; module docstring). One thread at a time."""
+        with self._one_at_a_time("run"):
+            return self._run(list(calls), desc, progress)
+
+    def _run(self, calls: list[ModelCall], desc: str, progress: bool | None) -> list[CallOutcome]:
         progress = self.progress if progress is None else progress
         outcomes: list[CallOutcome | None] = [None] * len(calls)
         timed = [i for i, c in enumerate(calls) if c.timed or latency_measured()]
@@ -191,7 +225,7 @@ class BatchExecutor:
             want = {k: calls[idx[0]] for k, idx in pending.items()}
             slots, refused = self._submit(want)
             if self.mode == "export":
-                raise BatchPending(self._export_message(slots))
+                raise BatchPending(export_message(self, slots))
             if not self.wait:
                 raise BatchPending(f"{sum(s.requests for s in slots)} request(s) in batch(es) "
                                    f"{', '.join(s.name for s in slots)} (ledger {self.ledger.path}); rerun to collect "
@@ -287,67 +321,16 @@ class BatchExecutor:
                 if refused:
                     refused.update((k, None) for k, _ in chunk)
                     continue
-                chunk = self._reserve_budget(chunk, want, refused)
+                chunk = reserve_budget(self, chunk, want, refused)
                 if not chunk:
                     continue
-                slot = self._open_slot(base_url, kind, model, role, chunk, want)
+                slot = open_slot(self, base_url, kind, model, role, chunk, want)
                 if slot is not None:
                     waiting[slot.slot] = slot
         for key, slot_id in self.ledger.holders([k for k in want if k not in refused], held_states).items():
             if slot_id not in waiting:
                 waiting[slot_id] = self.ledger.get(slot_id)
         return [s for s in waiting.values() if s is not None], refused
-
-    def _reserve_budget(self, chunk: list, want: dict[str, ModelCall], refused: dict) -> list:
-        from mnemetric.llm.budget import BudgetExceeded
-
-        for n, (key, _) in enumerate(chunk):
-            estimate = self._estimate(want[key])
-            try:
-                self.budget.reserve(want[key].model, estimate)
-            except BudgetExceeded as exc:
-                refused["__error__"] = exc
-                refused.update((k, None) for k, _ in chunk[n:])
-                return chunk[:n]
-            self._reserved[key] = estimate
-        return chunk
-
-    def _open_slot(self, base_url: str, kind: str, model: str, role: str | None, chunk: list,
-                   want: dict[str, ModelCall]) -> Slot | None:
-        members = {k: canonical_json(want[k].payload) for k, _ in chunk}
-        slot, taken = self.ledger.reserve(mode=self.mode, base_url=base_url, kind=kind, model=model, role=role,
-                                          members=members, state=EXPORTED if self.mode == "export" else "preparing")
-        for key in set(members) - set(taken):  # submitted by another process meanwhile: not ours to pay
-            self.budget.settle(self._reserved.pop(key, None), 0.0)
-        if slot is None:
-            return None
-        if self.mode == "export":
-            from mnemetric.io import atomic_open
-
-            with atomic_open(self.export_dir / f"{slot.slot}.jsonl", "wb") as fh:
-                fh.writelines(line for k, line in chunk if k in set(taken))
-            return slot
-        remote = self.remote(self._urls.get(base_url, base_url))
-        try:
-            slot = remote.upload(slot, {k: want[k].payload for k in taken})
-            return remote.create(slot)
-        except BaseException:
-            current = self.ledger.get(slot.slot)
-            if current is not None and current.state == "preparing":
-                self.ledger.drop(slot.slot)  # nothing was created from it
-            elif current is not None and current.state == "uploaded":
-                self.ledger.update(slot.slot, pid=0)  # the next run looks for its batch, or creates it
-            for key in taken:
-                self.budget.settle(self._reserved.pop(key, None), 0.0)
-            raise
-
-    def _export_message(self, slots: list[Slot]) -> str:
-        files = [f"  {self.export_dir / (s.slot + '.jsonl')}: {s.requests} request(s), model {s.model}, {URLS[s.kind]}"
-                 if s.mode == "export" else f"  batch {s.name}: {s.requests} request(s) in flight at the Batch API "
-                 "(collected by a run with executor=batch)" for s in slots]
-        return (f"exported {sum(s.requests for s in slots)} request(s) for another batch runner:\n" + "\n".join(files)
-                + "\n  next: run each file, e.g. `vllm run-batch -i FILE -o OUT.jsonl --model MODEL`, then "
-                "`mnemetric batch import OUT.jsonl`, then rerun this command (it sends nothing already imported)")
 
     def _follow(self, slots: list[Slot], want: dict[str, ModelCall], desc: str, progress: bool) -> tuple[dict, list]:
         from mnemetric.execute.batch_collect import follow
@@ -357,6 +340,10 @@ class BatchExecutor:
     # -- dry run and lifetime --------------------------------------------------------------------
     def plan(self, calls: Sequence[ModelCall]) -> dict[str, Any]:
         """Cached / in a batch in flight / to send, and the estimated dollars at the batch price (no network)."""
+        with self._one_at_a_time("plan"):
+            return self._plan(calls)
+
+    def _plan(self, calls: Sequence[ModelCall]) -> dict[str, Any]:
         total = cached = 0
         usd, to_send = 0.0, []
         for call in calls:

@@ -108,26 +108,23 @@ class Remote:
                                   completed=int(counts.completed) if counts else 0,
                                   failed=int(counts.failed) if counts else 0, **extra)
 
-    def retrieve(self, slot: Slot) -> Any:
-        """The batch as the server has it now (the ledger follows)."""
+    def _call(self, slot: Slot, doing: str, method: Any) -> Any:
+        """``method(batch_id)`` (retrieve or cancel); the ledger follows the batch it returns."""
         try:
-            batch = self.sdk.batches.retrieve(slot.batch_id)
+            batch = method(slot.batch_id)
         except openai.NotFoundError:
             raise self._missing(slot, "the batch") from None
         except openai.OpenAIError as exc:
-            raise self._fail(slot, "retrieving the batch", exc) from None
+            raise self._fail(slot, f"{doing} the batch", exc) from None
         self.record(slot, batch)
         return batch
 
+    def retrieve(self, slot: Slot) -> Any:
+        """The batch as the server has it now (the ledger follows)."""
+        return self._call(slot, "retrieving", self.sdk.batches.retrieve)
+
     def cancel(self, slot: Slot) -> Any:
-        try:
-            batch = self.sdk.batches.cancel(slot.batch_id)
-        except openai.NotFoundError:
-            raise self._missing(slot, "the batch") from None
-        except openai.OpenAIError as exc:
-            raise self._fail(slot, "cancelling the batch", exc) from None
-        self.record(slot, batch)
-        return batch
+        return self._call(slot, "cancelling", self.sdk.batches.cancel)
 
     def download(self, slot: Slot, batch: Any, known: set[str]) -> list:
         """Every result line of the batch's output and error files, checked before anything is stored

@@ -123,3 +123,30 @@ def read_usage(path: str | Path) -> UsageRecord:
     """Read and validate a usage sidecar."""
     raw = read_json_file(path, missing_fix="run the stage that writes it first", fix=_FIX)
     return UsageRecord.from_record(raw, file=str(path))
+
+
+def sum_usage(records: list[UsageRecord]) -> UsageRecord:
+    """The usage of disjoint parts of one run (the shards `mnemetric merge` joins) as one sidecar: counts and
+    tokens summed per requested model, resolved and unpriced models united (sorted), dollars summed (equal to
+    the unsharded run's up to float rounding); ``batch_responses`` kept when any part has it."""
+    batched = any(r.batch_responses is not None for r in records)
+    per: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        for m in rec.per_model:
+            b = per.setdefault(m.requested_model, {"n": 0, "batch": 0, "prompt": 0, "completion": 0, "usd": 0.0,
+                                                   "resolved": set()})
+            b["n"] += m.responses
+            b["batch"] += m.batch_responses or 0
+            b["prompt"] += m.prompt_tokens
+            b["completion"] += m.completion_tokens
+            b["usd"] += m.usd
+            b["resolved"] |= set(m.resolved_models)
+    models = tuple(ModelUsage(k, b["n"], b["prompt"], b["completion"], b["usd"], tuple(sorted(b["resolved"])),
+                              b["batch"] if batched else None) for k, b in sorted(per.items()))
+    usd = 0.0
+    for m in models:
+        usd += m.usd
+    return UsageRecord(sum(m.responses for m in models), sum(m.prompt_tokens for m in models),
+                       sum(m.completion_tokens for m in models), usd,
+                       tuple(sorted({u for r in records for u in r.unpriced_models})), models,
+                       sum(m.batch_responses or 0 for m in models) if batched else None)
