@@ -59,7 +59,7 @@ def test_quiz_is_a_family_built_from_its_own_conf():
 
 def test_quiz_registers_its_params_schema_and_its_conf_group():
     params = compose(conf_dir=CONF)
-    assert list(params) == ["quiz", "benchmark", "executor", "llm", "paths"]  # conf/config.yaml's order
+    assert list(params) == ["quiz", "benchmark", "executor", "llm", "paths", "memory_llm"]  # conf/config.yaml's order (memory_llm: the generic model proxy)
     assert params["quiz"]["questions"] == 3 and params["benchmark"]["name"] == "quiz"
     # Quiz's typed section refuses a bad value at composition, naming the key (Hydra) ...
     with pytest.raises(ConfigError, match="quiz.questions"):
