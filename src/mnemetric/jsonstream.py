@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from mnemetric.errors import InputError
+from mnemetric.errors import InputError, interrupt_of
 from mnemetric.io import DUPLICATE_FIX, repeated_key, require_file
 from mnemetric.jsonfast import fast_items
 
@@ -193,8 +193,10 @@ def iter_json_items(path: str | Path) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
                 yield item, ()
                 given += 1
             return
-        except Exception:  # noqa: BLE001 - whatever it is, the strict reader says what and where
-            pass
+        except Exception as exc:  # noqa: BLE001 - whatever it is, the strict reader says what and where
+            stop = interrupt_of(exc)  # a signal raised inside the C parser: stop, do not re-read
+            if stop is not None:
+                raise stop from None
     yield from islice(strict_items(path), given, None)
 
 

@@ -104,6 +104,7 @@ from mnemetric.longmemeval.memory.simple import FullContext
 
 class SlowMemory(FullContext):
     def retrieve(self, query, granularity):
+        open("retrieving", "w").close()  # the test signals once a question is being retrieved
         time.sleep(3)  # the signal arrives while a question is being retrieved, not as the run ends
         return super().retrieve(query, granularity)
 """
@@ -119,7 +120,8 @@ def test_sigterm_during_retrieve_leaves_no_temp_files(tmp_path):
                              "--memory", str(tmp_path / "slow.yaml"), "--granularity", "session", "--out",
                              str(out / "log.jsonl"), "--contexts", str(out / "ctx.jsonl"), "--workers", "1"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _wait(lambda: len(list(out.glob(".*.tmp"))) == 2)  # both outputs are being written
+    _wait(lambda: (tmp_path / "retrieving").exists())  # both outputs are being written, a question retrieved
+    assert len(list(out.glob(".*.tmp"))) == 2
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err
@@ -140,3 +142,24 @@ def test_a_signal_raised_inside_c_code_is_still_an_interrupt():
     assert code == 128 + signal.SIGTERM and text.startswith("error: interrupted by SIGTERM")
     assert interrupt_of(SystemError("a real bug")) is None
     assert interrupt_of(ValueError("x")) is None
+
+
+def test_a_signal_inside_the_fast_json_parser_stops_the_read_instead_of_falling_back(tmp_path, monkeypatch):
+    """The fast path falls back to the strict reader on any error; an interrupt is not an error of the file."""
+    import mnemetric.jsonstream as jsonstream
+    from mnemetric.errors import Interrupted
+
+    path = tmp_path / "items.json"
+    path.write_text('[{"a": 1}, {"a": 2}]', encoding="utf-8")
+
+    def interrupted_parser(fh, chunk):
+        yield {"a": 1}
+        wrapped = SystemError("<built-in method next> returned a result with an exception set")
+        wrapped.__cause__ = Interrupted(signal.SIGTERM)
+        raise wrapped
+
+    monkeypatch.setattr(jsonstream, "fast_items", interrupted_parser)
+    items = jsonstream.iter_json_items(path)
+    assert next(items) == ({"a": 1}, ())
+    with pytest.raises(Interrupted):
+        next(items)
