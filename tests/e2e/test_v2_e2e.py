@@ -4,6 +4,7 @@ sample end to end offline (no API key) and writes metrics/v2.json; a rerun write
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 
 import pytest
@@ -36,6 +37,9 @@ def test_exp_run_benchmark_v2_runs_the_bundled_v2_sample_offline(committed_repro
     assert "memory_query_avg_seconds" not in m["combined"]  # measured, so untracked
     run_dir = committed_repro.path / ".mnemetric" / "v2-run"
     assert (run_dir / "web" / "per_question.jsonl").exists() and (run_dir / "combined_aggregated_metrics.json").exists()
+    args = json.loads((run_dir / "enterprise" / "run_args.json").read_text())  # upstream's run folder, for v2 package
+    assert args["domain"] == "enterprise" and args["memory_context_max_tokens"] == 200000 and args["model"] is None
+    assert len(json.loads((run_dir / "enterprise" / "runtime_inputs" / "questions.json").read_text())) == 7
     custody = committed_repro.json("data/custody/v2-sample.json")  # stage v2_prepare: the bundled root's custody
     assert custody["source"] == "bundled" and custody["all_verified"] is False and custody["data_root"] == "data/sample-v2"
     assert {f["file"] for f in custody["files"]} >= {"questions.jsonl", "trajectories.jsonl", "haystacks/lme_v2_small.json"}

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from mnemetric.errors import MnemetricError
-from mnemetric.cli import answer, batch, card, compare, crosscheck, data, inventory, judge_audit, qa, report, retrieval, runs, sample, shards, v2, v2_data, verify  # noqa: F401  (registers the commands)
+from mnemetric.cli import answer, batch, card, compare, crosscheck, data, inventory, judge_audit, qa, report, retrieval, runs, sample, shards, v2, v2_data, v2_package, verify  # noqa: F401  (registers the commands)
 from mnemetric.cli.registry import COMMANDS
 from mnemetric.cli.registry import option_path
 from mnemetric.cli.retrieval import load_memory, memory_options

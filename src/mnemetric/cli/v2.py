@@ -204,12 +204,13 @@ def _run(p: argparse.ArgumentParser) -> Handler:
 
     def run(a: argparse.Namespace) -> int:
         import time
+        from datetime import datetime, timezone
 
         from mnemetric.execute import build_executor
         from mnemetric.llm.run_log import finish_stage_run
         from mnemetric.llm.usage import write_usage
         from mnemetric.longmemeval_v2.data_custody import find_custody, verify_root
-        from mnemetric.longmemeval_v2.pipeline import run_named
+        from mnemetric.longmemeval_v2.pipeline import named_settings, run_from_settings
         from mnemetric.longmemeval_v2.run import write_run
 
         custody = a.custody or find_custody(Path("data/custody"), a.data_root)
@@ -220,17 +221,18 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         budget = {k: v for k, v in (("max_requests", a.max_requests), ("max_usd", a.max_usd)) if v is not None}
         llm = {"max_concurrency": a.concurrency, **({"budget": budget} if budget else {})}
         executor, start = build_executor(None, llm), time.monotonic()
+        started_at_utc = datetime.now(timezone.utc).isoformat()  # run_args.json (untracked run folder only)
         try:
-            result = run_named(a.data_root, _haystack(a.data_root, a.haystack), memory=a.memory,
-                               memory_options={"top_k": a.top_k}, domains=a.domain or ("web", "enterprise"),
-                               reader=a.reader, reader_model=a.reader_model, reader_base_url=a.reader_base_url,
-                               enable_thinking=not a.no_thinking, checker=a.checker, judge_model=a.judge_model,
-                               judge_base_url=a.judge_base_url, token_counter=a.token_counter,
-                               processor_path=a.processor_path, max_tokens=a.max_tokens,
-                               check_images=not a.no_images, data=data, executor=executor,
-                               conf=a.conf if a.conf.is_dir() else None)
+            settings = named_settings(
+                a.data_root, _haystack(a.data_root, a.haystack), memory=a.memory, memory_options={"top_k": a.top_k},
+                domains=a.domain or ("web", "enterprise"), reader=a.reader, reader_model=a.reader_model,
+                reader_base_url=a.reader_base_url, enable_thinking=not a.no_thinking, checker=a.checker,
+                judge_model=a.judge_model, judge_base_url=a.judge_base_url, token_counter=a.token_counter,
+                processor_path=a.processor_path, max_tokens=a.max_tokens, check_images=not a.no_images,
+                conf=a.conf if a.conf.is_dir() else None)
+            result = run_from_settings(settings, executor, data=data)
             finish_stage_run("v2 run", executor.usage, start)
-            written = write_run(a.out, result)
+            written = write_run(a.out, result, settings, started_at_utc=started_at_utc)
             write_usage(a.out / "usage.json", executor.usage.work)
         finally:
             executor.close()

@@ -145,7 +145,24 @@ def run_named(root: str | Path, haystack: str | Path, *, memory: str, memory_opt
     files the DVC stages compose): the keyword arguments set the option's own keys where it has them (``top_k`` of
     bm25, ``model`` of openai, ``path`` of qwen …) and are ignored where it has not (the offline reader has no
     model). ``conf``: a project's conf folder whose v2/<group>/<name>.yaml options are found first (:func:`option`)."""
-    settings = {
+    settings = named_settings(root, haystack, memory=memory, memory_options=memory_options, domains=domains,
+                              reader=reader, reader_model=reader_model, reader_base_url=reader_base_url,
+                              enable_thinking=enable_thinking, checker=checker, judge_model=judge_model,
+                              judge_base_url=judge_base_url, token_counter=token_counter,
+                              processor_path=processor_path, max_tokens=max_tokens, check_images=check_images,
+                              conf=conf)
+    return run_from_settings(settings, executor, data=data)
+
+
+def named_settings(root: str | Path, haystack: str | Path, *, memory: str,
+                   memory_options: Mapping[str, Any] | None = None, domains: Sequence[str] = DOMAINS,
+                   reader: str = "offline", reader_model: str | None = None, reader_base_url: str | None = None,
+                   enable_thinking: bool = True, checker: str = "offline", judge_model: str | None = None,
+                   judge_base_url: str | None = None, token_counter: str = "auto", processor_path: str | None = None,
+                   max_tokens: int = DEFAULT_MAX_TOKENS, check_images: bool = True,
+                   conf: str | Path | None = None) -> dict[str, Any]:
+    """The ``v2`` settings :func:`run_named` runs (each component its conf option, the keyword arguments set)."""
+    return {
         "name": "cli", "data_root": str(root), "haystack": haystack, "domains": list(domains),
         "max_tokens": max_tokens, "images": check_images,
         "memory": option("memory", memory, root, conf, **dict(memory_options or {})),
@@ -154,4 +171,3 @@ def run_named(root: str | Path, haystack: str | Path, *, memory: str, memory_opt
         "checker": option("checker", checker, root, conf, model=judge_model, base_url=judge_base_url),
         "token_counter": option("token_counter", token_counter, root, conf, path=processor_path),
     }
-    return run_from_settings(settings, executor, data=data)

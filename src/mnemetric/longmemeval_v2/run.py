@@ -215,8 +215,15 @@ def summary(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]
             "official_equivalence": OfficialEquivalence.of(reasons).to_record()}
 
 
-def write_run(out: str | Path, run: V2Run) -> list[Path]:
-    """<out>/<domain>/per_question.jsonl and aggregated_metrics.json, combined_aggregated_metrics.json, v2.json."""
+def write_run(out: str | Path, run: V2Run, settings: Mapping[str, Any] | None = None, *,
+              started_at_utc: str | None = None) -> list[Path]:
+    """<out>/<domain>/per_question.jsonl and aggregated_metrics.json, combined_aggregated_metrics.json, v2.json.
+
+    With ``settings`` (the run's ``v2`` section: data_root, haystack, memory, reader …) each domain folder also
+    gets upstream's run_args.json and runtime_inputs/ (:mod:`.run_folder`), so upstream's leaderboard builder and
+    `mnemetric v2 package` read it as a run of upstream's harness."""
+    from mnemetric.longmemeval_v2.run_folder import write_upstream_run
+
     out = Path(out)
     written = []
     for domain, rows in run.rows.items():
@@ -224,6 +231,10 @@ def write_run(out: str | Path, run: V2Run) -> list[Path]:
         write_per_question(out / domain / "per_question.jsonl", rows)
         write_upstream_json(out / domain / "aggregated_metrics.json", run.aggregated[domain])
         written += [out / domain / "per_question.jsonl", out / domain / "aggregated_metrics.json"]
+        if settings is not None:
+            written += write_upstream_run(out / domain, domain, rows, settings=settings,
+                                          checker=run.provenance.get("checker") or {},
+                                          started_at_utc=started_at_utc)
     if run.combined is not None:
         write_upstream_json(out / "combined_aggregated_metrics.json", run.combined)
         written.append(out / "combined_aggregated_metrics.json")

@@ -65,7 +65,7 @@ def main() -> None:
         measured = (f"latency not measured in this workspace (no {latency_file(p['paths.v2_runs'])} for these memory "
                     f"rows: `dvc repro -f v2_memory` measures it); the untracked run folder is not written")
     else:
-        write_run(p["paths.v2_runs"], result)
+        write_run(p["paths.v2_runs"], result, v2)  # + upstream's run_args.json and runtime_inputs/ per domain
         lafs = result.summary.get("lafs") or {}
         measured = (f"query latency {(result.summary['combined'] or {}).get('memory_query_avg_seconds')} s, LAFS gain "
                     f"{lafs.get('lafs_gain')} (measured, untracked: {p['paths.v2_runs']})")
