@@ -88,29 +88,49 @@ def _shared_tmp(tmp_path_factory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """``build(folder)`` run once per test run for every test process (pytest-xdist workers included): the first
+    process to ask builds ``<shared tmp>/<name>`` under a file lock, the others wait for it and reuse it. Returns
+    the folder. A failed build is retried by the next process that asks (and fails it the same way)."""
+    import fcntl
+
+    shared = _shared_tmp(tmp_path_factory)
+    folder, done = shared / name, shared / f"{name}.done"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            done.write_text("ok\n")
+    return folder
+
+
+def copy_repo(src: Path, dst: Path) -> None:
+    """A DVC repository copied as it is (git, DVC cache, workspace), without its .dvc/tmp (locks and state of the
+    original's runs)."""
+    def skip_dvc_tmp(folder: str, names: list[str]) -> list[str]:
+        return ["tmp"] if Path(folder) == src / ".dvc" else []
+
+    shutil.copytree(src, dst, symlinks=True, ignore=skip_dvc_tmp)
+
+
 @pytest.fixture(scope="session")
 def reproduced_sample(tmp_path_factory) -> Path:
     """A temporary clone of this project (copy_project + one commit) after `dvc repro` on the bundled sample,
     offline and without a key: built once per test run (one process builds it, the others wait for it), never
     in the checkout under test. Read it; never write to it (tests/e2e/conftest.py ``reproduced_repo`` gives
     a test its own copy)."""
-    import fcntl
+    def build(repo: Path) -> None:
+        copy_project(repo)
+        env = tool_env(MNEMETRIC_CACHE_DIR=str(repo.parent / "reproduced-sample-cache"))
+        env.pop("OPENAI_API_KEY", None)
+        init_repo(repo, env)
+        proc = subprocess.run(["dvc", "repro"], cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, f"dvc repro failed:\n{proc.stdout}\n{proc.stderr}"
+        (repo.parent / "reproduced-sample.stdout").write_text(proc.stdout)
 
-    shared = _shared_tmp(tmp_path_factory)
-    repo, done = shared / "reproduced-sample", shared / "reproduced-sample.done"
-    with open(shared / "reproduced-sample.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            shutil.rmtree(repo, ignore_errors=True)
-            repo.mkdir()
-            copy_project(repo)
-            env = tool_env(MNEMETRIC_CACHE_DIR=str(shared / "reproduced-sample-cache"))
-            env.pop("OPENAI_API_KEY", None)
-            init_repo(repo, env)
-            proc = subprocess.run(["dvc", "repro"], cwd=repo, env=env, capture_output=True, text=True, timeout=900)
-            assert proc.returncode == 0, f"dvc repro failed:\n{proc.stdout}\n{proc.stderr}"
-            (shared / "reproduced-sample.stdout").write_text(proc.stdout)
-            done.write_text("ok\n")
+    repo = built_once(tmp_path_factory, "reproduced-sample", build)
     missing = [rel for rel in SAMPLE_RUN_OUTPUTS if not (repo / rel).exists()]
     assert not missing, missing
     return repo

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_project, init_repo, tool_env
+from tests.conftest import built_once, copy_project, copy_repo, init_repo, tool_env
 
 
 class DvcRepo:
@@ -47,11 +46,7 @@ def reproduced_repo(tmp_path, reproduced_sample) -> DvcRepo:
     committed): this test's own copy of the session's reproduced clone (tests/conftest.py reproduced_sample),
     so a test that starts from the reproduced sample does not reproduce it again."""
     repo = tmp_path / "repo"
-
-    def skip_dvc_tmp(folder: str, names: list[str]) -> list[str]:  # locks and state of the original's runs
-        return ["tmp"] if Path(folder) == reproduced_sample / ".dvc" else []
-
-    shutil.copytree(reproduced_sample, repo, symlinks=True, ignore=skip_dvc_tmp)
+    copy_repo(reproduced_sample, repo)
     return DvcRepo(repo, tool_env())
 
 
@@ -61,3 +56,28 @@ def committed_repro(reproduced_repo) -> DvcRepo:
     reproduced_repo.run("git", "add", "-A")
     reproduced_repo.run("git", "commit", "-qm", "sample run")
     return reproduced_repo
+
+
+@pytest.fixture(scope="session")
+def oracle_experiment(tmp_path_factory, reproduced_sample) -> Path:
+    """The reproduced sample committed on main ("sample run"), then `dvc exp run -n oracle -S memory=oracle`:
+    built once per test run (tests/conftest.py built_once), with the experiment's results left in the workspace
+    as `dvc exp run` leaves them. Read it; never write to it (``oracle_repo`` gives a test its own copy)."""
+    def build(folder: Path) -> None:
+        repo = DvcRepo(folder / "repo", tool_env(MNEMETRIC_CACHE_DIR=str(folder / "llm-cache")))
+        copy_repo(reproduced_sample, repo.path)
+        repo.run("git", "add", "-A")
+        repo.run("git", "commit", "-qm", "sample run")
+        repo.dvc("exp", "run", "-n", "oracle", "-S", "memory=oracle")
+
+    return built_once(tmp_path_factory, "oracle-experiment", build) / "repo"
+
+
+@pytest.fixture()
+def oracle_repo(tmp_path, oracle_experiment) -> DvcRepo:
+    """committed_repro after `dvc exp run -n oracle -S memory=oracle` (the oracle run in the workspace, as the
+    experiment left it): this test's own copy of the session's oracle_experiment, so the tests that need that
+    experiment do not each run it."""
+    repo = tmp_path / "repo"
+    copy_repo(oracle_experiment, repo)
+    return DvcRepo(repo, tool_env())

@@ -1,7 +1,8 @@
 """`mnemetric compare` and `mnemetric runs` against real DVC experiments of the sample pipeline.
 
-main runs the sample (`dvc repro`, committed); branch `rejudged` holds another judge model (the judged
-file, a DVC output, rewritten and `dvc commit`ed); experiments: memory=oracle (better retrieval),
+main runs the sample (`dvc repro`, committed); experiment memory=oracle (better retrieval) comes from the
+session's oracle_experiment (tests/e2e/conftest.py); branch `rejudged` holds another judge model (the judged
+file, a DVC output, rewritten and `dvc commit`ed); further experiments:
 adapter=legacy-v2 (not comparable: another adapter schema), memory=none (retrieval collapses).
 Expected numbers come from each run's own metric files (written by the pipeline's stages, not by
 compare) and from a McNemar p recomputed here from the printed flips.
@@ -49,12 +50,18 @@ def _compare(repo, *args: str):
     return repo.run("mnemetric", "compare", *args, check=False)
 
 
-def test_compare_and_runs_on_real_experiments(reproduced_repo):
+def test_compare_and_runs_on_real_experiments(oracle_repo):
+    # the sample run committed on main and experiment `oracle` (-S memory=oracle), its results in the workspace
+    # (tests/e2e/conftest.py oracle_experiment: the views and retrieval tests read the same experiment)
+    reproduced_repo = oracle_repo
+    oracle = {"qa": reproduced_repo.json("metrics/qa.json"), "retrieval": reproduced_repo.json("metrics/retrieval.json")}
+    reproduced_repo.run("git", "reset", "-q", "--hard")  # the workspace back to main's committed run
+    reproduced_repo.dvc("checkout", "-q")
+    assert reproduced_repo.run("git", "status", "--porcelain").stdout == ""
+    assert json.loads(reproduced_repo.dvc("status", "--json").stdout) == {}
     main = {"qa": reproduced_repo.json("metrics/qa.json"), "retrieval": reproduced_repo.json("metrics/retrieval.json")}
-    reproduced_repo.run("git", "add", "-A")
-    reproduced_repo.run("git", "commit", "-qm", "sample run")
+    assert main["retrieval"] != oracle["retrieval"]
     first_id, first_label = _rejudged_branch(reproduced_repo)
-    oracle = _exp(reproduced_repo, "oracle", "memory=oracle")
     _exp(reproduced_repo, "legacy", "adapter=legacy-v2")
     _exp(reproduced_repo, "none", "memory=none")
 

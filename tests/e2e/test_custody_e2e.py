@@ -82,7 +82,8 @@ def reply(messages):
     return "yes" if text.startswith("Grading job") else "The answer is Miso."
 
 
-def test_llm_judge_params_are_read_from_the_judged_lines_not_the_cache(dvc_repo, tmp_path):
+def test_llm_judge_params_are_read_from_the_judged_lines_not_the_cache(committed_repro, tmp_path):
+    dvc_repo = committed_repro  # the committed sample run: the experiment reruns what its params change
     sha = write_standin(tmp_path / "LongMemEval")
     args = ["exp", "run", "-S", "reader=openai", "-S", "judge=upstream-gpt-4o", "-S", "suite=development",
             "-S", f"judge.longmemeval_dir={tmp_path / 'LongMemEval'}", "-S", f"judge.evaluate_qa_sha256={sha}"]

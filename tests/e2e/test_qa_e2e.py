@@ -65,7 +65,8 @@ def tracked_bytes(repo: Path) -> dict[str, bytes]:
     return {str(f.relative_to(repo)): f.read_bytes() for f in files if f.is_file()}
 
 
-def test_llm_path_runs_for_real_and_a_second_run_sends_nothing(dvc_repo, tmp_path):
+def test_llm_path_runs_for_real_and_a_second_run_sends_nothing(committed_repro, tmp_path):
+    dvc_repo = committed_repro  # the committed sample run: the experiment reruns what its params change
     sha = write_standin(tmp_path / "LongMemEval")
     args = ["exp", "run", "-S", "reader=openai", "-S", "judge=upstream-gpt-4o", "-S", "suite=development",
             "-S", f"judge.longmemeval_dir={tmp_path / 'LongMemEval'}", "-S", f"judge.evaluate_qa_sha256={sha}"]

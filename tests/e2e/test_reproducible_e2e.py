@@ -48,7 +48,9 @@ def reply(messages):
     return "Based on the sessions, the answer is Miso."
 
 
-def test_a_second_clone_with_a_warm_llm_cache_writes_identical_tracked_files(dvc_repo, tmp_path):
+def test_a_second_clone_with_a_warm_llm_cache_writes_identical_tracked_files(committed_repro, tmp_path):
+    dvc_repo = committed_repro  # the committed sample run: the experiment reruns what its params change; the
+    # clone has no DVC cache, so its `dvc repro` runs every stage
     sha = write_standin(tmp_path / "LongMemEval")
     args = ["exp", "run", "-S", "reader=openai", "-S", "judge=upstream-gpt-4o", "-S", "suite=development",
             "-S", f"judge.longmemeval_dir={tmp_path / 'LongMemEval'}", "-S", f"judge.evaluate_qa_sha256={sha}"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.e2e
 
@@ -26,9 +27,10 @@ def test_repro_writes_retrieval_metrics_and_plot(reproduced_repo):
     assert json.loads(reproduced_repo.dvc("plots", "show", "--json").stdout)
 
 
-def test_oracle_memory_reaches_recall_all_of_one(committed_repro):
-    committed_repro.dvc("exp", "run", "-S", "memory=oracle")
-    m = committed_repro.json("metrics/detail/retrieval.json")
+def test_oracle_memory_reaches_recall_all_of_one(oracle_repo):
+    # `dvc exp run -S memory=oracle` on the committed sample run (tests/e2e/conftest.py oracle_experiment)
+    assert yaml.safe_load((oracle_repo.path / "params.yaml").read_text())["memory"]["name"] == "oracle"
+    m = oracle_repo.json("metrics/detail/retrieval.json")
     for rule in ("exclude_abs", "exclude_abs_and_no_user_target"):
         assert m[rule]["session"]["recall_all@50"] == 1.0 and m[rule]["session"]["recall_all@10"] == 1.0
 

@@ -28,10 +28,10 @@ def check_offline_plots(html: str) -> None:
     assert '<div id = "per_type_accuracy">' in html and '<div id = "recall_all_at_k">' in html
 
 
-def test_views_on_main_against_an_oracle_experiment(reproduced_repo):
-    reproduced_repo.run("git", "add", "-A")
-    reproduced_repo.run("git", "commit", "-qm", "sample run")
-    reproduced_repo.dvc("exp", "run", "-S", "memory=oracle", "-n", "oracle")
+def test_views_on_main_against_an_oracle_experiment(oracle_repo):
+    # the sample run committed on main, then `dvc exp run -S memory=oracle -n oracle` (its results in the
+    # workspace): tests/e2e/conftest.py oracle_experiment, this test's own copy
+    reproduced_repo = oracle_repo
 
     diff = reproduced_repo.dvc("metrics", "diff", "main", "oracle").stdout
     lines = diff.strip().splitlines()

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final
 
-import openai
+from mnemetric.llm.sdk import openai
 
 from mnemetric.errors import MnemetricError
 from mnemetric.llm.batch_files import URLS, read_results, request_line

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import openai
+from mnemetric.llm.sdk import openai
 
 from mnemetric.llm.batch_files import went_by_batch
 from mnemetric.llm.budget import Budget, PriceTable, UsageStats, estimate_chat_tokens

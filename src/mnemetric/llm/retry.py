@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import openai
+from mnemetric.llm.sdk import openai
 
 from mnemetric.llm.types import LLMRequestError, MalformedResponse
 
