@@ -103,3 +103,20 @@ def test_families_and_stages_import_no_cli(package):
     bad = {f"{p.relative_to(ROOT)}: {m}" for p in files(package) for m in imported_modules(p)
            if m == "mnemetric.cli" or m.startswith("mnemetric.cli.")}
     assert not bad, sorted(bad)
+
+
+def test_no_stage_imports_the_openai_sdk_before_it_sends_a_request():
+    """Importing the SDK costs about a second of CPU per stage process; modules say
+    ``from mnemetric.llm.sdk import openai`` so it is imported on first use (mnemetric/llm/sdk.py)."""
+    import os
+    import subprocess
+
+    stages = sorted(p.stem for p in (SRC / "stages").glob("[a-z]*.py"))
+    code = ("import importlib, sys\n"
+            f"for name in {stages!r}:\n"
+            "    importlib.import_module('mnemetric.stages.' + name)\n"
+            "    assert 'openai' not in sys.modules, name\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert done.returncode == 0, done.stderr
+    assert len(stages) > 15

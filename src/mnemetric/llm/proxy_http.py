@@ -14,14 +14,13 @@ already retried what was worth retrying, and a library's own retries would only 
 from __future__ import annotations
 
 import base64
+import functools
 import inspect
 import json
 import struct
 from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-import openai
 
 from mnemetric.execute.calls import ANSWER, CallOutcome, ModelCall
 
@@ -30,8 +29,13 @@ CHAT, EMBEDDINGS = f"{PREFIX}/chat/completions", f"{PREFIX}/embeddings"
 SERVED = f"POST {CHAT} and POST {EMBEDDINGS}"
 ROLE = "memory"
 """The role recorded with every response the proxy's requests put in the cache (``mnemetric cache list``)."""
-_CHAT_NAMED = frozenset(inspect.signature(openai.resources.chat.completions.Completions.create).parameters) - {
-    "self", "model", "messages", "stream", "stream_options", "timeout", "extra_headers", "extra_query"}
+@functools.cache
+def _chat_named() -> frozenset[str]:
+    """The chat parameters the SDK takes by name (read from the SDK on first use: importing it costs a second)."""
+    from mnemetric.llm.sdk import openai
+
+    return frozenset(inspect.signature(openai.resources.chat.completions.Completions.create).parameters) - {
+        "self", "model", "messages", "stream", "stream_options", "timeout", "extra_headers", "extra_query"}
 _EMBED_NAMED = frozenset({"dimensions", "user"})
 
 
@@ -68,7 +72,7 @@ def chat_call(body: Mapping[str, Any], base_url: str, tag: str | None) -> ModelC
     for key, value in body.items():
         if key in ("model", "messages", "stream", "stream_options", "extra_body") or value is None:
             continue
-        if key in _CHAT_NAMED:
+        if key in _chat_named():
             params[key] = value
         else:
             extra[key] = value
