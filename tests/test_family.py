@@ -120,7 +120,7 @@ def test_conf_config_yaml_lists_the_families_conf_groups_and_the_schema_their_se
     # config.yaml lists V1's and V2's groups (with comments for people); it chooses the families' own defaults
     assert all(defaults[g] == opt for f in fams for g, opt in f.conf_groups.items())
     sections = family_sections(fams)
-    assert set(BASE) == {*base_groups, "llm"}
+    assert set(BASE) == {*base_groups, "llm", "memory_llm"}  # memory_llm: the generic model proxy (llm/proxy.py)
     assert set(sections) == {*BASE, *(k for f in fams for k in f.params_sections)}
     assert [k for k in conf_order() if k in sections or k == "paths"] == list(compose(conf_dir=CONF))
 
