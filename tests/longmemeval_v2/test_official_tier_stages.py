@@ -60,19 +60,27 @@ def processor(tmp_path_factory):
     return write_processor(tmp_path_factory.mktemp("qwen-processor"), "Qwen2Tokenizer")
 
 
-@pytest.mark.parametrize("tier_name", ["small", "medium"])
-def test_the_official_tier_runs_to_its_metrics_through_the_stages(tier, processor, tier_name, tmp_path, monkeypatch):
+def _workspace(tmp_path: Path, monkeypatch, pins) -> Path:
+    """A stage workspace (cwd) with a memory fingerprint, its own response cache and key, and the test's own pins."""
     from mnemetric.longmemeval_v2 import obtain
-    from mnemetric.stages import v2_check, v2_memory, v2_metrics, v2_prepare, v2_read
+    from mnemetric.stages import v2_prepare
 
-    files, pins = tier
     ws = tmp_path / "ws"
     (ws / "data" / "fingerprints").mkdir(parents=True)
     (ws / "data" / "fingerprints" / "v2-memory.json").write_text(json.dumps({"sha256": "0" * 64}))
     monkeypatch.chdir(ws)
     monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setattr(v2_prepare, "prepare", functools.partial(obtain.prepare, pins=pins))  # the test's own pins
+    monkeypatch.setattr(v2_prepare, "prepare", functools.partial(obtain.prepare, pins=pins))
+    return ws
+
+
+@pytest.mark.parametrize("tier_name", ["small", "medium"])
+def test_the_official_tier_runs_to_its_metrics_through_the_stages(tier, processor, tier_name, tmp_path, monkeypatch):
+    from mnemetric.stages import v2_check, v2_memory, v2_metrics, v2_prepare, v2_read
+
+    files, pins = tier
+    ws = _workspace(tmp_path, monkeypatch, pins)
     with FileServer() as hub, FakeOpenAIServer(reply=reply) as api:
         serve(hub, files, pins)
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
@@ -111,17 +119,10 @@ def test_the_official_tier_runs_to_its_metrics_through_the_stages(tier, processo
 def test_an_unpriced_reader_stops_before_any_request_naming_the_fix(tier, tmp_path, monkeypatch):
     """A reader model the price table does not know, under max_usd: v2_read asks nothing and names the conf key,
     the override and -S llm.budget.max_usd=null."""
-    from mnemetric.longmemeval_v2 import obtain
     from mnemetric.stages import v2_memory, v2_prepare, v2_read
 
     files, pins = tier
-    ws = tmp_path / "ws"
-    (ws / "data" / "fingerprints").mkdir(parents=True)
-    (ws / "data" / "fingerprints" / "v2-memory.json").write_text(json.dumps({"sha256": "0" * 64}))
-    monkeypatch.chdir(ws)
-    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setattr(v2_prepare, "prepare", functools.partial(obtain.prepare, pins=pins))
+    ws = _workspace(tmp_path, monkeypatch, pins)
     with FileServer() as hub, FakeOpenAIServer(reply=reply) as api:
         serve(hub, files, pins)
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
