@@ -171,7 +171,7 @@ def test_stage_on_the_sample_run_is_the_committed_file(sample_run_outputs, tmp_p
     ws = tmp_path / "ws"
     for rel in ("params.yaml", "data/errata/longmemeval.yaml", "data/suites/sample-full.questions.jsonl",
                 "data/runs/hypotheses.jsonl.eval-results-lexical", "data/runs/retrieval.jsonl",
-                "data/runs/contexts.jsonl"):
+                "data/runs/contexts.jsonl", "metrics/detail/judge_audit.json"):
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(sample_run_outputs / rel if rel.startswith("data/runs") or "suites" in rel else ROOT / rel, ws / rel)
     proc = subprocess.run([sys.executable, "-m", "mnemetric.stages.attribution"], cwd=ws, capture_output=True,
