@@ -154,3 +154,29 @@ def test_bad_shard_specs_are_clean_usage_errors(tmp_path, capsys, spec):
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and "--shard" in err and "K/N" in err and "Traceback" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_merge_refuses_parts_of_different_data(tmp_path, capsys, still_clock):
+    import shutil
+
+    root = tmp_path / "data"
+    shutil.copytree(SAMPLE, root)
+
+    def part(name, shard):
+        code = main(["v2", "run", str(root), "--haystack", "small", "--memory", "bm25", "--token-counter", "o200k",
+                     "--shard", shard, "--out", str(tmp_path / name)])
+        assert code == 0, capsys.readouterr().err
+        return tmp_path / name
+
+    p1 = part("p1", "1/2")
+    questions = root / "questions.jsonl"
+    original = questions.read_text()
+    questions.write_text(original.replace('"answer": "', '"answer": "not ', 1))
+    p2 = part("p2", "2/2")
+    code, _, err = _merge(capsys, tmp_path / "m", p1, p2)
+    assert code == 2 and "data mismatch" in err and str(p2) in err and not (tmp_path / "m").exists()
+    questions.write_text(original)  # both parts on the same data, then the data changes before the merge
+    p2 = part("p2", "2/2")
+    questions.write_text(original.replace('"answer": "', '"answer": "not ', 1))
+    code, _, err = _merge(capsys, tmp_path / "m", p1, p2)
+    assert code == 2 and "data mismatch" in err and "questions.jsonl" in err and not (tmp_path / "m").exists()
