@@ -178,7 +178,8 @@ class ShardRun:
 
     @classmethod
     def start(cls, command: str, shard: Shard | None, universe: Sequence[tuple[str, str]], *,
-              data_file: str | Path | Sequence[str | Path] | None, config: Any, inputs: Sequence[str | Path] = ()) -> ShardRun:
+              data_file: str | Path | Sequence[str | Path] | None, config: Any,
+              inputs: Sequence[str | Path] = ()) -> ShardRun:
         """A run of ``command``; a sharded input (one with a manifest) sets the shard when ``shard`` is None
         and must agree with it otherwise."""
         for path in inputs:
