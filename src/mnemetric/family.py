@@ -42,6 +42,8 @@ What a family says (the :class:`Family` protocol):
   writes its code fingerprint to (``memory`` -> data/fingerprints/memory.json).
 * ``report_params`` and ``report(params, card)``: the flat params its report reads and the
   :class:`mnemetric.report.model.Report` it fills (stage report and `mnemetric report`), or None.
+* ``shard_mergers`` (optional): command -> the function that joins the shard parts of a command whose output
+  is a folder (`mnemetric merge`, :func:`shard_merger`); a family without it has line-file shards only.
 * ``summary(params, read)``: its row of `mnemetric runs` (:class:`RunSummary`) from a revision's
   params and files (``read(path)``: the JSON document at that revision, or None).
 """
@@ -183,6 +185,7 @@ class FamilyBase:
     fingerprints: Mapping[str, str] = field(default_factory=dict)
     report_params: Sequence[str] = ()
     report: Callable[..., Any] | None = None
+    shard_mergers: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
 
     def official_reasons(self, manifest: Mapping[str, Any]) -> list[str]:
         return [f"{self.display_name} has no official protocol to check a run against"]
@@ -294,6 +297,17 @@ def one_family(args: Sequence[str], conf_dir: str | Path | None = None) -> Famil
     if len(fams) != 1:
         raise ConfigError("stage command", f"names {len(fams)} families ({' '.join(args)}); this stage takes one")
     return fams[0]
+
+
+def shard_merger(command: str, conf_dir: str | Path | None = None) -> Callable[..., Any] | None:
+    """The merger a family offers for the shard parts of ``command`` (its optional ``shard_mergers``: command ->
+    ``merge(out, parts) -> {command, shards, lines, failures}``), or None: the parts are line files that
+    :func:`mnemetric.shard.merge` joins."""
+    for fam in conf_families(conf_dir):
+        merger = dict(getattr(fam, "shard_mergers", None) or {}).get(command)
+        if merger is not None:
+            return merger
+    return None
 
 
 def by_name(families: Iterable[Family]) -> dict[str, Family]:

@@ -91,8 +91,13 @@ def config_sha256(config: Any) -> str:
     return hashlib.sha256(dumps_canonical(config).encode("utf-8")).hexdigest()
 
 
+FOLDER_MANIFEST = "shard.json"
+
+
 def manifest_path(path: str | Path) -> Path:
-    return Path(f"{path}{SUFFIX}")
+    """``OUT.shard.json`` beside a file; ``OUT/shard.json`` inside an output folder (a command whose output is
+    a folder: its family's merger joins the parts, :func:`merger_of`)."""
+    return Path(path) / FOLDER_MANIFEST if Path(path).is_dir() else Path(f"{path}{SUFFIX}")
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,8 @@ class Manifest:
     universe: int
     lines: FileLines
     failures: FileLines | None = None
+    extra: dict[str, Any] | None = None
+    """What the command's own merger needs (opaque here; a folder output's family reads it)."""
 
     def to_record(self) -> dict[str, Any]:
         rec = {"format": FORMAT, "command": self.command, "shard": str(self.shard),
@@ -125,6 +132,8 @@ class Manifest:
                "lineage_sha256": self.lineage_sha256, "universe": self.universe, "lines": self.lines.to_record()}
         if self.failures is not None:
             rec["failures"] = self.failures.to_record()
+        if self.extra is not None:
+            rec["extra"] = self.extra
         return rec
 
     @classmethod
@@ -145,7 +154,8 @@ class Manifest:
 
             return cls(str(raw["command"]), parse_shard(raw["shard"], f"{file}: shard"), str(raw["config_sha256"]),
                        str(raw["data_sha256"]), str(raw["lineage_sha256"]), int(raw["universe"]),
-                       lines(raw["lines"]), lines(raw["failures"]) if raw.get("failures") is not None else None)
+                       lines(raw["lines"]), lines(raw["failures"]) if raw.get("failures") is not None else None,
+                       dict(raw["extra"]) if raw.get("extra") is not None else None)
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(file, "<file>", str(exc), "missing or malformed", fix=_MERGE_FIX) from None
 
@@ -161,14 +171,15 @@ class ShardRun:
     command: str
     shard: Shard | None
     universe: Sequence[tuple[str, str]]
-    data_file: str | Path | None
+    data_file: str | Path | Sequence[str | Path] | None
     config: Any
     inputs: Sequence[str | Path] = ()
     ids: set[str] | None = None
 
     @classmethod
     def start(cls, command: str, shard: Shard | None, universe: Sequence[tuple[str, str]], *,
-              data_file: str | Path | None, config: Any, inputs: Sequence[str | Path] = ()) -> ShardRun:
+              data_file: str | Path | Sequence[str | Path] | None, config: Any,
+              inputs: Sequence[str | Path] = ()) -> ShardRun:
         """A run of ``command``; a sharded input (one with a manifest) sets the shard when ``shard`` is None
         and must agree with it otherwise."""
         for path in inputs:
@@ -208,10 +219,15 @@ class ShardRun:
                               "data": self._data_sha256(), "inputs": parts})
 
     def _data_sha256(self) -> str:
-        own = sha256_file(self.data_file) if self.data_file is not None and Path(self.data_file).exists() else ""
+        def one(f: str | Path | None) -> str:
+            return sha256_file(f) if f is not None and Path(f).exists() else ""
+
+        files = self.data_file
+        own: Any = [one(f) for f in files] if isinstance(files, (list, tuple)) else one(files)
         return config_sha256({"file": own, "universe": universe_sha256(self.universe)})
 
-    def write_manifest(self, out: str | Path, lines: FileLines, failures: FileLines | None = None) -> Path | None:
+    def write_manifest(self, out: str | Path, lines: FileLines, failures: FileLines | None = None,
+                       extra: dict[str, Any] | None = None) -> Path | None:
         """``OUT.shard.json`` (for an unsharded run: a stale one removed). Write it before committing ``OUT``:
         a crash in between leaves a manifest that disagrees with the file (refused), never a partial
         file that looks whole."""
@@ -219,7 +235,7 @@ class ShardRun:
             manifest_path(out).unlink(missing_ok=True)
             return None
         m = Manifest(self.command, self.shard, config_sha256(self.config), self._data_sha256(), self.lineage(),
-                     len(self.universe), lines, failures)
+                     len(self.universe), lines, failures, extra)
         path = manifest_path(out)
         write_json_atomic(path, m.to_record())
         return path

@@ -79,7 +79,10 @@ def light_executor(a: argparse.Namespace, llm: dict | None = None):
          "failures sidecars, and OUT.usage.json — the parts' PART.usage.json added up — when they have usage "
          "sidecars) atomically, the lines in the unsharded run's order: the same bytes as the run without "
          "--shard. A mismatch, an overlap or a gap is an error naming the parts; nothing is written. Merge the "
-         "retrieval log and the contexts of a retrieve run separately (each has its manifest). Example: "
+         "retrieval log and the contexts of a retrieve run separately (each has its manifest). A PART that is an "
+         "output folder (`v2 run --shard K/N`: PART/shard.json) is joined by its family into the folder OUT, every "
+         "file as the unsharded run writes it but the measured query seconds and run_args.json's start time, "
+         "usage.json summed. Example: "
          "mnemetric merge --out runs/hypotheses.jsonl runs/hyp.1.jsonl runs/hyp.2.jsonl runs/hyp.3.jsonl")
 def _merge(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("parts", type=Path, nargs="+", metavar="PART", help="the shard outputs (any order)")
@@ -90,6 +93,14 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
         from mnemetric.llm.usage import sum_usage, write_usage
         from mnemetric.shard import merge
 
+        from mnemetric.family import shard_merger
+        from mnemetric.shard import Manifest
+
+        merger = shard_merger(Manifest.read(a.parts[0]).command)
+        if merger is not None:  # a command whose output is a folder: its family joins the parts
+            done = merger(a.out, a.parts)
+            print(f"merge: {done['shards']} {done['command']} shard(s), {done['lines']} question(s) → {a.out}")
+            return 0
         usage = part_usage(a.parts, lambda part: Path(f"{part}.usage.json"))
         done = merge(a.out, a.parts)
         fails = done["failures"]
@@ -103,17 +114,7 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
 
 
 def part_usage(parts, sidecar) -> list | None:
-    """The usage sidecars of the parts (``sidecar(part)``), each validated, before anything is written: None when
-    no part has one; a part without one, when others have, is an error naming it."""
-    from mnemetric.errors import InputError
-    from mnemetric.llm.usage import read_usage
+    """:func:`mnemetric.llm.usage.part_usage` (the parts' usage sidecars, checked before anything is written)."""
+    from mnemetric.llm.usage import part_usage as of_parts
 
-    paths = [sidecar(part) for part in parts]
-    present = [p.is_file() for p in paths]
-    if not any(present):
-        return None
-    if not all(present):
-        missing = paths[present.index(False)]
-        raise InputError(str(missing), "<file>", "usage sidecar", "missing, while other parts have theirs",
-                         fix="merge the parts with their usage sidecars (rerun the shard that lost it)")
-    return [read_usage(p) for p in paths]
+    return of_parts(parts, sidecar)

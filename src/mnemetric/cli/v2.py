@@ -141,6 +141,12 @@ def _lafs(p: argparse.ArgumentParser) -> Handler:
     return run
 
 
+def _shard_spec(text: str):
+    from mnemetric.cli.shards import shard_spec
+
+    return shard_spec(text)
+
+
 def _haystack(root: Path, given: str) -> str | Path:
     from mnemetric.longmemeval_v2.haystacks import TIERS
 
@@ -209,6 +215,12 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--workers", type=positive_int, default=None, metavar="N",
                    help="build per-question memories (haystack medium) on N worker processes (default: one, "
                         "sequential, as upstream; with N > 1 the measured latencies are of concurrent queries)")
+    p.add_argument("--shard", type=_shard_spec, default=None, metavar="K/N",
+                   help="run shard K of N of the chosen questions (deterministic, stratified by domain and question "
+                        "type; each row keeps the whole run's index) and write OUT/shard.json; join the N folders "
+                        "with `mnemetric merge --out OUT PART...`: the unsharded run's files but the measured "
+                        "query seconds (and what is computed from them) and run_args.json's start time "
+                        "(SLURM: --shard $SLURM_ARRAY_TASK_ID/N; Kubernetes: --shard $((JOB_COMPLETION_INDEX + 1))/N)")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     add_partial_option(p)
     add_executor_option(p)  # batch: the reader's and checkers' calls by the Batch API (timed queries stay live)
@@ -224,6 +236,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         from mnemetric.longmemeval_v2.pipeline import named_settings, run_from_settings
         from mnemetric.longmemeval_v2.run import write_run
         from mnemetric.longmemeval_v2.selection import Selection
+        from mnemetric.longmemeval_v2.shards import record_part, shard_reason, shard_run
 
         custody = a.custody or find_custody(Path("data/custody"), a.data_root)
         data = verify_root(custody, a.data_root) if custody is not None else None
@@ -233,10 +246,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         budget = {k: v for k, v in (("max_requests", a.max_requests), ("max_usd", a.max_usd)) if v is not None}
         llm = {"max_concurrency": a.concurrency, **({"budget": budget} if budget else {})}
         executor, start = light_executor(a, llm), time.monotonic()
-        if getattr(executor, "shard", None) is not None:
-            executor.close()
-            raise ConfigError("executor.shard", f"{executor.shard} set, but `v2 run` does not run shards yet",
-                              fix="drop shard from the executor option (v2 run runs every question)")
+        shard = a.shard or getattr(executor, "shard", None)
         started_at_utc = datetime.now(timezone.utc).isoformat()  # run_args.json (untracked run folder only)
         try:
             settings = named_settings(
@@ -248,10 +258,14 @@ def _run(p: argparse.ArgumentParser) -> Handler:
                 conf=a.conf if a.conf.is_dir() else None)
             select = Selection.of({"question_ids": [i.strip() for i in a.question_ids.split(",") if i.strip()]
                                    if a.question_ids is not None else None, "per_type": a.per_type, "limit": a.limit})
-            result = run_from_settings(settings, executor, data=data, select=select)
+            part = shard_run(shard, settings, select, data)
+            result = run_from_settings(settings, executor, data=data, select=select,
+                                       keep=part.keep if part is not None else None, shard_reason=shard_reason(part))
             finish_stage_run("v2 run", executor.usage, start)
             written = write_run(a.out, result, settings, started_at_utc=started_at_utc)
             write_usage(a.out / "usage.json", executor.usage.work)
+            manifest = record_part(a.out, result, settings, part, select=select, data=data)
+            written += [manifest] if manifest is not None else []
         finally:
             executor.close()
         for path in [*written, a.out / "usage.json"]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from mnemetric.errors import InputError
 from mnemetric.io import write_json_atomic
 from mnemetric.records import Fields, read_json_file, record_name
 
@@ -150,3 +151,17 @@ def sum_usage(records: list[UsageRecord]) -> UsageRecord:
                        sum(m.completion_tokens for m in models), usd,
                        tuple(sorted({u for r in records for u in r.unpriced_models})), models,
                        sum(m.batch_responses or 0 for m in models) if batched else None)
+
+
+def part_usage(parts: Any, sidecar: Any) -> list[UsageRecord] | None:
+    """The usage sidecars of the parts of a sharded run (``sidecar(part)``: its path), each validated, before
+    anything is written: None when no part has one; a part without one, when others have, is an error naming it."""
+    paths = [Path(sidecar(part)) for part in parts]
+    present = [p.is_file() for p in paths]
+    if not any(present):
+        return None
+    if not all(present):
+        missing = paths[present.index(False)]
+        raise InputError(str(missing), "<file>", "usage sidecar", "missing, while other parts have theirs",
+                         fix="merge the parts with their usage sidecars (rerun the shard that lost it)")
+    return [read_usage(p) for p in paths]

@@ -74,6 +74,13 @@ CARD = CardSpec(inputs=MappingProxyType({"v2": (V2_METRICS,)}), rows=card_rows, 
                 custody=doors.card_custody)
 
 
+def _merge_run(out: Any, parts: Any) -> dict[str, Any]:
+    """`mnemetric merge` of `v2 run --shard` parts (:func:`mnemetric.longmemeval_v2.shards.merge_parts`)."""
+    from mnemetric.longmemeval_v2.shards import merge_parts
+
+    return merge_parts(out, parts)
+
+
 @dataclass(frozen=True)
 class LongMemEvalV2Family:
     """The V2 family (a :class:`mnemetric.family.Family`); ``name`` and ``metrics`` come from its conf option."""
@@ -96,6 +103,7 @@ class LongMemEvalV2Family:
     fingerprints: Mapping[str, str] = field(default_factory=lambda: {"v2.memory": "v2-memory"})
     report_params: Sequence[str] = doors.REPORT_PARAMS
     report: Callable[..., Any] | None = doors.report
+    shard_mergers: Mapping[str, Callable[..., Any]] = field(default_factory=lambda: {"v2 run": _merge_run})
 
     def official_reasons(self, manifest: Mapping[str, Any]) -> list[str]:
         """LongMemEval-V2's gate (:mod:`mnemetric.longmemeval_v2.gate`) over the manifest's ``protocol`` section."""

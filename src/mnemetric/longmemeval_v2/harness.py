@@ -115,10 +115,9 @@ def _timed_query(memory: TrajectoryMemory, question: MemoryQuestion, *, system: 
     return MemoryOutcome(kept, duration, post_duration, metadata, original, final, timed_cache_served=timed.cache_served)
 
 
-def _built(factory: MemoryFactory, lists: Sequence[Sequence[str]],
-           trajectories: Mapping[str, Trajectory]) -> Iterator[tuple[TrajectoryMemory, float]]:
+def _built(factory: MemoryFactory, lists: Sequence[Sequence[str]], trajectories: Mapping[str, Trajectory],
+           shared: bool) -> Iterator[tuple[TrajectoryMemory, float]]:
     """:func:`~.memory.memories` with the seconds each question's memory took to build (0.0 when reused)."""
-    shared = is_shared(lists)
     memory = None
     for ids in lists:
         seconds = 0.0
@@ -137,11 +136,14 @@ def parallel_workers(mapper: Any) -> int:
 
 
 def run_memory(factory: MemoryFactory, questions: Sequence[MemoryQuestion], trajectories: Mapping[str, Trajectory],
-               *, system: str, counter: TokenCounter, max_tokens: int, mapper: Any = None) -> Iterator[MemoryOutcome]:
+               *, system: str, counter: TokenCounter, max_tokens: int, mapper: Any = None,
+               shared: bool | None = None) -> Iterator[MemoryOutcome]:
     """One :class:`MemoryOutcome` per question, in order, by the shared-haystack rule (memory.py); per-question
-    memories on ``mapper``'s workers when it has more than one (module docstring)."""
+    memories on ``mapper``'s workers when it has more than one (module docstring). ``shared``: the rule's answer
+    decided over a larger run these questions are a shard of (None: decided over ``questions``)."""
     lists = [q.haystack_ids for q in questions]
-    if len(questions) > 1 and not is_shared(lists) and parallel_workers(mapper) > 1:
+    shared = is_shared(lists) if shared is None else shared
+    if len(questions) > 1 and not shared and parallel_workers(mapper) > 1:
         def task(question: MemoryQuestion) -> MemoryOutcome:
             started = time.perf_counter()
             memory = build_memory(factory, question.haystack_ids, trajectories)
@@ -151,6 +153,6 @@ def run_memory(factory: MemoryFactory, questions: Sequence[MemoryQuestion], traj
 
         yield from list(mapper.map(task, questions, desc="v2 memory"))  # the whole map: the pool ends cleanly
         return
-    for question, (memory, seconds) in zip(questions, _built(factory, lists, trajectories)):
+    for question, (memory, seconds) in zip(questions, _built(factory, lists, trajectories, shared)):
         outcome = query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)
         yield replace(outcome, memory_build_seconds=seconds)

@@ -81,7 +81,7 @@ def components(s: Mapping[str, Any]) -> Components:
 
 
 def run_from_settings(s: Mapping[str, Any], executor: Executor | None = None, *, data: DataCheck | None = None,
-                      select: Selection | None = None) -> V2Run:
+                      select: Selection | None = None, keep: Any = None, shard_reason: str | None = None) -> V2Run:
     """One V2 evaluation as the ``v2`` settings say (see conf/v2/sample.yaml for the keys), every model call through
     ``executor`` (the run's one executor; None: the immediate one with default settings, made only if needed);
     ``data``: the data root checked against its custody record (None: not verified)."""
@@ -90,7 +90,7 @@ def run_from_settings(s: Mapping[str, Any], executor: Executor | None = None, *,
                   memory_name=c.memory_name, reader=c.reader, checker=c.checker, counter=c.counter, executor=executor,
                   max_tokens=int(s["max_tokens"]), texts=c.reader.texts, check_images=bool(s["images"]),
                   data=data, counter_note=c.counter.note, select=select,
-                  memory_query_context=query_context_of(s["memory"]))
+                  memory_query_context=query_context_of(s["memory"]), keep=keep, shard_reason=shard_reason)
 
 
 def conf_dir() -> Path:

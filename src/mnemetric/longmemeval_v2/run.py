@@ -24,7 +24,7 @@ clock time (latencies are durations).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ from mnemetric.longmemeval_v2.memory import QUESTION_ONLY, MemoryFactory
 from mnemetric.longmemeval_v2.per_question import PerQuestionRow, write_per_question
 from mnemetric.longmemeval_v2.questions import DOMAINS
 from mnemetric.longmemeval_v2.selection import Selection
-from mnemetric.longmemeval_v2.steps import assemble, check_step, domain_questions, memory_step, read_step
+from mnemetric.longmemeval_v2.steps import assemble, check_step, chosen_questions, domain_questions, memory_step, read_step
 from mnemetric.longmemeval_v2.tokens import DEFAULT_MAX_TOKENS, TokenCounter
 from mnemetric.longmemeval_v2.upstream_text import ReaderTexts
 from mnemetric.longmemeval_v2.validate import haystack_path, require_valid_root
@@ -64,6 +64,8 @@ class V2Run:
     provenance: Mapping[str, Any] = field(default_factory=dict)
     protocol: GateFacts | None = None
     """What the gate read (run-v2.json's ``protocol`` section)."""
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    """The components' facts blocks as :func:`finish` got them (private facts kept: a shard part records them)."""
     """What the components say about themselves (:mod:`.facts`: reader, checker, token_counter blocks)."""
 
 
@@ -87,14 +89,16 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
            memory_name: str, reader: Any, checker: Any, counter: TokenCounter, executor: Executor | None = None,
            max_tokens: int = DEFAULT_MAX_TOKENS, texts: ReaderTexts | None = None, check_images: bool = True,
            data: DataCheck | None = None, counter_note: str | None = None,
-           select: Selection | None = None, memory_query_context: str = QUESTION_ONLY) -> V2Run:
+           select: Selection | None = None, memory_query_context: str = QUESTION_ONLY,
+           keep: Callable[[str], bool] | None = None, shard_reason: str | None = None) -> V2Run:
     """Validate the data root, run every step, aggregate, combine and summarise (module docstring).
 
     ``haystack`` is a tier ("small" / "medium") or a haystack file; ``executor`` the run's one executor (None:
     the immediate executor with default ``llm:`` settings, made only if a component calls a model); ``texts``
     the pinned reader texts (None: prompt_messages are logged empty — only the offline reader may run without
     them); ``data``: the data root checked against its custody record (:func:`.data_custody.verify_root`;
-    None: not verified); ``select``: a subset of the questions (:mod:`.selection`; the run is then not official).
+    None: not verified); ``select``: a subset of the questions (:mod:`.selection`; the run is then not official);
+    ``keep`` / ``shard_reason``: a question shard of that run (:mod:`.shards`) and its not-official reason.
     """
     root = Path(root)
     require_valid_root(root, haystack, check_images=check_images)
@@ -107,7 +111,7 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
     try:
         memory, latencies = memory_step(root, hpath, domains, factory, counter=counter, max_tokens=max_tokens,
                                         system=memory_name, images_on=check_images, select=select,
-                                        mapper=executor)
+                                        mapper=executor, keep=keep)
         read = read_step(memory, reader, executor, texts)
         check = check_step(root, memory, read, checker, executor)
     finally:
@@ -122,12 +126,15 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
     subset = None
     if select is not None:
         total = sum(1 for d in domains for _ in domain_questions(root, d))
-        subset = select.reason(len(memory), total)
-    return finish(settings, rows, facts, data=data, images=check_images, subset=subset)
+        chosen = len(memory) if keep is None else sum(map(len, chosen_questions(root, domains, select).values()))
+        subset = select.reason(chosen, total)
+    return finish(settings, rows, facts, data=data, images=check_images, subset=subset,
+                  extra_reasons=[shard_reason] if shard_reason else ())
 
 
 def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]], facts: Mapping[str, Any], *,
-           data: DataCheck | None, images: bool, subset: str | None = None) -> V2Run:
+           data: DataCheck | None, images: bool, subset: str | None = None,
+           extra_reasons: Sequence[str] = ()) -> V2Run:
     """Aggregate each domain, combine both, decide official_equivalence, summarise (module docstring).
     ``facts``: :mod:`.facts` blocks ``reader``, ``checker``, ``token_counter`` (the run's provenance); ``subset``:
     the reason a subset run is not official (:meth:`.selection.Selection.reason`)."""
@@ -135,13 +142,13 @@ def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]]
     combined = (combine_aggregates(aggregated["web"], aggregated["enterprise"])
                 if set(rows) == set(DOMAINS) else None)
     protocol = gate_facts(settings, rows, facts, data=data, images=images)
-    reasons = gate_reasons(protocol) + ([subset] if subset else [])
+    reasons = gate_reasons(protocol) + ([subset] if subset else []) + list(extra_reasons)
     provenance = {k: {f: v for f, v in block.items() if f not in PRIVATE_FACTS} for k, block in facts.items()}
     result = summary(settings, rows, aggregated, combined, reasons)
     if result["lafs"].get("computed") and not (data is not None and data.sha256_verified):
         result["lafs"] = {"computed": False, "tier": settings["tier"],
                           "reason": "the data is not the verified official tier (the bundled sample never is)"}
-    return V2Run(rows, aggregated, combined, result, provenance, protocol)
+    return V2Run(rows, aggregated, combined, result, provenance, protocol, dict(facts))
 
 
 PRIVATE_FACTS = ("texts_pinned", "note")

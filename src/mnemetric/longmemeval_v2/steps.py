@@ -26,7 +26,7 @@ The DVC stages v2_memory, v2_read, v2_check and v2_metrics run one step each wit
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ from mnemetric.longmemeval_v2.checkers import score_deterministic
 from mnemetric.longmemeval_v2.harness import MemoryQuestion, run_memory
 from mnemetric.longmemeval_v2.haystacks import read_haystack
 from mnemetric.longmemeval_v2.llm_checkers import CheckCase
-from mnemetric.longmemeval_v2.memory import MemoryFactory
+from mnemetric.longmemeval_v2.memory import MemoryFactory, is_shared
 from mnemetric.longmemeval_v2.per_question import FAILED, UPSTREAM_KEYS, PerQuestionRow
 from mnemetric.longmemeval_v2.questions import Question, iter_questions
 from mnemetric.longmemeval_v2.reader import ReaderInput
@@ -58,6 +58,15 @@ EVIDENCE_KEYS = ("reader_request_sha256", "reader_params_sent", "checker_request
 
 def domain_questions(root: Path, domain: str) -> list[Question]:
     return [q for q in iter_questions(root / QUESTIONS_FILE) if q.domain == domain]
+
+
+def chosen_questions(root: Path, domains: Sequence[str], select: Selection | None = None) -> dict[str, list[Question]]:
+    """domain → the questions one run asks (questions.jsonl order; ``select``: a subset, :mod:`.selection`)."""
+    per_domain = {d: domain_questions(root, d) for d in domains}
+    if select is not None:
+        select.check_known({q.id for qs in per_domain.values() for q in qs}, str(root / QUESTIONS_FILE))
+        per_domain = {d: select.pick(qs) for d, qs in per_domain.items()}
+    return per_domain
 
 
 def _identity(q: Question, i: int, haystack_ids: Sequence[str], image: str | None) -> dict[str, Any]:
@@ -120,28 +129,31 @@ def tokens_by_type(items: Sequence[Mapping[str, str]], counter: TokenCounter) ->
 
 def memory_step(root: Path, haystack: Path, domains: Sequence[str], factory: MemoryFactory, *, counter: TokenCounter,
                 max_tokens: int, system: str, images_on: bool = True,
-                select: Selection | None = None, mapper: Any = None) -> tuple[list[MemoryRow], Latencies]:
+                select: Selection | None = None, mapper: Any = None,
+                keep: Callable[[str], bool] | None = None) -> tuple[list[MemoryRow], Latencies]:
     """Every domain's memory rows (module docstring). ``images_on`` False: a question image that is not on disk
     is left out (the memory and the reader get the question text alone; not official). ``select``: only these
     questions (:mod:`.selection`; index = position among the chosen ones). ``mapper``: the run's executor, whose
-    workers build per-question memories in parallel when ``executor.workers`` > 1 (:func:`.harness.run_memory`)."""
+    workers build per-question memories in parallel when ``executor.workers`` > 1 (:func:`.harness.run_memory`).
+    ``keep``: a question shard (question id → asked?): only those questions are asked, each keeping the index and
+    the shared-haystack decision of the run without ``keep`` (:mod:`.shards`)."""
     rows, latencies = [], Latencies()
     lists = read_haystack(haystack)
-    per_domain = {d: domain_questions(root, d) for d in domains}
-    if select is not None:
-        select.check_known({q.id for qs in per_domain.values() for q in qs}, str(root / QUESTIONS_FILE))
-        per_domain = {d: select.pick(qs) for d, qs in per_domain.items()}
+    per_domain = chosen_questions(root, domains, select)
     for domain in domains:
-        questions = per_domain[domain]
+        chosen = per_domain[domain]
+        shared = is_shared([lists[q.id] for q in chosen])
+        picked = [(i, q) for i, q in enumerate(chosen) if keep is None or keep(q.id)]
+        positions, questions = [i for i, _ in picked], [q for _, q in picked]
         trajectories = {t.id: t for t in iter_trajectories(root / TRAJECTORIES_FILE)}
         images = [None if q.image is None or not (images_on or (root / q.image).exists()) else str(root / q.image)
                   for q in questions]
         mqs = [MemoryQuestion(q.id, q.question, img, lists[q.id]) for q, img in zip(questions, images)]
         with tallying() as side:  # the memory's own model calls: build, queries and hooks (this process only)
             outcomes = list(run_memory(factory, mqs, trajectories, system=system, counter=counter,
-                                       max_tokens=max_tokens, mapper=mapper))
+                                       max_tokens=max_tokens, mapper=mapper, shared=shared))
         latencies.memory_side[domain] = side
-        for i, (q, img, m) in enumerate(zip(questions, images, outcomes)):
+        for i, q, img, m in zip(positions, questions, images, outcomes):
             rows.append(MemoryRow(domain, _identity(q, i, lists[q.id], img), tuple(m.memory_context),
                                   m.memory_post_query_metadata, m.memory_context_original_token_count,
                                   m.memory_context_token_count, tokens_by_type(m.memory_context, counter)))

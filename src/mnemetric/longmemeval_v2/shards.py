@@ -1,0 +1,191 @@
+"""`mnemetric v2 run --shard K/N` and the merge of its parts: one deterministic, stratified share of a V2 run's
+questions per part, joined by `mnemetric merge` into the files of the run without ``--shard``.
+
+The universe (:func:`universe`) is the run's chosen questions (every domain, after ``--question-ids`` /
+``--per-type`` / ``--limit``), in run order, each typed ``<domain>/<question_type>``: the generic deal
+(:func:`mnemetric.shard.assign`) splits every question type of every domain evenly over the shards. A shard asks
+its questions only, each with the index and the shared-haystack decision of the whole run
+(:func:`mnemetric.longmemeval_v2.steps.memory_step` ``keep``), so each of its per_question rows is the unsharded
+run's row — as long as a row depends on its own question only (a memory that learns from earlier queries of a
+shared haystack is not that; do not shard such a run).
+
+A part is an ordinary run folder (its own aggregates over its questions, official_equivalence false with the
+reason "shard K/N") plus ``OUT/shard.json`` (:class:`mnemetric.shard.Manifest`, command ``v2 run``): K/N, the
+config (the ``v2`` settings, the selection, the custody check), the data (sha256 of questions.jsonl, the haystack
+and trajectories.jsonl, and the universe), each row's question id and its key ``[domain, index]``, and in
+``extra`` what :func:`merge_parts` needs to finish the whole run: the settings and facts blocks, the images
+switch and the whole run's subset reason.
+
+:func:`merge_parts` checks the parts (:func:`mnemetric.shard.check_parts`: one command, one N, each shard once,
+the same config, data and lineage, no question twice), that each part's rows are those its manifest lists and
+that the data files still hash as recorded, then orders the rows by key and writes the run folder as `v2 run`
+does (:func:`mnemetric.longmemeval_v2.run.finish` + :func:`~mnemetric.longmemeval_v2.run.write_run`) and
+OUT/usage.json = the parts' usage.json summed. Byte-identical to the unsharded run except what is measured or
+dated: the memory query / post-query seconds (and everything computed from them: the aggregates' memory_query
+and memory_post_query blocks, memory_query_avg_seconds, the LAFS latency) are each shard's own timings, and
+run_args.json's started_at_utc is the earliest part's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mnemetric.errors import InputError
+from mnemetric.io import sha256_file
+from mnemetric.longmemeval_v2.data_custody import DataCheck
+from mnemetric.longmemeval_v2.per_question import read_per_question
+from mnemetric.longmemeval_v2.run import V2Run, finish, write_run
+from mnemetric.longmemeval_v2.selection import Selection
+from mnemetric.longmemeval_v2.steps import chosen_questions, domain_questions
+from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE, TRAJECTORIES_FILE, haystack_path
+from mnemetric.shard import FileLines, Shard, ShardRun, check_parts, manifest_path
+
+COMMAND = "v2 run"
+PER_QUESTION = "per_question.jsonl"
+_FIX = "rerun the shard (its folder was changed after it was written)"
+
+
+def _plain(obj: Any) -> Any:
+    """JSON-safe (paths as strings)."""
+    return json.loads(json.dumps(obj, default=str))
+
+
+def _domains(settings: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(settings["domains"]))
+
+
+def universe(root: str | Path, domains: Sequence[str], select: Selection | None = None) -> list[tuple[str, str]]:
+    """``[(question_id, "<domain>/<question_type>")]`` of the run's chosen questions, in run order."""
+    per = chosen_questions(Path(root), domains, select)
+    return [(q.id, f"{d}/{q.question_type}") for d in domains for q in per[d]]
+
+
+def data_files(settings: Mapping[str, Any]) -> list[Path]:
+    root = Path(settings["data_root"])
+    return [root / QUESTIONS_FILE, haystack_path(root, settings["haystack"]), root / TRAJECTORIES_FILE]
+
+
+def _select_record(select: Selection | None) -> dict[str, Any] | None:
+    if select is None:
+        return None
+    return {"question_ids": list(select.question_ids) if select.question_ids is not None else None,
+            "per_type": select.per_type, "limit": select.limit}
+
+
+def shard_run(shard: Shard | None, settings: Mapping[str, Any], select: Selection | None,
+              data: DataCheck | None) -> ShardRun | None:
+    """The shard of a `v2 run` (None: an unsharded run)."""
+    if shard is None:
+        return None
+    config = {"v2": _plain(settings), "select": _select_record(select),
+              "custody": data.to_record() if data is not None else None}
+    return ShardRun.start(COMMAND, shard, universe(settings["data_root"], _domains(settings), select),
+                          data_file=data_files(settings), config=config)
+
+
+def shard_reason(run: ShardRun | None) -> str | None:
+    if run is None:
+        return None
+    return (f"shard {run.shard} of the questions ({len(run.ids or ())} of {len(run.universe)}): join the "
+            f"{run.shard.count} parts with `mnemetric merge` for the whole run")
+
+
+def whole_subset(settings: Mapping[str, Any], select: Selection | None, run: ShardRun) -> str | None:
+    """The not-official reason the whole run (all shards) gets for its selection, as `v2 run` gives it."""
+    if select is None:
+        return None
+    root = Path(settings["data_root"])
+    total = sum(1 for d in _domains(settings) for _ in domain_questions(root, d))
+    return select.reason(len(run.universe), total)
+
+
+def record_part(out: str | Path, result: V2Run, settings: Mapping[str, Any], run: ShardRun | None, *,
+                select: Selection | None, data: DataCheck | None) -> Path | None:
+    """OUT/shard.json of a part (module docstring); an unsharded run removes a stale one."""
+    out = Path(out)
+    if run is None:
+        (out / "shard.json").unlink(missing_ok=True)
+        return None
+    order = list(_domains(settings))
+    ids, keys = [], []
+    for domain, rows in result.rows.items():
+        for r in rows:
+            ids.append(r.question_id)
+            keys.append([order.index(domain), r.index])
+    extra = {"domains": order, "settings": _plain(result.summary["settings"]), "facts": _plain(result.facts),
+             "images": bool(settings["images"]), "subset": whole_subset(settings, select, run), "v2": _plain(settings),
+             "custody": data.to_record() if data is not None else None,
+             "data_files": {str(p): sha256_file(p) for p in data_files(settings)}}
+    return run.write_manifest(out, FileLines(ids, keys), None, extra)
+
+
+def _started(part: Path, domains: Sequence[str]) -> list[str]:
+    out = []
+    for d in domains:
+        f = part / d / "run_args.json"
+        if f.is_file():
+            value = json.loads(f.read_text(encoding="utf-8")).get("started_at_utc")
+            if isinstance(value, str):
+                out.append(value)
+    return out
+
+
+def merge_parts(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
+    """Join `v2 run --shard` parts into the run folder ``out`` (module docstring); returns
+    ``{command, shards, lines, failures}`` as :func:`mnemetric.shard.merge`."""
+    from mnemetric.llm.usage import part_usage, sum_usage, write_usage
+
+    got = check_parts(parts)
+    first_path, first = got[0]
+    extra = first.extra or {}
+    try:
+        domains = list(extra["domains"])
+        settings, facts, v2 = extra["settings"], extra["facts"], extra["v2"]
+    except (KeyError, TypeError):
+        raise InputError(str(manifest_path(first_path)), "extra", "domains/settings/facts/v2",
+                         "missing: not a `v2 run --shard` part", fix=_FIX) from None
+    for path, recorded in extra.get("data_files", {}).items():
+        now = sha256_file(path) if Path(path).is_file() else "(missing)"
+        if now != recorded:
+            raise InputError(path, "<file>", "data mismatch", f"sha256 {now[:12]}… now, the shards ran on "
+                             f"{recorded[:12]}…", fix="merge with the data the shards ran on (or rerun them)")
+    keyed: dict[str, list[tuple[int, Any]]] = {d: [] for d in domains}
+    for path, m in got:
+        if m.command != COMMAND:
+            raise InputError(str(path), "shard manifest", "command", f"{m.command!r}, not {COMMAND!r}", fix=_FIX)
+        want = list(zip(m.lines.question_ids, m.lines.keys, strict=True))
+        have = []
+        for di, d in enumerate(domains):
+            if not any(k[0] == di for _, k in want):
+                continue
+            f = path / d / PER_QUESTION
+            if not f.is_file():
+                raise InputError(str(f), "<file>", "file", "missing, its shard manifest lists rows of it", fix=_FIX)
+            for row in read_per_question(f):
+                have.append((row.question_id, [di, row.index]))
+                keyed[d].append((row.index, row))
+        if have != want:
+            diff = next((h for h, w in zip(have, want) if h != w), (have or want)[min(len(have), len(want)) - 1])
+            raise InputError(str(path), str(diff[0]), "rows", f"{len(have)} row(s), its shard manifest lists "
+                             f"{len(want)} (first difference at {diff[0]!r})", fix=_FIX)
+    rows = {d: [r for _, r in sorted(keyed[d], key=lambda e: e[0])] for d in domains if keyed[d]}
+    total = sum(len(r) for r in rows.values())
+    if total != first.universe:
+        raise InputError(", ".join(str(p) for p, _ in got), "shards", "gap",
+                         f"{total} row(s) in the parts, the run has {first.universe} question(s)", fix=_FIX)
+    usage = part_usage([p for p, _ in got], lambda part: Path(part) / "usage.json")
+    custody = extra.get("custody")
+    data = DataCheck.from_record(custody, file=str(manifest_path(first_path))) if custody is not None else None
+    result = finish(settings, rows, facts, data=data, images=bool(extra.get("images", True)),
+                    subset=extra.get("subset"))
+    started = [s for p, _ in got for s in _started(p, domains)]
+    out = Path(out)
+    write_run(out, result, v2, started_at_utc=min(started) if started else None)
+    if usage is not None:
+        write_usage(out / "usage.json", sum_usage(usage))
+    (out / "shard.json").unlink(missing_ok=True)
+    return {"command": COMMAND, "shards": first.shard.count, "lines": total, "failures": None}
+
