@@ -5,7 +5,8 @@ evaluation/harness.py records ``run_args.json`` = every harness argument (:data:
 argparse order) plus ``started_at_utc``, with no method and no tier; evaluation/run_eval.py writes
 ``runtime_inputs/`` = ``questions.json`` (the domain's questions.jsonl rows in file order, ``image`` folded into
 ``question = {text, image: absolute path}``), ``haystack.json`` (the tier's lists of those questions) and
-``memory_config.json`` (``{memory_type, memory_params}``); leaderboard/submission_utils.py validate_run reads
+``memory_config.json`` (``{memory_type, memory_params}``, build_memory_config's: for an upstream baseline the
+memory's type and its constructor params, see :func:`memory_config`); leaderboard/submission_utils.py validate_run reads
 aggregated_metrics.json, per_question.jsonl, run_args.json and runtime_inputs/{questions,haystack}.json.
 Every JSON file as upstream writes it: indent 2, ASCII escapes, trailing newline.
 
@@ -94,7 +95,16 @@ def runtime_haystack(path: Path, question_ids: Sequence[str]) -> dict[str, list[
 
 
 def memory_config(section: Mapping[str, Any]) -> dict[str, Any]:
-    """``{memory_type, memory_params}``: the memory option's name and its own keys (no ``_target_``)."""
+    """runtime_inputs/memory_config.json, ``{memory_type, memory_params}`` (the shape upstream's
+    ``load_memory_config`` reads). An upstream baseline (conf/v2/memory/upstream-*.yaml): exactly what upstream's
+    run_eval.py writes for that method, the memory's type (``rag`` for rag_query_to_slice) and the params it is
+    built from (:func:`mnemetric.longmemeval_v2.upstream_memory.runtime_memory_config`), never our option's keys.
+    Any other memory (ours): ``memory_type`` = the option's ``name``, ``memory_params`` = its own keys (no
+    ``_target_``, no ``name``)."""
+    from mnemetric.longmemeval_v2.upstream_memory import is_upstream_option, runtime_memory_config
+
+    if is_upstream_option(section):
+        return runtime_memory_config(section)
     params = {k: v for k, v in section.items() if not str(k).startswith("_") and k != "name"}
     return {"memory_type": str(section.get("name")), "memory_params": params}
 
