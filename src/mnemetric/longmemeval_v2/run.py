@@ -119,11 +119,15 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
                             memory_query_context=memory_query_context)
     facts = {"reader": reader_facts(reader, texts), "checker": checker_facts(checker),
              "token_counter": counter_facts(counter, counter_note)}
-    subset = None
-    if select is not None:
-        total = sum(1 for d in domains for _ in domain_questions(root, d))
-        subset = select.reason(len(memory), total)
+    subset = subset_reason(root, domains, select, len(memory))
     return finish(settings, rows, facts, data=data, images=check_images, subset=subset)
+
+
+def subset_reason(root: str | Path, domains: Sequence[str], select: Selection | None, chosen: int) -> str | None:
+    """The not-official reason of a run that asks ``chosen`` questions picked by ``select`` (None: every question)."""
+    if select is None:
+        return None
+    return select.reason(chosen, sum(1 for d in domains for _ in domain_questions(Path(root), d)))
 
 
 def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]], facts: Mapping[str, Any], *,
