@@ -242,7 +242,7 @@ def write_run(out: str | Path, run: V2Run, settings: Mapping[str, Any] | None = 
     With ``settings`` (the run's ``v2`` section: data_root, haystack, memory, reader …) each domain folder also
     gets upstream's run_args.json and runtime_inputs/ (:mod:`.run_folder`), so upstream's leaderboard builder and
     `mnemetric v2 package` read it as a run of upstream's harness."""
-    from mnemetric.longmemeval_v2.run_folder import write_upstream_run
+    from mnemetric.longmemeval_v2.run_folder import counter_record, write_upstream_run
 
     out = Path(out)
     written = []
@@ -252,8 +252,11 @@ def write_run(out: str | Path, run: V2Run, settings: Mapping[str, Any] | None = 
         write_upstream_json(out / domain / "aggregated_metrics.json", run.aggregated[domain])
         written += [out / domain / "per_question.jsonl", out / domain / "aggregated_metrics.json"]
         if settings is not None:
+            g = run.protocol
+            counter = None if g is None else counter_record(g.token_counter, g.token_counter_official,
+                                                            g.token_counter_note)
             written += write_upstream_run(out / domain, domain, rows, settings=settings,
-                                          checker=run.provenance.get("checker") or {},
+                                          checker=run.provenance.get("checker") or {}, counter=counter,
                                           started_at_utc=started_at_utc)
     if run.combined is not None:
         write_upstream_json(out / "combined_aggregated_metrics.json", run.combined)

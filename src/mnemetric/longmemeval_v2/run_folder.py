@@ -8,7 +8,9 @@ argparse order) plus ``started_at_utc``, with no method and no tier; evaluation/
 ``memory_config.json`` (``{memory_type, memory_params}``, build_memory_config's: for an upstream baseline the
 memory's type and its constructor params, see :func:`memory_config`); leaderboard/submission_utils.py validate_run reads
 aggregated_metrics.json, per_question.jsonl, run_args.json and runtime_inputs/{questions,haystack}.json.
-Every JSON file as upstream writes it: indent 2, ASCII escapes, trailing newline.
+Beside them, ours: ``runtime_inputs/token_counter.json`` (:data:`COUNTER_FILE`), the counter that cut the memory
+contexts, which a package cannot otherwise show. Every JSON file as upstream writes it: indent 2, ASCII escapes,
+trailing newline.
 
 :func:`write_upstream_run` fills ``run_args.json`` honestly from the run's settings and what its requests
 were sent with (the rows' ``reader_params_sent``; the checker's facts): a value Mnemetric does not know or
@@ -46,6 +48,10 @@ HARNESS_ARG_KEYS = (
 RUN_FILES = ("aggregated_metrics.json", "per_question.jsonl", "run_args.json")
 RUNTIME_DIR = "runtime_inputs"
 RUNTIME_FILES = ("questions.json", "haystack.json", "memory_config.json")
+COUNTER_FILE = "token_counter.json"
+"""runtime_inputs/token_counter.json (ours, not upstream's: its harness hard-codes the Qwen/Qwen3.5-9B processor):
+``{name, official, note}`` of the counter that cut the memory contexts to the budget. Upstream's step 1 copies
+runtime_inputs/ whole, so it travels into any package; `v2 package --check` refuses a run without it."""
 API_KEY_ENV = "OPENAI_API_KEY"
 """Where Mnemetric's reader and checker read their key (the environment only), as upstream's default."""
 
@@ -109,6 +115,11 @@ def memory_config(section: Mapping[str, Any]) -> dict[str, Any]:
     return {"memory_type": str(section.get("name")), "memory_params": params}
 
 
+def counter_record(name: Any, official: Any, note: Any = None) -> dict[str, Any]:
+    """The token_counter.json record (:data:`COUNTER_FILE`)."""
+    return {"name": name, "official": official, "note": note}
+
+
 def _sent(rows: Sequence[PerQuestionRow], domain: str) -> Mapping[str, Any]:
     sets = {json.dumps(r.extra["reader_params_sent"], sort_keys=True): r.extra["reader_params_sent"]
             for r in rows if isinstance(r.extra.get("reader_params_sent"), Mapping)}
@@ -153,9 +164,12 @@ def harness_args(domain: str, rows: Sequence[PerQuestionRow], *, run_dir: Path, 
 
 
 def write_upstream_run(run_dir: Path, domain: str, rows: Sequence[PerQuestionRow], *, settings: Mapping[str, Any],
-                       checker: Mapping[str, Any], started_at_utc: str | None = None) -> list[Path]:
+                       checker: Mapping[str, Any], counter: Mapping[str, Any] | None = None,
+                       started_at_utc: str | None = None) -> list[Path]:
     """run_args.json and runtime_inputs/ of one domain's run folder (beside its per_question.jsonl and
-    aggregated_metrics.json); each file atomically. Returns the paths written."""
+    aggregated_metrics.json); each file atomically. ``counter``: the token counter's record
+    (:func:`counter_record`, written as :data:`COUNTER_FILE`; None: none written, and `--check` then refuses the
+    run). Returns the paths written."""
     data_root = Path(settings["data_root"])
     ids = [r.question_id for r in sorted(rows, key=lambda r: r.index)]
     inputs = run_dir / RUNTIME_DIR
@@ -165,6 +179,8 @@ def write_upstream_run(run_dir: Path, domain: str, rows: Sequence[PerQuestionRow
              run_dir / "run_args.json": harness_args(domain, rows, run_dir=run_dir, data_root=data_root,
                                                      settings=settings, checker=checker,
                                                      started_at_utc=started_at_utc)}
+    if counter is not None:
+        files[inputs / COUNTER_FILE] = counter_record(counter.get("name"), counter.get("official"), counter.get("note"))
     for path, obj in files.items():
         write_upstream_file(path, obj)
     return list(files)
