@@ -4,7 +4,7 @@ The tier is fake (6 questions, 3 per domain) but shaped as the real one: questio
 haystacks/lme_v2_small.json; the pins the tests pass are the real DATA_PINS with these two files' sha256 swapped
 in (so "verified against the pins" is exercised, not skipped). A run folder holds what `mnemetric v2 run` writes:
 <run>/<domain>/ per_question.jsonl (rows written key by key, tests/longmemeval_v2/rows.py), aggregated_metrics.json,
-run_args.json + runtime_inputs/ (by the code under test, from the run's settings), and v2.json.
+run_args.json + runtime_inputs/ (token_counter.json included; by the code under test, from the run's settings), and v2.json.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ IDS = {"web": ["w1", "w2", "w3"], "enterprise": ["e1", "e2", "e3"]}
 SENT = {"max_tokens": 20000, "temperature": 0.6, "top_p": 0.95, "extra_body": {"top_k": 20}}
 CHECKER = {"name": "llm", "kind": "llm", "model": "gpt-5.2", "reasoning_effort": "medium",
            "max_completion_tokens": 4096}
+COUNTER = {"name": "qwen3.5-9b-processor", "official": True, "note": None}
 
 
 def official_tier(tmp: Path, *, extra_question: bool = False) -> tuple[Path, DataPins]:
@@ -54,7 +55,7 @@ def settings(data_root: Path, **over: Any) -> dict[str, Any]:
 
 def official_run(tmp: Path, data_root: Path, name: str = "run", *, latency: float = 2.0, correct: int = 1,
                  ids: dict[str, list[str]] | None = None, sent: dict | None = None, memory: str = "mymem",
-                 official: bool = True, tier: str = "small") -> Path:
+                 official: bool = True, tier: str = "small", counter: dict | None = COUNTER) -> Path:
     """A run folder over the fake tier (``correct`` questions right per domain, each query ``latency`` s)."""
     run = tmp / name
     s = settings(data_root)
@@ -67,7 +68,7 @@ def official_run(tmp: Path, data_root: Path, name: str = "run", *, latency: floa
         write_rows(folder / "per_question.jsonl", rows)
         typed = list(read_per_question(folder / "per_question.jsonl"))
         write_upstream_json(folder / "aggregated_metrics.json", aggregate(typed))
-        write_upstream_run(folder, domain, typed, settings=s, checker=CHECKER,
+        write_upstream_run(folder, domain, typed, settings=s, checker=CHECKER, counter=counter,
                            started_at_utc="2026-12-01T10:00:00+00:00")
     reasons = [] if official else ["reader 'offline' is not the official Qwen/Qwen3.5-9B reader with pinned texts"]
     (run / "v2.json").write_text(json.dumps({"settings": {"tier": tier, "memory": memory,

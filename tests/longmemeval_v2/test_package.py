@@ -211,7 +211,7 @@ def test_check_refuses_any_malformed_file_with_a_message_not_a_crash(tmp_path, t
     built = build(tmp_path, [("a", official_run(tmp_path, data))], pins)
     targets = sorted(p.relative_to(built.folder).as_posix() for p in built.folder.rglob("*")
                      if p.suffix in (".json", ".jsonl"))
-    assert len(targets) == 15
+    assert len(targets) == 17  # token_counter.json of each domain among them
     for i, rel in enumerate(targets):
         for j, text in enumerate(("[]", '{"operating_points": [1], "runs": 3, "overall": [], "memory_type": 1}')):
             copy = tmp_path / f"c{i}-{j}" / "sub"
@@ -224,3 +224,49 @@ def test_check_refuses_any_malformed_file_with_a_message_not_a_crash(tmp_path, t
                 assert "sub.tar.gz:" in str(exc) or "sub.tar.gz" in str(exc), (rel, text, str(exc))
             else:
                 assert problems, (rel, text)
+
+
+@pytest.mark.parametrize(("record", "field", "reason"), [
+    (None, "token_counter", "missing: the run records no token counter"),
+    ({"name": "o200k-standin", "official": False, "note": None}, "name",
+     "token counter 'o200k-standin' is not the official Qwen/Qwen3.5-9B processor"),
+    ({"name": "qwen3.5-9b-processor", "official": False, "note": "no video half"}, "official",
+     "recorded as not official: no video half"),
+    ({"name": "my-tokenizer"}, "name/official", "the token counter is unknown"),
+    ("not json", "<json>", "the token counter is unknown"),
+])
+def test_check_refuses_a_hand_made_package_whose_token_counter_is_missing_or_unknown(tmp_path, tier, monkeypatch,
+                                                                                     capsys, record, field, reason):
+    data, pins = tier
+    built = build(tmp_path, [("a", official_run(tmp_path, data))], pins)
+    assert check_tarball(built.tarball, data_root=data, pins=pins)[1] == []  # the official counter's record passes
+    hand = tmp_path / "hand" / "sub"
+    shutil.copytree(built.folder, hand)
+    counter = hand / "operating_points" / "a" / "enterprise" / "runtime_inputs" / "token_counter.json"
+    if record is None:
+        counter.unlink()
+    else:
+        counter.write_text(record if isinstance(record, str) else json.dumps(record))
+    tarball = write_tarball(hand, tmp_path / "hand" / "t" / "sub.tar.gz")
+    _, problems = check_tarball(tarball, data_root=data, pins=pins)
+    assert [(p.file, p.field) for p in problems] == [
+        (f"{tarball}:sub/operating_points/a/enterprise/runtime_inputs/token_counter.json", field)]
+    assert reason in problems[0].message
+    monkeypatch.setattr("mnemetric.longmemeval_v2.package_check.DATA_PINS", pins)
+    capsys.readouterr()
+    assert main(["v2", "package", "--check", str(tarball), "--data-root", str(data)]) != 0
+    assert "enterprise/runtime_inputs/token_counter.json" in capsys.readouterr().err
+
+
+def test_a_run_written_without_a_counter_record_is_not_packaged(tmp_path, tier):
+    data, pins = tier
+    with pytest.raises(ValidationFailed, match=r"web/runtime_inputs/token_counter.json.*records no token counter"):
+        build(tmp_path, [("a", official_run(tmp_path, data, counter=None))], pins)
+
+
+def test_a_run_folder_records_its_counter(tmp_path):
+    sample = ROOT / "data" / "sample-v2"
+    s = named_settings(sample, "small", memory="none", token_counter="o200k", domains=["web"])
+    write_run(tmp_path / "run", run_from_settings(s), s)
+    record = json.loads((tmp_path / "run" / "web" / "runtime_inputs" / "token_counter.json").read_text())
+    assert record == {"name": "o200k-standin", "official": False, "note": None}

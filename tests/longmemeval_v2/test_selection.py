@@ -69,3 +69,49 @@ def test_the_cli_takes_question_ids_and_limit(tmp_path, capsys):
     summary = json.loads((out / "v2.json").read_text())
     assert summary["domains"]["web"]["questions"] == 1 and summary["domains"]["enterprise"]["questions"] == 1
     assert any(r.startswith("a subset of the questions: 2 of 14") for r in summary["official_equivalence"]["reasons"])
+
+
+def _stage_workspace(tmp_path, monkeypatch, *overrides):
+    """A stage workspace (cwd) whose params.yaml is conf/ composed with ``overrides`` over the bundled sample."""
+    import yaml
+
+    from mnemetric.config import compose
+
+    ws = tmp_path / "ws"
+    (ws / "data" / "fingerprints").mkdir(parents=True)
+    (ws / "data" / "fingerprints" / "v2-memory.json").write_text(json.dumps({"sha256": "0" * 64}))
+    monkeypatch.chdir(ws)
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
+    params = compose([f"v2.data_root={SAMPLE}", *overrides], ROOT / "conf")
+    (ws / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return ws, params
+
+
+def test_the_subset_is_a_conf_key_of_the_v2_section_with_the_clis_rules(tmp_path, monkeypatch):
+    _, params = _stage_workspace(tmp_path, monkeypatch)
+    assert params["v2"]["subset"] == {"question_ids": None, "per_type": None, "limit": None}
+    assert Selection.of(params["v2"]["subset"]) is None  # as composed: every question
+    _, params = _stage_workspace(tmp_path / "b", monkeypatch, "v2.subset.question_ids=[mnv2-web-02,mnv2-ent-01]",
+                                 "v2.subset.limit=1")
+    chosen = Selection.of(params["v2"]["subset"])
+    assert chosen == Selection(("mnv2-web-02", "mnv2-ent-01"), None, 1)
+    assert ids(offline(select=chosen)) == {"web": ["mnv2-web-02"], "enterprise": ["mnv2-ent-01"]}
+    with pytest.raises(ConfigError, match="per_type"):
+        _stage_workspace(tmp_path / "c", monkeypatch, "v2.subset.per_type=0")
+
+
+def test_the_stages_ask_only_the_subset_the_params_choose_and_the_run_is_never_official(tmp_path, monkeypatch):
+    from mnemetric.longmemeval_v2.step_rows import MemoryRow, read_rows
+    from mnemetric.stages import v2_check, v2_memory, v2_metrics, v2_prepare, v2_read
+
+    ws, _ = _stage_workspace(tmp_path, monkeypatch, "v2.subset.per_type=1", "v2.subset.limit=2")
+    for stage in (v2_prepare, v2_memory, v2_read, v2_check, v2_metrics):
+        stage.main()
+    rows = read_rows(ws / "data" / "v2-runs" / "memory.jsonl", MemoryRow)
+    assert sorted(r.question_id for r in rows) == ["mnv2-ent-01", "mnv2-ent-02", "mnv2-web-01", "mnv2-web-02"]
+    metrics = json.loads((ws / "metrics" / "v2.json").read_text())
+    verdict = metrics["official_equivalence"]
+    assert verdict["value"] is False
+    assert "a subset of the questions: 4 of 14 (per_type=1, limit=2); official results ask every question" \
+        in verdict["reasons"]
+    assert metrics["combined"]["questions"] == 4

@@ -218,3 +218,23 @@ def test_a_run_with_upstreams_query_context_is_marked_and_never_official(standin
     assert run.summary["settings"]["memory_query_context"] == ("upstream-question-row" if marked else "question")
     reasons = run.summary["official_equivalence"]["reasons"]
     assert any("upstream's query context" in r for r in reasons) is marked
+
+
+def test_runtime_inputs_memory_config_is_upstreams_shape_not_our_options_keys(standin, tmp_path):
+    """runtime_inputs/memory_config.json of an upstream option: the memory type and the params it is built from
+    (run_eval.py build_memory_config), none of our option's keys; our own memories keep {name, own keys}."""
+    from mnemetric.longmemeval_v2.run_folder import memory_config
+
+    section = {"_target_": TARGET, "name": "upstream-rec", "method": "rec", "root": str(SAMPLE),
+               "params": {"nested": {"y": 3}}, "checkout": None, "query_context": "upstream", "workspace": None,
+               "reader_temperature": 0.6, "reader_top_p": 0.95, "save_dir": None, "load_dir": None}
+    want = {"memory_type": "rag", "memory_params": {"a": 1, "nested": {"x": 1, "y": 3},
+                                                    "questions_path": str((SAMPLE / "questions.jsonl").resolve())}}
+    assert memory_config(section) == want
+    built = um.UpstreamMemory("rec", SAMPLE, params={"nested": {"y": 3}}, workspace=tmp_path / "ws")
+    runtime = {k: v for k, v in built.memory.memory_params.items() if k not in ("workspace_dir", "trajectories_root_dir")}
+    assert runtime == want["memory_params"]  # the file says what the memory was built with (before runtime params)
+    ours = {"_target_": "mnemetric.longmemeval_v2.baselines.bm25_states", "name": "bm25", "top_k": 10}
+    assert memory_config(ours) == {"memory_type": "bm25", "memory_params": {"top_k": 10}}
+    with pytest.raises(ConfigError, match="v2.memory.method"):
+        memory_config({**section, "method": None})

@@ -13,7 +13,8 @@ internet (HF_HUB_OFFLINE=1). Upstream side: evaluation/run_eval.py's main, in pr
   Qwen/Qwen3-Embedding-8B would be downloaded): both sides name the same folder.
 
 Methods no_retrieval, rag_query_to_slice, rag_query_to_slice_notes. Compared per (method, tier, domain): every request body (reader, judge, embeddings) as a multiset of canonical
-JSON; each question's memory_context and score; the domain's overall accuracy.
+JSON; each question's memory_context and score; the domain's overall accuracy; the run folder's
+runtime_inputs/memory_config.json against the one run_eval.py writes, byte for byte.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from pathlib import Path
 import pytest
 
 from mnemetric.longmemeval_v2 import upstream_memory as um
-from mnemetric.longmemeval_v2.pipeline import build_component, option, run_named
+from mnemetric.longmemeval_v2.pipeline import build_component, named_settings, option, run_from_settings
+from mnemetric.longmemeval_v2.run import write_run
 from tests.conftest import ROOT
 from tests.support.openai_server import FakeOpenAIServer
 
@@ -126,9 +128,9 @@ def run_ours(method: str, tier: str, domain: str, server: FakeOpenAIServer, toke
     params = {} if method == "no_retrieval" else {
         "embedding_params": {"model": tokenizer, "base_url": server.base_url},
         "controller_params": {"base_url": server.base_url}}
-    return run_named(SAMPLE, tier, memory=f"upstream-{method}", memory_options={"params": params},
-                     domains=[domain], reader="openai", checker="llm", token_counter="o200k",
-                     executor=build_executor(None, {"max_concurrency": 4}))
+    settings = named_settings(SAMPLE, tier, memory=f"upstream-{method}", memory_options={"params": params},
+                              domains=[domain], reader="openai", checker="llm", token_counter="o200k")
+    return run_from_settings(settings, build_executor(None, {"max_concurrency": 4})), settings
 
 
 @pytest.mark.parametrize(("method", "tier", "domain"), CASES)
@@ -144,7 +146,7 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
     monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
     with FakeOpenAIServer(reply=reply) as our_server:
         monkeypatch.setenv("OPENAI_BASE_URL", our_server.base_url)
-        ours = run_ours(method, tier, domain, our_server, embedding_tokenizer)
+        ours, settings = run_ours(method, tier, domain, our_server, embedding_tokenizer)
     theirs, mine = _bodies(theirs_server), _bodies(our_server)
     assert sorted(mine) == sorted(theirs)
     for path in theirs:
@@ -162,6 +164,12 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
         assert _same_items(mine_row.memory_context) == _same_items(row["memory_context"]), row["question_id"]
         assert mine_row.score == row["score"], row["question_id"]
     assert ours.aggregated[domain]["overall"] == up_agg["overall"]
+    write_run(tmp_path / "ours", ours, settings)  # runtime_inputs/memory_config.json: run_eval's, byte for byte
+    config = "runtime_inputs/memory_config.json"  # (each side's loopback server named alike)
+    mine_text = (tmp_path / "ours" / domain / config).read_text().replace(our_server.base_url, "<server>")
+    theirs_text = (tmp_path / "upstream" / config).read_text().replace(theirs_server.base_url, "<server>")
+    assert json.loads(mine_text) == json.loads(theirs_text)
+    assert mine_text == theirs_text
     assert ours.summary["settings"]["memory_query_context"] == "upstream-question-row"
     assert any("upstream's query context" in r for r in ours.summary["official_equivalence"]["reasons"])
     print(f"\n{method} {tier} {domain}: {n} requests equal "

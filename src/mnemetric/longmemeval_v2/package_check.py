@@ -18,9 +18,12 @@ question set (a 2+2-question sample run was accepted as "small"). Here, in two k
   effort and 4096 tokens, memory budget 200,000), a question marked failed, an unfilled SYSTEM_DESCRIPTION.md
   template, a ``NOT_SUBMITTABLE.txt`` (what ``--unofficial`` writes).
 
-What a package cannot show is checked where it is known: the token counter and the data custody of a Mnemetric
-run come from its v2.json gate, read by :func:`mnemetric.longmemeval_v2.package.build_package` before it builds
-(upstream's harness hard-codes the Qwen/Qwen3.5-9B counter, so a hand-made package is taken at its run_args).
+The token counter: each run folder's ``runtime_inputs/token_counter.json`` (ours; upstream's step 1 copies
+runtime_inputs/ whole, so it is in any package built from a Mnemetric run) must name the official counter
+(:data:`OFFICIAL_COUNTER`, ``official: true``, no note); a run without the file (a hand-made package, or one from
+upstream's own harness, which records no counter) or with another, unknown or malformed record is a reason,
+named — fail closed, never taken on trust. The data custody of a Mnemetric run comes from its v2.json gate, read
+by :func:`mnemetric.longmemeval_v2.package.build_package` before it builds.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ from mnemetric.longmemeval_v2.lafs import lafs_summary
 from mnemetric.longmemeval_v2.per_question import PerQuestionRow, read_per_question
 from mnemetric.longmemeval_v2.pins import DATA_PINS, DataPins
 from mnemetric.longmemeval_v2.questions import DOMAINS
-from mnemetric.longmemeval_v2.run_folder import RUN_FILES, RUNTIME_DIR, RUNTIME_FILES
+from mnemetric.longmemeval_v2.run_folder import COUNTER_FILE, RUN_FILES, RUNTIME_DIR, RUNTIME_FILES
+from mnemetric.longmemeval_v2.tokens import OFFICIAL_PROCESSOR, QwenProcessorCounter
 from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE
 
 OP_FILES = ("metric_overview.json", "operating_point_metadata.json")
@@ -53,6 +57,8 @@ OFFICIAL_ARGS = {"model": "Qwen/Qwen3.5-9B", "temperature": 0.6, "top_p": 0.95, 
                  "repetition_penalty": None, "memory_context_max_tokens": 200000, "evaluator_model": "gpt-5.2",
                  "evaluator_reasoning_effort": "medium", "evaluator_max_completion_tokens": 4096}
 """run_args.json values of the official protocol (run_eval.py defaults; upstream-v2-protocol.md §4-5)."""
+OFFICIAL_COUNTER = QwenProcessorCounter.name
+"""The name the official token counter records (conf/v2/token_counter/qwen.yaml)."""
 OVERVIEW_PATHS = {"overall_full_set": ("overall", "overall_full_set"),
                   "gotchas_accuracy": ("non_abstention_by_category", "gotchas", "pct_correct"),
                   "static_accuracy": ("combined_abstention_by_category", "static", "pct_correct"),
@@ -190,11 +196,36 @@ def run_problems(view: RunView) -> list[Problem]:
     if off:
         out.append(Problem(file, "<file>", ", ".join(off), "not the official protocol: " + "; ".join(
             f"{k} {v!r} (official {OFFICIAL_ARGS[k]!r})" for k, v in off.items())))
+    out += counter_problems(view.folder)
     failed = [r.question_id for r in view.rows if r.failed]
     if failed:
         out.append(Problem(str(view.folder / "per_question.jsonl"), failed[0], "failed",
                            f"{len(failed)} question(s) failed where upstream aborts the run"))
     return out
+
+
+def counter_problems(folder: Path) -> list[Problem]:
+    """Why the run's token counter is not shown to be the official one (module docstring); [] when it is."""
+    path = folder / RUNTIME_DIR / COUNTER_FILE
+    file, official = str(path), f"the official {OFFICIAL_PROCESSOR} processor ({OFFICIAL_COUNTER!r})"
+    if not path.is_file():
+        return [Problem(file, "<file>", "token_counter", f"missing: the run records no token counter, so nothing "
+                        f"shows its memory contexts were cut with {official} (a hand-made package or upstream's "
+                        "harness records none); refused, not assumed")]
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        return [Problem(file, "<file>", "<json>", f"not valid JSON ({exc}): the token counter is unknown")]
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not raw["name"] \
+            or not isinstance(raw.get("official"), bool):
+        return [Problem(file, "<file>", "name/official", "expected {name: a string, official: true/false, note}: "
+                        "the token counter is unknown")]
+    if raw["name"] != OFFICIAL_COUNTER:
+        return [Problem(file, "<file>", "name", f"token counter {raw['name']!r} is not {official}")]
+    if raw["official"] is not True or raw.get("note"):
+        why = f": {raw['note']}" if raw.get("note") else ""
+        return [Problem(file, "<file>", "official", f"token counter {raw['name']!r} is recorded as not official{why}")]
+    return []
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,16 @@ from mnemetric.schema import MISSING, SHA256, Section, _spec
 
 
 @dataclass
+class V2Subset:
+    """``v2.subset``: which questions a run asks (:mod:`mnemetric.longmemeval_v2.selection`); all null: every
+    question. Any of them set makes the run a development subset, never official."""
+
+    question_ids: Optional[list[str]] = None
+    per_type: Optional[int] = field(default=None, metadata=_spec(min=1, fix="an integer >= 1, or null"))
+    limit: Optional[int] = field(default=None, metadata=_spec(min=1, fix="an integer >= 1, or null"))
+
+
+@dataclass
 class V2:
     """The ``v2`` option (conf/v2/*.yaml): a LongMemEval-V2 run. Its four component sub-sections are open
     (checked as components: ``name``, ``_target_``); the rest is typed here."""
@@ -28,6 +38,7 @@ class V2:
     revision: Optional[str] = field(default=None, metadata=_spec(pattern=r"^[0-9a-f]{40}$",
                                                                  fix="the full 40-character commit hash"))
     checksums_sha256: Optional[str] = field(default=None, metadata=SHA256)
+    subset: V2Subset = field(default_factory=V2Subset)
     memory: Any = None
     reader: Any = None
     checker: Any = None

@@ -124,12 +124,18 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
     facts = {"reader": reader_facts(reader, texts), "checker": checker_facts(checker),
              "token_counter": counter_facts(counter, counter_note)}
     subset = None
-    if select is not None:
-        total = sum(1 for d in domains for _ in domain_questions(root, d))
+    if select is not None:  # a shard's reason names the whole run's selection, not the shard's part of it
         chosen = len(memory) if keep is None else sum(map(len, chosen_questions(root, domains, select).values()))
-        subset = select.reason(chosen, total)
+        subset = subset_reason(root, domains, select, chosen)
     return finish(settings, rows, facts, data=data, images=check_images, subset=subset,
                   extra_reasons=[shard_reason] if shard_reason else ())
+
+
+def subset_reason(root: str | Path, domains: Sequence[str], select: Selection | None, chosen: int) -> str | None:
+    """The not-official reason of a run that asks ``chosen`` questions picked by ``select`` (None: every question)."""
+    if select is None:
+        return None
+    return select.reason(chosen, sum(1 for d in domains for _ in domain_questions(Path(root), d)))
 
 
 def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]], facts: Mapping[str, Any], *,
@@ -245,7 +251,7 @@ def write_run(out: str | Path, run: V2Run, settings: Mapping[str, Any] | None = 
     With ``settings`` (the run's ``v2`` section: data_root, haystack, memory, reader …) each domain folder also
     gets upstream's run_args.json and runtime_inputs/ (:mod:`.run_folder`), so upstream's leaderboard builder and
     `mnemetric v2 package` read it as a run of upstream's harness."""
-    from mnemetric.longmemeval_v2.run_folder import write_upstream_run
+    from mnemetric.longmemeval_v2.run_folder import counter_record, write_upstream_run
 
     out = Path(out)
     written = []
@@ -255,8 +261,11 @@ def write_run(out: str | Path, run: V2Run, settings: Mapping[str, Any] | None = 
         write_upstream_json(out / domain / "aggregated_metrics.json", run.aggregated[domain])
         written += [out / domain / "per_question.jsonl", out / domain / "aggregated_metrics.json"]
         if settings is not None:
+            g = run.protocol
+            counter = None if g is None else counter_record(g.token_counter, g.token_counter_official,
+                                                            g.token_counter_note)
             written += write_upstream_run(out / domain, domain, rows, settings=settings,
-                                          checker=run.provenance.get("checker") or {},
+                                          checker=run.provenance.get("checker") or {}, counter=counter,
                                           started_at_utc=started_at_utc)
     if run.combined is not None:
         write_upstream_json(out / "combined_aggregated_metrics.json", run.combined)

@@ -5,9 +5,12 @@ evaluation/harness.py records ``run_args.json`` = every harness argument (:data:
 argparse order) plus ``started_at_utc``, with no method and no tier; evaluation/run_eval.py writes
 ``runtime_inputs/`` = ``questions.json`` (the domain's questions.jsonl rows in file order, ``image`` folded into
 ``question = {text, image: absolute path}``), ``haystack.json`` (the tier's lists of those questions) and
-``memory_config.json`` (``{memory_type, memory_params}``); leaderboard/submission_utils.py validate_run reads
+``memory_config.json`` (``{memory_type, memory_params}``, build_memory_config's: for an upstream baseline the
+memory's type and its constructor params, see :func:`memory_config`); leaderboard/submission_utils.py validate_run reads
 aggregated_metrics.json, per_question.jsonl, run_args.json and runtime_inputs/{questions,haystack}.json.
-Every JSON file as upstream writes it: indent 2, ASCII escapes, trailing newline.
+Beside them, ours: ``runtime_inputs/token_counter.json`` (:data:`COUNTER_FILE`), the counter that cut the memory
+contexts, which a package cannot otherwise show. Every JSON file as upstream writes it: indent 2, ASCII escapes,
+trailing newline.
 
 :func:`write_upstream_run` fills ``run_args.json`` honestly from the run's settings and what its requests
 were sent with (the rows' ``reader_params_sent``; the checker's facts): a value Mnemetric does not know or
@@ -45,6 +48,10 @@ HARNESS_ARG_KEYS = (
 RUN_FILES = ("aggregated_metrics.json", "per_question.jsonl", "run_args.json")
 RUNTIME_DIR = "runtime_inputs"
 RUNTIME_FILES = ("questions.json", "haystack.json", "memory_config.json")
+COUNTER_FILE = "token_counter.json"
+"""runtime_inputs/token_counter.json (ours, not upstream's: its harness hard-codes the Qwen/Qwen3.5-9B processor):
+``{name, official, note}`` of the counter that cut the memory contexts to the budget. Upstream's step 1 copies
+runtime_inputs/ whole, so it travels into any package; `v2 package --check` refuses a run without it."""
 API_KEY_ENV = "OPENAI_API_KEY"
 """Where Mnemetric's reader and checker read their key (the environment only), as upstream's default."""
 
@@ -94,9 +101,23 @@ def runtime_haystack(path: Path, question_ids: Sequence[str]) -> dict[str, list[
 
 
 def memory_config(section: Mapping[str, Any]) -> dict[str, Any]:
-    """``{memory_type, memory_params}``: the memory option's name and its own keys (no ``_target_``)."""
+    """runtime_inputs/memory_config.json, ``{memory_type, memory_params}`` (the shape upstream's
+    ``load_memory_config`` reads). An upstream baseline (conf/v2/memory/upstream-*.yaml): exactly what upstream's
+    run_eval.py writes for that method, the memory's type (``rag`` for rag_query_to_slice) and the params it is
+    built from (:func:`mnemetric.longmemeval_v2.upstream_memory.runtime_memory_config`), never our option's keys.
+    Any other memory (ours): ``memory_type`` = the option's ``name``, ``memory_params`` = its own keys (no
+    ``_target_``, no ``name``)."""
+    from mnemetric.longmemeval_v2.upstream_memory import is_upstream_option, runtime_memory_config
+
+    if is_upstream_option(section):
+        return runtime_memory_config(section)
     params = {k: v for k, v in section.items() if not str(k).startswith("_") and k != "name"}
     return {"memory_type": str(section.get("name")), "memory_params": params}
+
+
+def counter_record(name: Any, official: Any, note: Any = None) -> dict[str, Any]:
+    """The token_counter.json record (:data:`COUNTER_FILE`)."""
+    return {"name": name, "official": official, "note": note}
 
 
 def _sent(rows: Sequence[PerQuestionRow], domain: str) -> Mapping[str, Any]:
@@ -143,9 +164,12 @@ def harness_args(domain: str, rows: Sequence[PerQuestionRow], *, run_dir: Path, 
 
 
 def write_upstream_run(run_dir: Path, domain: str, rows: Sequence[PerQuestionRow], *, settings: Mapping[str, Any],
-                       checker: Mapping[str, Any], started_at_utc: str | None = None) -> list[Path]:
+                       checker: Mapping[str, Any], counter: Mapping[str, Any] | None = None,
+                       started_at_utc: str | None = None) -> list[Path]:
     """run_args.json and runtime_inputs/ of one domain's run folder (beside its per_question.jsonl and
-    aggregated_metrics.json); each file atomically. Returns the paths written."""
+    aggregated_metrics.json); each file atomically. ``counter``: the token counter's record
+    (:func:`counter_record`, written as :data:`COUNTER_FILE`; None: none written, and `--check` then refuses the
+    run). Returns the paths written."""
     data_root = Path(settings["data_root"])
     ids = [r.question_id for r in sorted(rows, key=lambda r: r.index)]
     inputs = run_dir / RUNTIME_DIR
@@ -155,6 +179,8 @@ def write_upstream_run(run_dir: Path, domain: str, rows: Sequence[PerQuestionRow
              run_dir / "run_args.json": harness_args(domain, rows, run_dir=run_dir, data_root=data_root,
                                                      settings=settings, checker=checker,
                                                      started_at_utc=started_at_utc)}
+    if counter is not None:
+        files[inputs / COUNTER_FILE] = counter_record(counter.get("name"), counter.get("official"), counter.get("note"))
     for path, obj in files.items():
         write_upstream_file(path, obj)
     return list(files)

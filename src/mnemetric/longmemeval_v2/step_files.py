@@ -50,7 +50,8 @@ def latency_file(runs_dir: str | Path) -> Path:
 @dataclass(frozen=True)
 class MemoryFacts:
     settings: Mapping[str, Any]
-    """haystack (file name), tier, domains, memory, token_counter, memory_context_max_tokens."""
+    """haystack (file name), tier, domains, memory, token_counter, memory_context_max_tokens; ``subset``: the
+    not-official reason when only a subset of the questions was asked (absent: every question)."""
     images: bool
     data: DataCheck
     token_counter: Mapping[str, Any]

@@ -227,6 +227,43 @@ def _merge(base: Any, over: Any) -> Any:
     return copy.deepcopy(over)
 
 
+def _plain(value: Any) -> Any:
+    """JSON-able plain containers (an instantiated option may hand OmegaConf containers)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "ListConfig":
+        return [_plain(v) for v in value]
+    return value
+
+
+def memory_template(root: Path, method: str, params: Mapping[str, Any] | None, data_root: str | Path) -> dict[str, Any]:
+    """``{memory_type, memory_params}`` the method is built from, before the harness's runtime parameters: upstream's
+    config file deep-merged with ``params``, ``questions_path: SET_BY_SCRIPT`` → ``<data root>/questions.jsonl``
+    (absolute). With the shipped options' params this is what run_eval.py build_memory_config writes to
+    runtime_inputs/memory_config.json with its default arguments."""
+    template = _merge(method_config(root, method), {"memory_params": _plain(params or {})})
+    mp = template["memory_params"]
+    if mp.get("questions_path") == "SET_BY_SCRIPT":  # run_eval.py: the data root's questions.jsonl
+        mp["questions_path"] = str((Path(data_root) / "questions.jsonl").resolve())
+    return {"memory_type": str(template["memory_type"]), "memory_params": mp}
+
+
+def is_upstream_option(section: Mapping[str, Any]) -> bool:
+    """Whether a ``v2.memory`` section is one of upstream's baselines (conf/v2/memory/upstream-*.yaml)."""
+    return str(section.get("_target_", "")).endswith(".upstream_memory.UpstreamMemory")
+
+
+def runtime_memory_config(section: Mapping[str, Any]) -> dict[str, Any]:
+    """runtime_inputs/memory_config.json of an upstream option: :func:`memory_template` from the option's checkout,
+    method, params and root (the checkout's files verified as for a run)."""
+    for key in ("method", "root"):
+        if section.get(key) in (None, ""):
+            raise ConfigError(f"v2.memory.{key}", "is not set: an upstream memory option names its method and the "
+                              "data root", fix="use a conf/v2/memory/upstream-*.yaml option as shipped")
+    return memory_template(checkout_dir(section.get("checkout")), str(section["method"]), section.get("params"),
+                           section["root"])
+
+
 _RAW: dict[tuple[str, int, int], dict[str, dict[str, Any]]] = {}
 
 
@@ -260,11 +297,8 @@ class UpstreamMemory:
         self.checkout = checkout_dir(checkout)
         self.save_dir = Path(save_dir) if save_dir else None
         self.loaded = bool(load_dir)
-        template = _merge(method_config(self.checkout, method), {"memory_params": dict(params or {})})
+        template = memory_template(self.checkout, method, params, self.root)
         memory_type = str(template["memory_type"])
-        mp = template["memory_params"]
-        if mp.get("questions_path") == "SET_BY_SCRIPT":  # run_eval.py: the data root's questions.jsonl
-            mp["questions_path"] = str((self.root / "questions.jsonl").resolve())
         self._upstream = load_package(self.checkout, memory_type)
         base = Path(workspace or Path(".mnemetric") / "v2-upstream-workspace")
         base.mkdir(parents=True, exist_ok=True)
@@ -346,5 +380,4 @@ class UpstreamMemory:
 def query_context_of(section: Mapping[str, Any]) -> str:
     """settings.memory_query_context for a memory option: :data:`UPSTREAM_ROW` when an upstream memory gets
     upstream's query context, else "question" (the question text and image only)."""
-    upstream = str(section.get("_target_", "")).endswith(".upstream_memory.UpstreamMemory")
-    return UPSTREAM_ROW if upstream and section.get("query_context", "upstream") == "upstream" else QUESTION_ONLY
+    return UPSTREAM_ROW if is_upstream_option(section) and section.get("query_context", "upstream") == "upstream" else QUESTION_ONLY

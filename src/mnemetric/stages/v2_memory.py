@@ -4,7 +4,8 @@ Every data file is hashed again and compared with stage v2_prepare's custody rec
 (data/custody/v2-<name>.json, :func:`mnemetric.longmemeval_v2.data_custody.verify_root`): a file that changed
 since stops the run, named; a file that matches its record but not its pin (or the sample's SHA256SUMS) is
 named in the facts and makes the run not official. Then the root is validated and each question's memory
-queried (:func:`mnemetric.longmemeval_v2.steps.memory_step`; per-question memories on the executor's workers when
+queried (only those ``v2.subset`` chooses, :mod:`mnemetric.longmemeval_v2.selection`: a subset run is never
+official; :func:`mnemetric.longmemeval_v2.steps.memory_step`; per-question memories on the executor's workers when
 ``executor.workers`` > 1) → ``<paths.v2_steps>/memory.jsonl`` and
 ``memory.json`` (DVC outputs); what was measured (query and build seconds, timed answers a cache served, the
 memory's own model calls) → ``<paths.v2_runs>/latency.json`` (untracked; stage v2_metrics sums it up in
@@ -22,7 +23,8 @@ from mnemetric.longmemeval_v2.facts import counter_facts
 from mnemetric.longmemeval_v2.manifest import memory_facts
 from mnemetric.longmemeval_v2.obtain import custody_path
 from mnemetric.longmemeval_v2.pipeline import component, memory_factory
-from mnemetric.longmemeval_v2.run import run_settings
+from mnemetric.longmemeval_v2.run import run_settings, subset_reason
+from mnemetric.longmemeval_v2.selection import Selection
 from mnemetric.longmemeval_v2.step_files import MemoryFacts, StepFiles, latency_file, write_facts
 from mnemetric.longmemeval_v2.step_rows import write_rows
 from mnemetric.longmemeval_v2.upstream_memory import query_context_of
@@ -32,7 +34,7 @@ from mnemetric.params import stage_params
 from mnemetric.stages import run
 
 PARAMS = ["v2.name", "v2.data_root", "v2.haystack", "v2.domains", "v2.max_tokens", "v2.images", "v2.memory",
-          "v2.token_counter", "executor", "paths.custody_dir", "paths.fingerprints", "paths.v2_steps", "paths.v2_runs"]
+          "v2.token_counter", "v2.subset", "executor", "paths.custody_dir", "paths.fingerprints", "paths.v2_steps", "paths.v2_runs"]
 V2_MEMORY_FINGERPRINT = "v2-memory"
 """<paths.fingerprints>/v2-memory.json, written by stage fingerprint."""
 
@@ -45,11 +47,12 @@ def main() -> None:
     factory, name = memory_factory({"memory": p["v2.memory"]})
     counter = component({"token_counter": p["v2.token_counter"]}, "token_counter")
     hpath, domains = haystack_path(root, p["v2.haystack"]), tuple(dict.fromkeys(p["v2.domains"]))
+    select = Selection.of(p["v2.subset"])  # v2.subset: a development subset (never official), None: every question
     executor = build_executor(p["executor"], {})  # its workers build per-question memories (executor.workers > 1)
     try:
         rows, latencies = memory_step(root, hpath, domains, factory, counter=counter,
                                       max_tokens=int(p["v2.max_tokens"]), system=name, images_on=images,
-                                      mapper=executor)
+                                      select=select, mapper=executor)
     finally:
         executor.close()
     files = StepFiles.at(p["paths.v2_steps"])
@@ -59,6 +62,8 @@ def main() -> None:
                             memory_query_context=query_context_of(p["v2.memory"]))
     for key in ("reader", "checker"):
         settings.pop(key)
+    if select is not None:  # stage v2_metrics adds it to the not-official reasons
+        settings["subset"] = subset_reason(root, domains, select, len(rows))
     fingerprint = read_fingerprint(p["paths.fingerprints"], V2_MEMORY_FINGERPRINT)
     write_facts(files.facts("memory"), MemoryFacts(settings, images, data, counter_facts(counter),
                                                    memory_facts(p["v2.memory"], fingerprint)))

@@ -55,7 +55,7 @@ def main() -> None:
     settings.setdefault("memory_query_context", QUESTION_ONLY)  # a memory step recorded before the key existed
     settings = {k: settings[k] for k in ("haystack", "tier", "domains", "memory", "memory_query_context", "reader",
                                          "checker", "token_counter", "memory_context_max_tokens")}
-    result = finish(settings, rows, facts, data=mf.data, images=mf.images)
+    result = finish(settings, rows, facts, data=mf.data, images=mf.images, subset=mf.settings.get("subset"))
     both = result.combined or next(iter(result.aggregated.values()))
     write_metrics(p["paths.metrics_v2"], V2Metrics.of(FAMILY.name, p["benchmark.name"] == FAMILY.name, v2["name"],
                                                       result.summary, both))
