@@ -115,3 +115,13 @@ def test_the_stages_ask_only_the_subset_the_params_choose_and_the_run_is_never_o
     assert "a subset of the questions: 4 of 14 (per_type=1, limit=2); official results ask every question" \
         in verdict["reasons"]
     assert metrics["combined"]["questions"] == 4
+
+
+def test_the_stages_refuse_a_shard_and_name_the_command_that_shards(tmp_path, monkeypatch):
+    from mnemetric.stages import v2_memory, v2_prepare
+
+    _stage_workspace(tmp_path, monkeypatch, "executor.shard=1/2")
+    v2_prepare.main()
+    with pytest.raises(ConfigError, match=r"(?s)executor\.shard.*v2 run --shard K/N"):
+        v2_memory.main()
+    assert not (tmp_path / "ws" / "data" / "v2-runs" / "memory.jsonl").exists()

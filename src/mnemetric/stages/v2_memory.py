@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mnemetric.errors import ConfigError
 from mnemetric.execute import build_executor
 from mnemetric.fingerprint import read_fingerprint
 from mnemetric.longmemeval_v2.data_custody import verify_root
@@ -41,6 +42,10 @@ V2_MEMORY_FINGERPRINT = "v2-memory"
 
 def main() -> None:
     p = stage_params(PARAMS)
+    if p["executor"].get("shard"):
+        raise ConfigError("executor.shard", f"{p['executor']['shard']!r}: the V2 stages run every question",
+                          fix="shard a V2 run with `mnemetric v2 run --shard K/N` and join the parts with "
+                              "`mnemetric merge`; leave executor.shard null for the stages")
     root, images = Path(p["v2.data_root"]), bool(p["v2.images"])
     data = verify_root(custody_path(p["paths.custody_dir"], p["v2.name"]), root)
     require_valid_root(root, p["v2.haystack"], check_images=images)
