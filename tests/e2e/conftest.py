@@ -81,3 +81,37 @@ def oracle_repo(tmp_path, oracle_experiment) -> DvcRepo:
     repo = tmp_path / "repo"
     copy_repo(oracle_experiment, repo)
     return DvcRepo(repo, tool_env())
+
+
+@pytest.fixture(scope="session")
+def legacy_experiment(tmp_path_factory, oracle_experiment) -> Path:
+    """oracle_experiment's repository put back to main's committed run (`git reset --hard`, `dvc checkout`), then
+    `dvc exp run -n legacy -S variant=sample -S adapter=legacy-v2`: built once per test run (tests/conftest.py
+    built_once), the legacy run's results left in the workspace as `dvc exp run` leaves them, experiment `oracle`
+    still under refs/exps. Read it; never write to it (``legacy_repo`` gives a test its own copy)."""
+    def build(folder: Path) -> None:
+        repo = DvcRepo(folder / "repo", tool_env(MNEMETRIC_CACHE_DIR=str(folder / "llm-cache")))
+        copy_repo(oracle_experiment, repo.path)
+        repo.run("git", "reset", "-q", "--hard")
+        repo.dvc("checkout", "-q")
+        repo.dvc("exp", "run", "-n", "legacy", "-S", "variant=sample", "-S", "adapter=legacy-v2")
+
+    return built_once(tmp_path_factory, "legacy-experiment", build) / "repo"
+
+
+@pytest.fixture()
+def legacy_repo(tmp_path, legacy_experiment) -> DvcRepo:
+    """The committed sample run with experiments `oracle` and then `legacy` (-S adapter=legacy-v2) run on it, the
+    legacy run in the workspace: this test's own copy of the session's legacy_experiment (the compare and the
+    pipeline tests need that experiment; it runs once)."""
+    repo = tmp_path / "repo"
+    copy_repo(legacy_experiment, repo)
+    return DvcRepo(repo, tool_env())
+
+
+def exp_ref(repo: DvcRepo, name: str) -> str:
+    """The one ref under refs/exps of experiment ``name``."""
+    refs = repo.run("git", "for-each-ref", "--format=%(refname)", "refs/exps").stdout.split()
+    match = [r for r in refs if r.endswith(f"/{name}")]
+    assert len(match) == 1, refs
+    return match[0]

@@ -1,9 +1,10 @@
 """`mnemetric compare` and `mnemetric runs` against real DVC experiments of the sample pipeline.
 
-main runs the sample (`dvc repro`, committed); experiment memory=oracle (better retrieval) comes from the
-session's oracle_experiment (tests/e2e/conftest.py); branch `rejudged` holds another judge model (the judged
-file, a DVC output, rewritten and `dvc commit`ed); further experiments:
-adapter=legacy-v2 (not comparable: another adapter schema), memory=none (retrieval collapses).
+main runs the sample (`dvc repro`, committed); experiments memory=oracle (better retrieval) and
+adapter=legacy-v2 (not comparable: another adapter schema) come from the session's legacy_experiment
+(tests/e2e/conftest.py); branch `rejudged` holds another judge model (the judged
+file, a DVC output, rewritten and `dvc commit`ed); a further experiment:
+memory=none (retrieval collapses).
 Expected numbers come from each run's own metric files (written by the pipeline's stages, not by
 compare) and from a McNemar p recomputed here from the printed flips.
 """
@@ -14,6 +15,8 @@ import json
 from math import comb
 
 import pytest
+
+from tests.e2e.conftest import exp_ref
 
 pytestmark = pytest.mark.e2e
 
@@ -50,11 +53,16 @@ def _compare(repo, *args: str):
     return repo.run("mnemetric", "compare", *args, check=False)
 
 
-def test_compare_and_runs_on_real_experiments(oracle_repo):
-    # the sample run committed on main and experiment `oracle` (-S memory=oracle), its results in the workspace
-    # (tests/e2e/conftest.py oracle_experiment: the views and retrieval tests read the same experiment)
-    reproduced_repo = oracle_repo
-    oracle = {"qa": reproduced_repo.json("metrics/qa.json"), "retrieval": reproduced_repo.json("metrics/retrieval.json")}
+def _exp_json(repo, name: str, rel: str) -> dict:
+    return json.loads(repo.run("git", "show", f"{exp_ref(repo, name)}:{rel}").stdout)
+
+
+def test_compare_and_runs_on_real_experiments(legacy_repo):
+    # the sample run committed on main, experiments `oracle` (-S memory=oracle) and `legacy` (-S adapter=legacy-v2)
+    # run on it (tests/e2e/conftest.py legacy_experiment: the pipeline, views and retrieval tests read the same)
+    reproduced_repo = legacy_repo
+    oracle = {"qa": _exp_json(reproduced_repo, "oracle", "metrics/qa.json"),
+              "retrieval": _exp_json(reproduced_repo, "oracle", "metrics/retrieval.json")}
     reproduced_repo.run("git", "reset", "-q", "--hard")  # the workspace back to main's committed run
     reproduced_repo.dvc("checkout", "-q")
     assert reproduced_repo.run("git", "status", "--porcelain").stdout == ""
@@ -62,7 +70,6 @@ def test_compare_and_runs_on_real_experiments(oracle_repo):
     main = {"qa": reproduced_repo.json("metrics/qa.json"), "retrieval": reproduced_repo.json("metrics/retrieval.json")}
     assert main["retrieval"] != oracle["retrieval"]
     first_id, first_label = _rejudged_branch(reproduced_repo)
-    _exp(reproduced_repo, "legacy", "adapter=legacy-v2")
     _exp(reproduced_repo, "none", "memory=none")
 
     # main vs oracle: the retrieval gain with paired intervals, QA with McNemar

@@ -66,13 +66,21 @@ def tracked_bytes(repo: Path) -> dict[str, bytes]:
 
 
 def test_llm_path_runs_for_real_and_a_second_run_sends_nothing(committed_repro, tmp_path):
+    """One cold LLM experiment (reader and judge against the local server), then what it proves from three sides
+    (each was a test of its own that ran the same cold experiment): a forced rerun of the LLM stages answers from
+    the cache and writes the same tracked bytes; the run manifest is rebuilt from the judged lines with no LLM
+    cache at all (tests/e2e/test_custody_e2e.py); a second clone with the warm cache runs every stage, sends
+    nothing and writes identical tracked files (tests/e2e/test_reproducible_e2e.py)."""
+    from tests.e2e.test_reproducible_e2e import _clone, _tracked
+
     dvc_repo = committed_repro  # the committed sample run: the experiment reruns what its params change
     sha = write_standin(tmp_path / "LongMemEval")
     args = ["exp", "run", "-S", "reader=openai", "-S", "judge=upstream-gpt-4o", "-S", "suite=development",
             "-S", f"judge.longmemeval_dir={tmp_path / 'LongMemEval'}", "-S", f"judge.evaluate_qa_sha256={sha}"]
     with FakeOpenAIServer(reply=reply, model_map={"gpt-4o-2024-08-06": "gpt-4o-2024-08-06"}) as server:
-        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-SECRET-e2e"}
-        dvc_repo.dvc(*args, env=env)
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-SECRET-e2e",
+               "MNEMETRIC_CACHE_DIR": str(tmp_path / "llm-cache")}
+        dvc_repo.dvc(*args, env=env)  # cold cache: every request is sent
         m = dvc_repo.json("metrics/detail/qa.json")
         n = m["n"]
         assert server.count == 2 * n  # one reader and one judge request per question
@@ -99,6 +107,36 @@ def test_llm_path_runs_for_real_and_a_second_run_sends_nothing(committed_repro, 
         assert {e["stage"]: (e["sent"], e["hits"]) for e in warm if e["stage"] in ("answer", "judge")} == \
             {"answer": (0, n), "judge": (0, n)}
         assert all(e["time"].endswith("Z") and e["seconds"] >= 0 for e in warm)
+
+        # the run manifest's LLM judge params are read from the judged lines, not the cache: rebuilt with no LLM
+        # cache at all, the same bytes
+        manifest = (dvc_repo.path / "metrics/run.json").read_bytes()
+        dvc_repo.dvc("repro", "--force", "--single-item", "run_manifest",
+                     env={"MNEMETRIC_CACHE_DIR": str(tmp_path / "no-cache")})
+        assert (dvc_repo.path / "metrics/run.json").read_bytes() == manifest and not (tmp_path / "no-cache").exists()
+        assert dvc_repo.run("git", "status", "--porcelain").stdout == ""
+        run = dvc_repo.json("metrics/run.json")
+        assert run["counts"]["questions"] == n and run["counts"]["judged"] == n > 0
+        assert run["judge"]["params_sent"] == {"requests": n, "values": [{"temperature": 0, "max_tokens": 10, "n": 1}],
+                                               "not_in_cache": 0}
+        assert run["reader"]["params_sent"]["values"] == [{"temperature": 0, "max_tokens": 800, "n": 1}]
+        assert run["judge"]["resolved_models"] == ["gpt-4o-2024-08-06"]
+        base_url = server.base_url.rstrip("/")
+        assert run["judge"]["endpoints"] == [base_url]
+        reasons = run["official_equivalence"]["reasons"]
+        assert run["official_equivalence"]["value"] is False
+        assert any(base_url in r and "not the official API" in r for r in reasons)
+        assert any("not the full suite" in r for r in reasons)
+        assert any("prompt set sha256" in r for r in reasons)  # the stand-in's templates are not upstream's
+        assert not any("judge parameters" in r or "not recorded" in r for r in reasons)
+
+        # a second clone (no DVC cache, so its `dvc repro` runs every stage) with the warm LLM cache: the same
+        # work, nothing sent, identical tracked files
+        clone = _clone(dvc_repo, tmp_path / "clone")
+        clone.dvc("repro", env=env)
+        assert server.count == 2 * n
+    assert clone.run("git", "status", "--porcelain").stdout == ""
+    assert _tracked(clone) == _tracked(dvc_repo)
     for path in dvc_repo.path.rglob("*"):
         # tests/ (copied as a clone has it) holds this very file, which names the key it looks for
         if path.is_file() and ".git" not in path.parts and path.parts[len(dvc_repo.path.parts)] != "tests":

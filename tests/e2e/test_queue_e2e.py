@@ -60,8 +60,11 @@ def test_two_queued_experiments_with_two_workers_share_the_cache_and_send_each_r
     with FakeOpenAIServer(reply=reply, model_map={"gpt-4o-2024-08-06": "gpt-4o-2024-08-06"}, latency=0.05) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test",
                "MNEMETRIC_CACHE_DIR": str(tmp_path / "shared-cache")}
-        dvc_repo.dvc("exp", "run", "--queue", "-n", "bm25", *common, env=env)
-        dvc_repo.dvc("exp", "run", "--queue", "-n", "bm25up", *common, "-S", "memory=bm25-upstream", env=env)
+        # each up to stage qa_metrics (reader and judge, the qa detail read below): the manifests, inventory and
+        # report after it send no request
+        dvc_repo.dvc("exp", "run", "--queue", "-n", "bm25", *common, "qa_metrics", env=env)
+        dvc_repo.dvc("exp", "run", "--queue", "-n", "bm25up", *common, "-S", "memory=bm25-upstream", "qa_metrics",
+                     env=env)
         dvc_repo.dvc("queue", "start", "-j", "2", env=env)
         status = _wait_for_queue(dvc_repo, env, ("bm25", "bm25up"))
         assert status.count("Success") == 2, status

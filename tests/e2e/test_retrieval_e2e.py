@@ -45,6 +45,6 @@ def test_dense_memory_runs_offline(committed_repro):
 
 
 def test_scoring_profile_switch_is_labelled(committed_repro):
-    committed_repro.dvc("exp", "run", "-S", "scoring=mnemetric-historical")
+    committed_repro.dvc("exp", "run", "-S", "scoring=mnemetric-historical", "retrieval_metrics")  # what it reads
     m = committed_repro.json("metrics/retrieval.json")
     assert m["official_equivalence"]["value"] is False and "recall@5" in m["exclude_abs"]["session"]
