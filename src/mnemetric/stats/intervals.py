@@ -41,6 +41,11 @@ ulps: ~14 significant digits, inside the 1e-12 asked for. Checked against scipy'
 and ``binomtest(...).proportion_ci(method="exact")`` to 1e-9 in tests/stats/test_intervals.py
 (n up to 10^5); the largest difference measured for n <= 1000 is ~1e-15. Cost per bound: 8-15
 vectorised steps over n - m + 1 terms.
+
+Each bound is returned rounded to PUBLISHED_DIGITS (12) significant digits: numpy's vectorised log and
+exp pick SIMD code by CPU (AVX-512 or AVX2), so the last one or two ulps of a bound differ between
+machines, and the metric files that hold it must be the same bytes on every machine. Rounding to 12
+digits keeps what the method guarantees and drops what it does not.
 """
 
 from __future__ import annotations
@@ -121,9 +126,18 @@ def clopper_pearson(k: int, n: int, level: float = 0.95, *, source: str = "<coun
     alpha = 1 - check_level(level)
     if n == 0:
         return None
-    low = 0.0 if k == 0 else _solve_tail(k, n, alpha / 2, upper=False)
-    high = 1.0 if k == n else _solve_tail(n - k, n, alpha / 2, upper=True)
+    low = 0.0 if k == 0 else _published(_solve_tail(k, n, alpha / 2, upper=False))
+    high = 1.0 if k == n else _published(_solve_tail(n - k, n, alpha / 2, upper=True))
     return low, high
+
+
+PUBLISHED_DIGITS = 12
+"""Significant digits of a Clopper-Pearson bound (module docstring: the same bytes on every CPU)."""
+
+
+def _published(bound: float) -> float:
+    """``bound`` rounded to PUBLISHED_DIGITS significant digits."""
+    return float(f"{bound:.{PUBLISHED_DIGITS}g}")
 
 
 def _log_upper_tail_terms(m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
