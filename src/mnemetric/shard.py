@@ -96,7 +96,7 @@ FOLDER_MANIFEST = "shard.json"
 
 def manifest_path(path: str | Path) -> Path:
     """``OUT.shard.json`` beside a file; ``OUT/shard.json`` inside an output folder (a command whose output is
-    a folder: its family's merger joins the parts, :func:`merger_of`)."""
+    a folder: its family's merger joins the parts, :func:`mnemetric.family.shard_merger`)."""
     return Path(path) / FOLDER_MANIFEST if Path(path).is_dir() else Path(f"{path}{SUFFIX}")
 
 

@@ -90,11 +90,9 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
                    help="the merged file to write")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.llm.usage import sum_usage, write_usage
-        from mnemetric.shard import merge
-
         from mnemetric.family import shard_merger
-        from mnemetric.shard import Manifest
+        from mnemetric.llm.usage import part_usage, sum_usage, write_usage
+        from mnemetric.shard import Manifest, merge
 
         merger = shard_merger(Manifest.read(a.parts[0]).command)
         if merger is not None:  # a command whose output is a folder: its family joins the parts
@@ -112,9 +110,3 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
         return 0
     return run
 
-
-def part_usage(parts, sidecar) -> list | None:
-    """:func:`mnemetric.llm.usage.part_usage` (the parts' usage sidecars, checked before anything is written)."""
-    from mnemetric.llm.usage import part_usage as of_parts
-
-    return of_parts(parts, sidecar)

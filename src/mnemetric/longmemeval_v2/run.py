@@ -43,7 +43,8 @@ from mnemetric.longmemeval_v2.memory import QUESTION_ONLY, MemoryFactory
 from mnemetric.longmemeval_v2.per_question import PerQuestionRow, write_per_question
 from mnemetric.longmemeval_v2.questions import DOMAINS
 from mnemetric.longmemeval_v2.selection import Selection
-from mnemetric.longmemeval_v2.steps import assemble, check_step, chosen_questions, domain_questions, memory_step, read_step
+from mnemetric.longmemeval_v2.steps import (assemble, check_step, chosen_questions, domain_questions, memory_step,
+                                            read_step)
 from mnemetric.longmemeval_v2.tokens import DEFAULT_MAX_TOKENS, TokenCounter
 from mnemetric.longmemeval_v2.upstream_text import ReaderTexts
 from mnemetric.longmemeval_v2.validate import haystack_path, require_valid_root
@@ -62,11 +63,12 @@ class V2Run:
     combined: dict[str, Any] | None
     summary: dict[str, Any]
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    """What the components say about themselves (:mod:`.facts`: reader, checker, token_counter blocks), private
+    facts left out."""
     protocol: GateFacts | None = None
     """What the gate read (run-v2.json's ``protocol`` section)."""
     facts: Mapping[str, Any] = field(default_factory=dict)
     """The components' facts blocks as :func:`finish` got them (private facts kept: a shard part records them)."""
-    """What the components say about themselves (:mod:`.facts`: reader, checker, token_counter blocks)."""
 
 
 def tier_of(haystack: str | Path) -> str | None:

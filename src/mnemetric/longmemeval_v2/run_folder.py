@@ -180,7 +180,7 @@ def write_upstream_run(run_dir: Path, domain: str, rows: Sequence[PerQuestionRow
                                                      settings=settings, checker=checker,
                                                      started_at_utc=started_at_utc)}
     if counter is not None:
-        files[inputs / COUNTER_FILE] = counter_record(counter.get("name"), counter.get("official"), counter.get("note"))
+        files[inputs / COUNTER_FILE] = dict(counter)
     for path, obj in files.items():
         write_upstream_file(path, obj)
     return list(files)

@@ -37,9 +37,9 @@ from mnemetric.errors import InputError
 from mnemetric.io import sha256_file
 from mnemetric.longmemeval_v2.data_custody import DataCheck
 from mnemetric.longmemeval_v2.per_question import read_per_question
-from mnemetric.longmemeval_v2.run import V2Run, finish, write_run
+from mnemetric.longmemeval_v2.run import V2Run, finish, subset_reason, write_run
 from mnemetric.longmemeval_v2.selection import Selection
-from mnemetric.longmemeval_v2.steps import chosen_questions, domain_questions
+from mnemetric.longmemeval_v2.steps import chosen_questions
 from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE, TRAJECTORIES_FILE, haystack_path
 from mnemetric.shard import FileLines, Shard, ShardRun, check_parts, manifest_path
 
@@ -95,11 +95,7 @@ def shard_reason(run: ShardRun | None) -> str | None:
 
 def whole_subset(settings: Mapping[str, Any], select: Selection | None, run: ShardRun) -> str | None:
     """The not-official reason the whole run (all shards) gets for its selection, as `v2 run` gives it."""
-    if select is None:
-        return None
-    root = Path(settings["data_root"])
-    total = sum(1 for d in _domains(settings) for _ in domain_questions(root, d))
-    return select.reason(len(run.universe), total)
+    return subset_reason(settings["data_root"], _domains(settings), select, len(run.universe))
 
 
 def record_part(out: str | Path, result: V2Run, settings: Mapping[str, Any], run: ShardRun | None, *,

@@ -39,7 +39,7 @@ import sys
 import tempfile
 import threading
 import types
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -231,7 +231,7 @@ def _plain(value: Any) -> Any:
     """JSON-able plain containers (an instantiated option may hand OmegaConf containers)."""
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)) or type(value).__name__ == "ListConfig":
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):  # OmegaConf's ListConfig too
         return [_plain(v) for v in value]
     return value
 
@@ -380,4 +380,5 @@ class UpstreamMemory:
 def query_context_of(section: Mapping[str, Any]) -> str:
     """settings.memory_query_context for a memory option: :data:`UPSTREAM_ROW` when an upstream memory gets
     upstream's query context, else "question" (the question text and image only)."""
-    return UPSTREAM_ROW if is_upstream_option(section) and section.get("query_context", "upstream") == "upstream" else QUESTION_ONLY
+    upstream_row = is_upstream_option(section) and section.get("query_context", "upstream") == "upstream"
+    return UPSTREAM_ROW if upstream_row else QUESTION_ONLY

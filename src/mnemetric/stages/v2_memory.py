@@ -35,7 +35,8 @@ from mnemetric.params import stage_params
 from mnemetric.stages import run
 
 PARAMS = ["v2.name", "v2.data_root", "v2.haystack", "v2.domains", "v2.max_tokens", "v2.images", "v2.memory",
-          "v2.token_counter", "v2.subset", "executor", "paths.custody_dir", "paths.fingerprints", "paths.v2_steps", "paths.v2_runs"]
+          "v2.token_counter", "v2.subset", "executor", "paths.custody_dir", "paths.fingerprints", "paths.v2_steps",
+          "paths.v2_runs"]
 V2_MEMORY_FINGERPRINT = "v2-memory"
 """<paths.fingerprints>/v2-memory.json, written by stage fingerprint."""
 
