@@ -40,9 +40,10 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
 
 
 PROJECT_FILES = ["conf", "dvc.yaml", "params.yaml", ".dvc/config", ".dvc/plots", ".dvcignore", ".gitignore",
-                 "data/sample", "src", "data/inventory/base.json", "data/sample-v2", "data/errata", "plugins", "tests"]
+                 "data/sample", "src", "data/inventory/base.json", "data/inventory/task-markers.json", "data/sample-v2",
+                 "data/errata", "plugins"]
 """What a fresh clone needs to run the pipeline (tests/e2e/conftest.py's repositories hold these; stage inventory
-reads the markers of tests/)."""
+reads the tests' markers from their committed index, so tests/ itself is not copied)."""
 
 SAMPLE_RUN_OUTPUTS = ("data/adapted/sample.jsonl", "data/suites/sample-full.json",
                       "data/suites/sample-full.questions.jsonl", "data/runs/contexts.jsonl",

@@ -18,7 +18,7 @@ def mnemetric(dvc_repo, *args, check=True):
 
 
 def test_sample_run_manifest_inventory_verify_and_card(reproduced_repo):
-    repo = reproduced_repo  # a clone (tests/ included: the inventory reads its markers) after `dvc repro`
+    repo = reproduced_repo  # a clone (with the tests' markers index the inventory reads) after `dvc repro`
     run = repo.json("metrics/run.json")
     assert run["variant"]["name"] == "sample" and run["variant"]["sha256_verified"] is True
     assert run["counts"] == {"questions": 43, "judged": 43, "failed": 0}

@@ -1,4 +1,5 @@
-"""`mnemetric inventory verify|derive`: re-hash the reviewed upstream sources; derive the task inventory."""
+"""`mnemetric inventory verify|derive|markers`: re-hash the reviewed upstream sources; derive the task inventory;
+write (or check) the committed index of the tests' task markers."""
 
 from __future__ import annotations
 
@@ -15,16 +16,20 @@ ALIASES = {"upstream_dir": "longmemeval", "v2_dir": "longmemeval-v2"}
 """The older per-family flags (--upstream-dir, --v2-dir): aliases of --checkout longmemeval=DIR / longmemeval-v2=DIR."""
 
 
-@command("inventory", "verify the reviewed upstream sources of the task inventory (sha256), or derive the inventory",
+@command("inventory", "verify the reviewed upstream sources of the task inventory (sha256), derive the inventory, "
+         "or index the tests' task markers",
          "verify: re-hash every reviewed_sources file of the inventory in local upstream checkouts, one per family "
          "(--checkout FAMILY=DIR, FAMILY a benchmark conf option: longmemeval, longmemeval-v2, or a family of your "
          "own; --upstream-dir and --v2-dir are the older spellings for the two LongMemEval families) and print "
          "match / mismatch / missing per file; a family given no checkout is listed as not checked; exit 1 on "
          "any mismatch or missing file. derive: recompute the inventory from --seed (the structure and text), the "
          "run manifest(s), the cross-check evidence, the metrics files and the @pytest.mark.task markers of the "
-         "tests (read with ast, never run), and write it to --out.")
+         "tests (read with ast, never run), and write it to --out. markers: read the @pytest.mark.task markers of "
+         "--tests-dir with ast and write their index (default data/inventory/task-markers.json), the file stage "
+         "`inventory` reads instead of tests/ (so a test edit reruns no stage); --check compares instead of "
+         "writing and exits 1 when the index is stale.")
 def _inventory(p: argparse.ArgumentParser) -> Handler:
-    p.add_argument("action", choices=("verify", "derive"), help="what to do")
+    p.add_argument("action", choices=("verify", "derive", "markers"), help="what to do")
     p.add_argument("--inventory", type=Path, default=Path(DEFAULT_INVENTORY), help="verify: the inventory to check")
     p.add_argument("--checkout", action="append", default=[], metavar="FAMILY=DIR",
                    help="verify: the upstream checkout of one family at the inventory's revision (repeatable; "
@@ -32,7 +37,9 @@ def _inventory(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--upstream-dir", type=Path, help="verify: the same as --checkout longmemeval=DIR")
     p.add_argument("--v2-dir", type=Path, help="verify: the same as --checkout longmemeval-v2=DIR")
     p.add_argument("--seed", type=Path, help="derive: the inventory whose structure and text are kept")
-    p.add_argument("--out", type=Path, help="derive: where to write the derived inventory")
+    p.add_argument("--out", type=Path, help="derive: where to write the derived inventory; markers: where to write "
+                                            "the index (default data/inventory/task-markers.json)")
+    p.add_argument("--check", action="store_true", help="markers: compare the index with the tests, write nothing")
     p.add_argument("--run-manifest", type=Path, action="append", default=None,
                    help="derive: a run manifest (repeatable; default: each benchmark family's run manifest that "
                         "exists, e.g. metrics/run.json, metrics/run-v2.json)")
@@ -40,11 +47,42 @@ def _inventory(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--metrics", type=Path, action="append", default=None,
                    help="derive: a metrics file (repeatable; default: the files the families' tasks are measured in "
                         "that exist, e.g. metrics/detail/qa.json, metrics/v2.json)")
-    p.add_argument("--tests-dir", type=Path, default=Path("tests"), help="derive: the tests whose task markers count")
+    p.add_argument("--tests-dir", type=Path, default=Path("tests"),
+                   help="derive, markers: the tests whose task markers count")
 
     def run(a: argparse.Namespace) -> int:
-        return _verify(a) if a.action == "verify" else _derive(a)
+        if a.check and a.action != "markers":
+            from mnemetric.errors import ConfigError
+            raise ConfigError("--check", f"does not apply to `inventory {a.action}`", fix="drop --check")
+        return {"verify": _verify, "derive": _derive, "markers": _markers}[a.action](a)
     return run
+
+
+def _markers(a: argparse.Namespace) -> int:
+    """Write the markers index from --tests-dir, or (--check) report whether the written one matches."""
+    from mnemetric.custody.task_markers import MARKERS_FILE, MARKERS_FIX, collect_task_markers, read_markers, write_markers
+    from mnemetric.errors import ConfigError
+    _refuse(a, ("--upstream-dir", "--v2-dir", "--seed", "--crosscheck", "--run-manifest", "--metrics"))
+    if a.checkout:
+        raise ConfigError("--checkout", "does not apply to `inventory markers`", fix="drop --checkout")
+    out = a.out if a.out is not None else Path(MARKERS_FILE)
+    markers = collect_task_markers(a.tests_dir, root=a.tests_dir.parent)
+    tests = sum(len(refs) for refs in markers.values())
+    if not a.check:
+        write_markers(out, markers)
+        print(f"wrote {out}: {len(markers)} tasks marked by {tests} test refs in {a.tests_dir}")
+        return 0
+    written = read_markers(out)
+    if written == markers:
+        print(f"{out} is up to date ({len(markers)} tasks, {tests} test refs)")
+        return 0
+    changed = sorted(k for k in set(written) | set(markers) if written.get(k) != markers.get(k))
+    for family, task in changed:
+        print(f"  {family}/{task}: index {written.get((family, task), [])} != tests {markers.get((family, task), [])}",
+              file=sys.stderr)
+    print(f"{out} is stale: {len(changed)} task(s) differ from the markers in {a.tests_dir}; fix: {MARKERS_FIX}",
+          file=sys.stderr)
+    return 1
 
 
 def _refuse(a: argparse.Namespace, names: tuple[str, ...]) -> None:

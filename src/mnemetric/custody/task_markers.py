@@ -86,3 +86,42 @@ def collect_task_markers(tests_dir: str | Path, *, root: str | Path | None = Non
             raise InputError(rel, f"line {line}" if line else "<file>", "<python>", f"cannot be parsed: {exc}") from None
         _collect_body(tree.body, rel, [], rel, out)
     return out
+
+
+MARKERS_FILE = "data/inventory/task-markers.json"
+"""The committed index of the tests' task markers: what stage ``inventory`` reads instead of tests/ (so
+editing a test that carries no marker change reruns no stage). ``mnemetric inventory markers`` writes it;
+``tests/inventory/test_markers_index.py`` keeps it equal to :func:`collect_task_markers` of tests/."""
+
+MARKERS_FIX = "run `mnemetric inventory markers` (it rewrites data/inventory/task-markers.json from tests/)"
+
+_SOURCE = "@pytest.mark.task markers of tests/ (read with ast by `mnemetric inventory markers`)"
+
+
+def markers_document(markers: dict[tuple[str, str], list[str]]) -> dict:
+    """The index's JSON document: one entry per (family, task), sorted, each with its test refs in file order."""
+    return {"source": _SOURCE,
+            "markers": [{"family": family, "task": task, "tests": list(refs)}
+                        for (family, task), refs in sorted(markers.items())]}
+
+
+def write_markers(path: str | Path, markers: dict[tuple[str, str], list[str]]) -> None:
+    """Write the index (atomically)."""
+    from mnemetric.io import write_json_atomic
+    write_json_atomic(path, markers_document(markers))
+
+
+def read_markers(path: str | Path) -> dict[tuple[str, str], list[str]]:
+    """The index written by :func:`write_markers`, as :func:`collect_task_markers` returns it; a missing
+    file or a malformed entry is an InputError naming the file, the entry and the field."""
+    from mnemetric.records import Fields, read_json_file
+    file = str(path)
+    doc = Fields.of(read_json_file(path, missing_fix=MARKERS_FIX, fix=MARKERS_FIX), file=file, record="<file>", fix=MARKERS_FIX).only(("source", "markers"))
+    out: dict[tuple[str, str], list[str]] = {}
+    for i, raw in enumerate(doc.array("markers")):
+        entry = Fields.of(raw, file=file, record=f"markers[{i}]", fix=MARKERS_FIX).only(("family", "task", "tests"))
+        key = (entry.string("family"), entry.string("task"))
+        if key in out:
+            raise entry.error("task", f"{key[0]}/{key[1]} is listed twice")
+        out[key] = list(entry.strings("tests"))
+    return out

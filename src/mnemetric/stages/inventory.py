@@ -4,7 +4,9 @@ Inputs: the seed's descriptive text (data/inventory/base.json), the run manifest
 (``Family.run_manifest``: metrics/run.json, metrics/run-v2.json of stage v2_metrics; those that exist, at
 least one), the metrics files the families' tasks are measured in
 (metrics/detail/qa.json, metrics/v2.json), the cross-check evidence (data/custody/crosscheck.json)
-when present, and the ``@pytest.mark.task`` markers of tests/ (read with ast). The families are every
+when present, and the tests' ``@pytest.mark.task`` markers from their committed index
+(data/inventory/task-markers.json, :data:`mnemetric.custody.task_markers.MARKERS_FILE`, kept equal to tests/ by a
+test), so that editing a test reruns no stage. The families are every
 option of the ``benchmark`` conf group (:func:`mnemetric.family.conf_families`). Every status is
 recomputed by :func:`mnemetric.custody.inventory.derive_inventory` (its docstring has the rules).
 """
@@ -15,7 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mnemetric.custody.inventory import collect_task_markers, derive_inventory, metrics_files
+from mnemetric.custody.inventory import derive_inventory, metrics_files
+from mnemetric.custody.task_markers import MARKERS_FILE, read_markers
 from mnemetric.custody.manifest import read_json_file
 from mnemetric.errors import InputError
 from mnemetric.family import Family, conf_families
@@ -26,7 +29,6 @@ PARAMS: list[str] = []
 BASE = "data/inventory/base.json"
 OUT = "data/inventory/upstream-task-inventory.json"
 CROSSCHECK = "data/custody/crosscheck.json"
-TESTS = "tests"
 
 
 def metrics_docs(files: list[str]) -> dict[str, Any]:
@@ -49,7 +51,7 @@ def main() -> None:
     manifests = run_manifests(families)
     crosscheck = {**read_json_file(CROSSCHECK), "path": CROSSCHECK} if Path(CROSSCHECK).is_file() else None
     inventory = derive_inventory(read_json_file(BASE), run_manifests=manifests, crosscheck=crosscheck,
-                                 markers=collect_task_markers(TESTS, root=".") if Path(TESTS).is_dir() else {},
+                                 markers=read_markers(MARKERS_FILE),
                                  metrics=metrics_docs(metrics_files(families)), families=families)
     write_json_atomic(OUT, inventory)
     tasks = [t for f in inventory["families"] for t in f["tasks"]]
