@@ -32,7 +32,7 @@ def _worker(mode: str, adapted: Path, out: Path) -> dict[str, Any]:
 
     from mnemetric.config import build
     from mnemetric.execute import build_executor
-    from mnemetric.longmemeval.adapted import read_adapted
+    from mnemetric.longmemeval.adapted import read_adapted_lines
     from mnemetric.longmemeval.retrieve import write_retrieval
 
     option, workers = CONFIGS[mode]
@@ -44,7 +44,7 @@ def _worker(mode: str, adapted: Path, out: Path) -> dict[str, Any]:
     if option == "dask":
         executor.dask_client  # start the LocalCluster before the clock of the retrieval
     t1 = time.perf_counter()
-    n = write_retrieval(memory, read_adapted(adapted), granularity="session", k=10, budget=6000, log=out,
+    n = write_retrieval(memory, read_adapted_lines(adapted), granularity="session", k=10, budget=6000, log=out,
                         contexts=out.with_suffix(".ctx.jsonl"), executor=executor)
     t2 = time.perf_counter()
     executor.close()

@@ -16,9 +16,9 @@ import pytest
 
 from mnemetric.cli import main
 from mnemetric.config import build
-from mnemetric.errors import ConfigError, InputError
+from mnemetric.errors import ConfigError, InputError, MnemetricError
 from mnemetric.execute import ImmediateExecutor, build_executor
-from mnemetric.longmemeval.adapted import read_adapted
+from mnemetric.longmemeval.adapted import read_adapted, read_adapted_lines
 from mnemetric.longmemeval.retrieve import write_retrieval
 from mnemetric.shard import Shard, ShardRun, assign, merge, parse_shard
 from tests.conftest import ROOT
@@ -50,6 +50,27 @@ def test_two_workers_write_the_bytes_of_one(tmp_path, records):
     two = _retrieve(tmp_path / "two", records, ImmediateExecutor(workers=2, progress=False))
     assert [p.read_bytes() for p in one] == [p.read_bytes() for p in two]
     assert len(one[0].read_bytes().splitlines()) == len(records) > 10
+
+
+def test_unparsed_lines_parsed_on_two_workers_write_the_bytes_of_records_on_one(tmp_path, records, adapted_sample):
+    """What stage retrieve hands the pool (AdaptedRecords.lines): the workers parse; the bytes do not move."""
+    one = _retrieve(tmp_path / "one", records, ImmediateExecutor(workers=1, progress=False))
+    two = _retrieve(tmp_path / "two", read_adapted_lines(adapted_sample), ImmediateExecutor(workers=2, progress=False))
+    assert [p.read_bytes() for p in one] == [p.read_bytes() for p in two]
+
+
+def test_a_bad_line_parsed_on_a_worker_is_named_as_in_this_process(tmp_path, adapted_sample):
+    lines = adapted_sample.read_text(encoding="utf-8").splitlines(keepends=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(lines[:5]) + lines[5].replace('"role": "user"', '"role": 7', 1) + "".join(lines[6:]),
+                   encoding="utf-8")
+    with pytest.raises(MnemetricError) as here:
+        list(read_adapted(bad))
+    with pytest.raises(MnemetricError) as there:
+        _retrieve(tmp_path / "two", read_adapted_lines(bad), ImmediateExecutor(workers=2, progress=False))
+    assert f"{bad}" in str(there.value) and "line 6" in str(there.value) and "role" in str(there.value)
+    assert str(there.value) == str(here.value) and there.value.exit_code == here.value.exit_code
+    assert not (tmp_path / "two" / "run.jsonl").exists()  # nothing half-written
 
 
 def test_a_dask_local_cluster_writes_the_bytes_of_the_immediate_executor(tmp_path, records):

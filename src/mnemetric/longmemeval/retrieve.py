@@ -35,7 +35,7 @@ from tqdm import tqdm
 from mnemetric.errors import ConfigError
 from mnemetric.io import atomic_open
 from mnemetric.execute import Executor
-from mnemetric.longmemeval.adapted import AdaptedRecord
+from mnemetric.longmemeval.adapted import AdaptedLine, AdaptedRecord, as_record
 from mnemetric.longmemeval.contexts import context_line
 from mnemetric.longmemeval.harness import retrieve_all
 from mnemetric.longmemeval.memory.base import MemorySystem, calls_models, uses_model_proxy
@@ -85,16 +85,20 @@ class RetrieveTask:
             mine = self._local.memory = copy.deepcopy(self.memory)
         return mine
 
-    def __call__(self, rec: AdaptedRecord) -> tuple[str, str]:
-        """(upstream log line, contexts line) of one record, serialised here (a worker sends back text)."""
-        line, context = next(retrieve_all(self._memory(), [rec], self.granularity, self.k, self.budget))
+    def __call__(self, item: AdaptedRecord | AdaptedLine) -> tuple[str, str]:
+        """(upstream log line, contexts line) of one record (an unparsed line is parsed here, on the worker),
+        serialised here (a worker sends back text)."""
+        line, context = next(retrieve_all(self._memory(), [as_record(item)], self.granularity, self.k, self.budget))
         return json.dumps(line, ensure_ascii=False) + "\n", context_line(context)
 
 
-def write_retrieval(memory: MemorySystem, records: Iterable[AdaptedRecord], *, granularity: str, k: int,
+def write_retrieval(memory: MemorySystem, records: Iterable[AdaptedRecord | AdaptedLine], *, granularity: str, k: int,
                     budget: int, log: str | Path, contexts: str | Path | None = None, total: int | None = None,
                     executor: Executor | None = None, shard: ShardRun | None = None) -> int:
     """Run ``memory`` over ``records`` → ``log`` (+ ``contexts``); returns the number of questions.
+
+    ``records``: adapted records, or their unparsed lines (:meth:`AdaptedRecords.lines`), which the task
+    parses where it runs (on the pool's workers, so the feeding process only reads lines).
 
     ``k`` / ``budget``: at most k items within ``budget`` wordpunct-v1 tokens per reader context
     (harness.context_items). ``total`` only sizes the progress bar (stderr). ``shard``: run only its
@@ -104,8 +108,9 @@ def write_retrieval(memory: MemorySystem, records: Iterable[AdaptedRecord], *, g
 
     def chosen() -> Iterable[AdaptedRecord]:
         for pos, rec in enumerate(records):
-            if shard is None or shard.keep(rec.eval.question_id):
-                lines.question_ids.append(rec.eval.question_id)
+            qid = rec.question_id if isinstance(rec, AdaptedLine) else rec.eval.question_id
+            if shard is None or shard.keep(qid):
+                lines.question_ids.append(qid)
                 lines.keys.append([pos])
                 yield rec
 

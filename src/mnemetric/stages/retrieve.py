@@ -45,7 +45,7 @@ def main() -> None:
         shard = ShardRun.start("retrieve", getattr(executor, "shard", None), universe, data_file=p["paths.adapted"],
                                config={"memory": p["memory"], "retrieval": r})
         with serving(uses_model_proxy(memory), executor, p["memory_llm"], memory.name) as proxy:
-            n = write_retrieval(memory, records, granularity=r["granularity"], k=r["context_k"],
+            n = write_retrieval(memory, records.lines(), granularity=r["granularity"], k=r["context_k"],
                                 budget=r["context_tokens"], log=p["paths.retrieval_log"], contexts=p["paths.contexts"],
                                 total=len(records), executor=executor, shard=shard)
     finish_memory_run("retrieve", memory.name, proxy)
