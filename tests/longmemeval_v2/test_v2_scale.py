@@ -148,3 +148,29 @@ def test_the_memory_side_calls_count_the_same_on_1_worker_2_and_dask(tmp_path, m
     assert side["one"]["web"]["requests_sent"] == 7 and side["one"]["web"]["prompt_tokens"] > 0
     assert side["one"] == side["two"] == side["dask"]  # each run cold on its own cache: the same calls, counted
     assert one.cache_served == two.cache_served == dask.cache_served
+
+
+def _stage_files(ws: Path) -> dict[str, bytes]:
+    """The V2 stages' tracked outputs: the step files and the metrics (no measured latency in them)."""
+    files = [*sorted((ws / "data" / "v2-runs").glob("*")), ws / "metrics" / "v2.json", ws / "metrics" / "run-v2.json"]
+    return {p.relative_to(ws).as_posix(): p.read_bytes() for p in files if p.is_file()}
+
+
+def test_the_v2_stages_on_dask_write_the_bytes_of_immediate(tmp_path, monkeypatch):
+    """Stage v2_memory with -S executor=dask (workers null: the LocalCluster's processes) maps the medium haystack's
+    per-question memories on the cluster; every step file and metrics file is immediate's."""
+    from mnemetric.stages import v2_check, v2_memory, v2_metrics, v2_prepare, v2_read
+    from tests.longmemeval_v2.test_selection import _stage_workspace
+
+    got = {}
+    for tag, overrides in (("immediate", ()), ("dask", ("executor=dask", f"executor._target_={__name__}.DaskSpy"))):
+        ws, params = _stage_workspace(tmp_path / tag, monkeypatch, "v2.haystack=medium", *overrides)
+        assert params["executor"]["workers"] is None
+        DaskSpy.maps = 0
+        for stage in (v2_prepare, v2_memory, v2_read, v2_check, v2_metrics):
+            stage.main()
+        assert DaskSpy.maps == (2 if tag == "dask" else 0)
+        got[tag] = _stage_files(ws)
+    assert got["immediate"] == got["dask"]
+    assert {"data/v2-runs/memory.jsonl", "data/v2-runs/check.jsonl", "metrics/v2.json",
+            "metrics/run-v2.json"} <= set(got["dask"])
