@@ -139,9 +139,11 @@ def test_the_memory_side_calls_count_the_same_on_1_worker_2_and_dask(tmp_path, m
                 runs[tag] = memory_step(SAMPLE, haystack_path(SAMPLE, "medium"), ("web", "enterprise"), factory,
                                         counter=O200kCounter(), max_tokens=2000, system="calling", mapper=mapper)
 
+        pool = Spy(workers=2, progress=False)
         measure("one", ImmediateExecutor(workers=1, progress=False))
-        measure("two", Spy(workers=2, progress=False))
+        measure("two", pool)
         measure("dask", DaskExecutor(workers=2, progress=False))  # worker processes: the task is pickled
+    assert pool.mapped == 2  # one map per domain (medium: a memory per question)
     (rows, one), (two_rows, two), (dask_rows, dask) = runs["one"], runs["two"], runs["dask"]
     assert rows == two_rows == dask_rows and rows
     side = {tag: {d: t.to_record() for d, t in lat.memory_side.items()} for tag, (_, lat) in runs.items()}

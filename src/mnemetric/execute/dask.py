@@ -5,9 +5,9 @@ null — one thread each) for the run and closes it at the end; an address (``tc
 scheduler, whose workers must have Mnemetric and the run's plug-ins installed. :meth:`map` sends the task
 to every worker once (``scatter``, broadcast) and submits one future per :data:`CHUNK` questions, at most a
 bounded window of them in flight, yielding the results in question order: the bytes of the immediate executor.
-Its map is remote (:attr:`~mnemetric.execute.pool.PoolMapper.maps_remotely`): work whose parallelism is opt-in
-(a LongMemEval-V2 run's per-question memories) runs on the cluster with ``workers`` null or an address too. The
-model calls a task makes on a worker are tallied there and the tally comes back with the chunk's results
+Its map is remote (:attr:`~mnemetric.execute.pool.PoolMapper.maps_remotely`): a caller's per-question work
+that runs here unless asked (opt-in parallelism) runs on the cluster with ``workers`` null or an address too.
+The model calls a task makes on a worker are tallied there and the tally comes back with the chunk's results
 (:func:`mnemetric.llm.tally.tallied`, merged here as they are taken).
 
 Model calls (:meth:`run`) are the immediate executor's, from this process: one budget, one usage ledger,

@@ -14,10 +14,10 @@ back as one (its message and exit status kept).
 
 Model calls are not spread over processes: the run's one executor (one budget, one usage ledger) sends
 them from this process, ``llm.max_concurrency`` at once; a task that calls models runs here. A task that
-makes model calls of its own in a worker (through an executor it builds there, e.g. a V2 memory's embedding
-backend) has them counted there (:func:`mnemetric.llm.tally.tallied`) and the count comes back with its
-result: it is added to the tallies open here when the result is taken (:func:`mnemetric.llm.tally.merge`),
-so a tally counts the same with one worker or many.
+makes model calls of its own in a worker (through an executor it builds there, e.g. a memory system's
+embedding backend) has them counted there (:func:`mnemetric.llm.tally.tallied`) and the count comes back
+with its result: it is added to the tallies open here when the result is taken
+(:func:`mnemetric.llm.tally.merge`), so a tally counts the same with one worker or many.
 """
 
 from __future__ import annotations
