@@ -84,6 +84,24 @@ def test_tallies_nest_and_count_nothing_outside(tmp_path):
     assert CallTally.from_record(outer.to_record()) == outer
 
 
+def test_a_workers_tally_comes_back_with_its_result_and_counts_once_where_it_is_merged():
+    """What a pool or Dask worker does (:func:`tallied`: a fresh context, even in this very thread) and what the
+    caller does with the record (:func:`merge`): the calls count once, in the tallies open where it is merged."""
+    from mnemetric.llm.tally import merge, note, tallied
+
+    def work():
+        note(requests_sent=2, prompt_tokens=30, usd=0.25)
+        return "done"
+
+    with tallying() as outer:
+        result, record = tallied(work)
+        assert outer.requests_sent == 0  # an inherited open tally does not count the worker's calls
+        merge(record)
+        merge(record)  # two results, two records
+    assert result == "done" and (outer.requests_sent, outer.prompt_tokens, outer.usd) == (4, 60, 0.5)
+    merge(record)  # no tally open: nothing to count into
+
+
 def _latencies() -> Latencies:
     lat = Latencies()
     for i, s in enumerate((0.1, 0.2, 0.3)):

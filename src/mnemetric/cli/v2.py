@@ -214,7 +214,8 @@ def _run(p: argparse.ArgumentParser) -> Handler:
                         "any subset is marked not official")
     p.add_argument("--workers", type=positive_int, default=None, metavar="N",
                    help="build per-question memories (haystack medium) on N worker processes (default: one, "
-                        "sequential, as upstream; with N > 1 the measured latencies are of concurrent queries)")
+                        "sequential, as upstream; with N > 1, or --executor dask whatever N, the measured "
+                        "latencies are of concurrent queries, timed on the workers)")
     p.add_argument("--shard", type=_shard_spec, default=None, metavar="K/N",
                    help="run shard K of N of the chosen questions (deterministic, stratified by domain and question "
                         "type; each row keeps the whole run's index) and write OUT/shard.json; join the N folders "

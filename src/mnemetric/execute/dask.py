@@ -5,6 +5,10 @@ null — one thread each) for the run and closes it at the end; an address (``tc
 scheduler, whose workers must have Mnemetric and the run's plug-ins installed. :meth:`map` sends the task
 to every worker once (``scatter``, broadcast) and submits one future per :data:`CHUNK` questions, at most a
 bounded window of them in flight, yielding the results in question order: the bytes of the immediate executor.
+Its map is remote (:attr:`~mnemetric.execute.pool.PoolMapper.maps_remotely`): a caller's per-question work
+that runs here unless asked (opt-in parallelism) runs on the cluster with ``workers`` null or an address too.
+The model calls a task makes on a worker are tallied there and the tally comes back with the chunk's results
+(:func:`mnemetric.llm.tally.tallied`, merged here as they are taken).
 
 Model calls (:meth:`run`) are the immediate executor's, from this process: one budget, one usage ledger,
 the response cache on this machine (an SQLite file must not be shared over a network filesystem, so the
@@ -21,6 +25,7 @@ from typing import Any, TypeVar
 from mnemetric.errors import ConfigError, MnemetricError
 from mnemetric.execute.immediate import ImmediateExecutor
 from mnemetric.execute.pool import WorkerError, usable_cores
+from mnemetric.llm.tally import merge, tallied
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -31,11 +36,18 @@ CHUNK = 8
 each carries a few questions."""
 
 
-def _apply(task: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+def _apply(task: Callable[[Any], Any], items: list[Any]) -> tuple[list[Any], dict[str, Any]]:
+    """The chunk's results and the tally of the model calls the task made on the worker (:mod:`.pool`)."""
     try:
-        return [task(item) for item in items]
+        return tallied(lambda: [task(item) for item in items])
     except MnemetricError as exc:
         raise WorkerError(str(exc), exc.exit_code) from None
+
+
+def _taken(future: Any) -> list[Any]:
+    results, counts = future.result()
+    merge(counts)
+    return results
 
 
 def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
@@ -53,6 +65,7 @@ class DaskExecutor(ImmediateExecutor):
     """The immediate executor whose per-question work runs on Dask (module docstring)."""
 
     accepts_address = True
+    maps_remotely = True
 
     def __init__(self, llm=None, *, name: str = "dask", processes: bool = True, **kwargs: Any):
         super().__init__(llm, name=name, **kwargs)
@@ -96,9 +109,9 @@ class DaskExecutor(ImmediateExecutor):
             for chunk in _chunks(items, CHUNK):
                 pending.append(client.submit(_apply, shared, chunk, pure=False))
                 if len(pending) >= window:
-                    yield from pending.popleft().result()
+                    yield from _taken(pending.popleft())
             while pending:
-                yield from pending.popleft().result()
+                yield from _taken(pending.popleft())
         finally:
             for fut in pending:
                 fut.cancel()

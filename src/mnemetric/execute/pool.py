@@ -13,7 +13,11 @@ ended, and the error is raised here. A :class:`~mnemetric.errors.MnemetricError`
 back as one (its message and exit status kept).
 
 Model calls are not spread over processes: the run's one executor (one budget, one usage ledger) sends
-them from this process, ``llm.max_concurrency`` at once; a task that calls models runs here.
+them from this process, ``llm.max_concurrency`` at once; a task that calls models runs here. A task that
+makes model calls of its own in a worker (through an executor it builds there, e.g. a memory system's
+embedding backend) has them counted there (:func:`mnemetric.llm.tally.tallied`) and the count comes back
+with its result: it is added to the tallies open here when the result is taken
+(:func:`mnemetric.llm.tally.merge`), so a tally counts the same with one worker or many.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from mnemetric.errors import ConfigError, MnemetricError
+from mnemetric.llm.tally import merge, tallied
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -61,11 +66,19 @@ def _init_worker(task: Callable[[Any], Any]) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _call(item: Any) -> Any:
+def _call(item: Any) -> tuple[Any, dict[str, Any]]:
+    """(the task's result, the tally of the model calls it made here) (module docstring)."""
     try:
-        return _TASK(item)  # type: ignore[misc]
+        return tallied(lambda: _TASK(item))  # type: ignore[misc]
     except MnemetricError as exc:
         raise WorkerError(str(exc), exc.exit_code) from None
+
+
+def _taken(future: Any) -> Any:
+    """A worker's result, its tally added to the tallies open here."""
+    result, counts = future.result()
+    merge(counts)
+    return result
 
 
 def _context() -> Any:
@@ -87,9 +100,9 @@ def map_ordered(task: Callable[[T], R], items: Iterable[T], workers: int) -> Ite
         for item in items:
             pending.append(pool.submit(_call, item))
             if len(pending) >= window:
-                yield pending.popleft().result()
+                yield _taken(pending.popleft())
         while pending:
-            yield pending.popleft().result()
+            yield _taken(pending.popleft())
         done = True
     finally:
         if done:
@@ -118,6 +131,10 @@ class PoolMapper:
     shard: Any = None
     address: str | None = None
     accepts_address = False
+    maps_remotely = False
+    """True for an executor whose :meth:`map` always runs the tasks off this process, on a cluster, whatever
+    ``workers`` says (choosing the executor is asking for it): work that runs here unless asked (opt-in
+    parallelism) runs on its map then."""
 
     def set_run_settings(self, *, workers: int | None = None, grace_seconds: float | None = None,
                          shard: str | None = None, address: str | None = None) -> None:

@@ -12,16 +12,22 @@ t:``; every model call made by this process inside the block adds to ``t`` (and 
   the work (the same cold or warm: :class:`mnemetric.llm.budget.WorkUsage`), at the price table's live price.
 
 The tally follows the context (:mod:`contextvars`): calls an in-process executor makes on the caller's behalf
-(asyncio tasks included) count; calls made in other processes (a process pool, Dask workers) do not.
+(asyncio tasks included) count. Work another process (or thread) runs on the caller's behalf — a process pool's
+or a Dask worker's task — is counted there and carried back: the worker runs the task through :func:`tallied`
+(a fresh context, one tally open; it returns the result and the tally's record with it) and the caller hands
+the record to :func:`merge` where it takes the result, so it counts in the tallies open there, as if the calls
+had been made in the caller's process (:mod:`mnemetric.execute.pool`, :mod:`mnemetric.execute.dask`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+R = TypeVar("R")
 
 COUNTS = ("requests_sent", "cache_served", "work_responses", "prompt_tokens", "completion_tokens",
           "unpriced_responses")
@@ -69,3 +75,20 @@ def note(**counts: float) -> None:
     for tally in _OPEN.get():
         for name, value in counts.items():
             setattr(tally, name, getattr(tally, name) + value)
+
+
+def tallied(fn: Callable[[], R]) -> tuple[R, dict[str, Any]]:
+    """``fn()`` in a fresh context with one tally open: (its result, that tally's record). For a worker that
+    runs work on another's behalf: no tally its process or thread may have inherited counts the calls, only
+    the returned record, which the caller passes to :func:`merge` (module docstring)."""
+    def run() -> tuple[R, dict[str, Any]]:
+        with tallying() as tally:
+            result = fn()
+        return result, tally.to_record()
+
+    return contextvars.Context().run(run)
+
+
+def merge(record: Any) -> None:
+    """Add a worker's tally record (:func:`tallied`) to every open tally here; nothing when none is open."""
+    note(**CallTally.from_record(record).to_record())

@@ -15,11 +15,16 @@ evaluation/harness.py build_prompt_row (lines ~540-596) and main (~1139-1320); c
   with ``before_query(question_id)`` / ``after_query()`` (upstream's baselines, :mod:`.upstream_memory`) is told
   the question id before the timed query and after the hook, as upstream's set_query_context /
   clear_query_context.
-* Per-question haystacks (no shared memory) may be built and queried on the executor's worker processes
-  (:func:`run_memory` ``mapper``: ``executor.workers`` > 1, opt-in): each question's build + query runs in one
-  worker, results in question order, so the rows are those of a sequential run; the measured latencies are then
-  of concurrent queries (upstream's ``--prompt-build-max-workers`` default 1 keeps published ones sequential).
-  A shared memory is always built once and queried here.
+* Per-question haystacks (no shared memory) may be built and queried on the executor's workers (:func:`run_memory`
+  ``mapper``, opt-in: ``executor.workers`` > 1, or an executor whose map is remote, ``-S executor=dask``, whatever
+  its ``workers``): each question's build + query + budget cut runs in one worker (:class:`MemoryTask`), results in
+  question order, so the rows are those of a sequential run; the model calls the memory makes there are tallied
+  there and added here (:func:`mnemetric.llm.tally.merge`), so ``memory_side`` counts the same. The measured
+  latencies are then taken on the workers (``perf_counter`` in the worker process, on the workers' machines for a
+  joined Dask scheduler) and are of concurrent queries; upstream's ``--prompt-build-max-workers`` default 1 keeps
+  published ones sequential. Such a run is marked as a sequential one is (run_args.json's
+  ``prompt_build_max_workers`` stays 1; the official verdict does not look at the executor): parallel timing is
+  the user's choice, documented, not recorded. A shared memory is always built once and queried here.
 
 Mnemetric's additions, never in upstream's per_question fields (measurements: the untracked latency sidecar and
 metrics/v2-latency.json, :mod:`.latency`): ``memory_build_seconds`` — perf_counter around building the memory
@@ -128,29 +133,44 @@ def _built(factory: MemoryFactory, lists: Sequence[Sequence[str]], trajectories:
         yield memory, seconds
 
 
-def parallel_workers(mapper: Any) -> int:
-    """The worker processes ``mapper`` (the run's executor) offers for memory building: its ``workers`` setting
-    when set above 1, else 1 (sequential: the default, as upstream's)."""
-    workers = getattr(mapper, "workers", None) if mapper is not None and hasattr(mapper, "map") else None
-    return int(workers) if isinstance(workers, int) and workers > 1 else 1
+class MemoryTask:
+    """One question's fresh memory: build it, query it (:func:`query_memory`); picklable (a module-level class,
+    no closure) for a process pool or a Dask cluster, where it runs in the worker."""
+
+    def __init__(self, factory: MemoryFactory, trajectories: Mapping[str, Trajectory], *, system: str,
+                 counter: TokenCounter, max_tokens: int):
+        self.factory, self.trajectories, self.system = factory, trajectories, system
+        self.counter, self.max_tokens = counter, max_tokens
+
+    def __call__(self, question: MemoryQuestion) -> MemoryOutcome:
+        started = time.perf_counter()
+        memory = build_memory(self.factory, question.haystack_ids, self.trajectories)
+        seconds = time.perf_counter() - started
+        outcome = query_memory(memory, question, system=self.system, counter=self.counter,
+                               max_tokens=self.max_tokens)
+        return replace(outcome, memory_build_seconds=seconds)
+
+
+def on_workers(mapper: Any) -> bool:
+    """Whether ``mapper`` (the run's executor) builds per-question memories on its workers: one whose map is
+    remote (``maps_remotely``: a Dask cluster, whatever its ``workers``), or whose ``workers`` setting is above 1;
+    else they are built here, one after another (the default, as upstream's)."""
+    if mapper is None or not callable(getattr(mapper, "map", None)):
+        return False
+    workers = getattr(mapper, "workers", None)
+    return bool(getattr(mapper, "maps_remotely", False)) or (isinstance(workers, int) and workers > 1)
 
 
 def run_memory(factory: MemoryFactory, questions: Sequence[MemoryQuestion], trajectories: Mapping[str, Trajectory],
                *, system: str, counter: TokenCounter, max_tokens: int, mapper: Any = None,
                shared: bool | None = None) -> Iterator[MemoryOutcome]:
     """One :class:`MemoryOutcome` per question, in order, by the shared-haystack rule (memory.py); per-question
-    memories on ``mapper``'s workers when it has more than one (module docstring). ``shared``: the rule's answer
-    decided over a larger run these questions are a shard of (None: decided over ``questions``)."""
+    memories on ``mapper``'s workers when it offers them (:func:`on_workers`, module docstring). ``shared``: the
+    rule's answer decided over a larger run these questions are a shard of (None: decided over ``questions``)."""
     lists = [q.haystack_ids for q in questions]
     shared = is_shared(lists) if shared is None else shared
-    if len(questions) > 1 and not shared and parallel_workers(mapper) > 1:
-        def task(question: MemoryQuestion) -> MemoryOutcome:
-            started = time.perf_counter()
-            memory = build_memory(factory, question.haystack_ids, trajectories)
-            seconds = time.perf_counter() - started
-            outcome = query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)
-            return replace(outcome, memory_build_seconds=seconds)
-
+    if len(questions) > 1 and not shared and on_workers(mapper):
+        task = MemoryTask(factory, trajectories, system=system, counter=counter, max_tokens=max_tokens)
         yield from list(mapper.map(task, questions, desc="v2 memory"))  # the whole map: the pool ends cleanly
         return
     for question, (memory, seconds) in zip(questions, _built(factory, lists, trajectories, shared)):

@@ -134,7 +134,8 @@ def memory_step(root: Path, haystack: Path, domains: Sequence[str], factory: Mem
     """Every domain's memory rows (module docstring). ``images_on`` False: a question image that is not on disk
     is left out (the memory and the reader get the question text alone; not official). ``select``: only these
     questions (:mod:`.selection`; index = position among the chosen ones). ``mapper``: the run's executor, whose
-    workers build per-question memories in parallel when ``executor.workers`` > 1 (:func:`.harness.run_memory`).
+    workers build per-question memories in parallel when ``executor.workers`` > 1 or its map is remote (Dask;
+    :func:`.harness.run_memory`; the memory's calls there are tallied into ``memory_side`` as here).
     ``keep``: a question shard (question id → asked?): only those questions are asked, each keeping the index and
     the shared-haystack decision of the run without ``keep`` (:mod:`.shards`)."""
     rows, latencies = [], Latencies()
@@ -149,7 +150,7 @@ def memory_step(root: Path, haystack: Path, domains: Sequence[str], factory: Mem
         images = [None if q.image is None or not (images_on or (root / q.image).exists()) else str(root / q.image)
                   for q in questions]
         mqs = [MemoryQuestion(q.id, q.question, img, lists[q.id]) for q, img in zip(questions, images)]
-        with tallying() as side:  # the memory's own model calls: build, queries and hooks (this process only)
+        with tallying() as side:  # the memory's own model calls: build, queries and hooks (workers' merged in)
             outcomes = list(run_memory(factory, mqs, trajectories, system=system, counter=counter,
                                        max_tokens=max_tokens, mapper=mapper, shared=shared))
         latencies.memory_side[domain] = side

@@ -94,6 +94,10 @@ class O200kCounter:
             total += self.image_tokens if item["type"] == "image" else len(self._enc.encode(item["value"]))
         return total
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the loaded encoder (not picklable; a worker loads its own on first use)."""
+        return {**self.__dict__, "_enc": None}
+
 
 @dataclass
 class QwenProcessorCounter:

@@ -6,7 +6,7 @@ since stops the run, named; a file that matches its record but not its pin (or t
 named in the facts and makes the run not official. Then the root is validated and each question's memory
 queried (only those ``v2.subset`` chooses, :mod:`mnemetric.longmemeval_v2.selection`: a subset run is never
 official; :func:`mnemetric.longmemeval_v2.steps.memory_step`; per-question memories on the executor's workers when
-``executor.workers`` > 1) → ``<paths.v2_steps>/memory.jsonl`` and
+``executor.workers`` > 1 or with ``-S executor=dask``) → ``<paths.v2_steps>/memory.jsonl`` and
 ``memory.json`` (DVC outputs); what was measured (query and build seconds, timed answers a cache served, the
 memory's own model calls) → ``<paths.v2_runs>/latency.json`` (untracked; stage v2_metrics sums it up in
 metrics/v2-latency.json).
@@ -54,7 +54,7 @@ def main() -> None:
     counter = component({"token_counter": p["v2.token_counter"]}, "token_counter")
     hpath, domains = haystack_path(root, p["v2.haystack"]), tuple(dict.fromkeys(p["v2.domains"]))
     select = Selection.of(p["v2.subset"])  # v2.subset: a development subset (never official), None: every question
-    executor = build_executor(p["executor"], {})  # its workers build per-question memories (executor.workers > 1)
+    executor = build_executor(p["executor"], {})  # its workers build per-question memories (workers > 1, or dask)
     try:
         rows, latencies = memory_step(root, hpath, domains, factory, counter=counter,
                                       max_tokens=int(p["v2.max_tokens"]), system=name, images_on=images,
