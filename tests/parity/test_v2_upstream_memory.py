@@ -12,7 +12,9 @@ internet (HF_HUB_OFFLINE=1). Upstream side: evaluation/run_eval.py's main, in pr
 * the embedding model is a local byte-level tokenizer folder (AutoTokenizer needs one; upstream's default
   Qwen/Qwen3-Embedding-8B would be downloaded): both sides name the same folder.
 
-Methods no_retrieval, rag_query_to_slice, rag_query_to_slice_notes. Compared per (method, tier, domain): every request body (reader, judge, embeddings) as a multiset of canonical
+Methods no_retrieval, rag_query_to_slice, rag_query_to_slice_notes, agentrunbook_r (its controller writes events,
+notes and query bundles at insert and query time, the loopback server answering each in the shape upstream parses).
+Compared per (method, tier, domain): every request body (reader, judge, embeddings) as a multiset of canonical
 JSON; each question's memory_context and score; the domain's overall accuracy; the run folder's
 runtime_inputs/memory_config.json against the one run_eval.py writes, byte for byte.
 """
@@ -41,14 +43,25 @@ HARNESS_SHA256 = "8c6d1bd124ce2caf8a4bdc8516ef1b54ffca98ea4c49b4e50355ee4207b55e
 REPLY = '{"label": 1, "reason": "r"} \\boxed{Meadow Post}'
 NOTES = {"procedure_note": {"title": "Find a post", "description": "forum search", "content": "- open search"},
          "hint_note": {"title": "Search quirk", "description": "filters reset", "content": "- re-apply filters"}}
-CASES = [(m, t, d) for m in ("no_retrieval", "rag_query_to_slice", "rag_query_to_slice_notes")
+QUERIES = {"raw_state_queries": ["forum search", "post title", "forum search"], "event_query": "open the forum",
+           "note_query": "find a post"}
+EVENT = {"overview": "The agent looks for a forum post.", "state_transition": "The search page opened."}
+CASES = [(m, t, d) for m in ("no_retrieval", "rag_query_to_slice", "rag_query_to_slice_notes", "agentrunbook_r")
          for t in ("small", "medium") for d in ("web", "enterprise")]
 
 
 def reply(messages) -> str:
-    """The reader's and judge's reply; a note-writing request (rag_query_to_slice_notes) gets two notes."""
+    """The reader's and judge's reply; the controller's requests get what their parser reads: a note-writing
+    request (rag_query_to_slice_notes, agentrunbook_r) two notes, agentrunbook_r's event request an event, its
+    query-writing request a query bundle (a repeated query, which upstream drops)."""
     text = json.dumps(messages)
-    return json.dumps(NOTES) if "procedure_note" in text and "hint_note" in text else REPLY
+    if "procedure_note" in text and "hint_note" in text:
+        return json.dumps(NOTES)
+    if "raw_state_queries" in text:
+        return json.dumps(QUERIES)
+    if "state_transition" in text and "overview" in text:
+        return json.dumps(EVENT)
+    return REPLY
 
 
 @pytest.fixture(scope="module")
@@ -153,10 +166,13 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
         assert mine[path] == theirs[path], path
     n = sum(sum(c.values()) for c in theirs.values())
     assert n >= len(up_rows)  # at least one reader request per question
-    if method.startswith("rag"):
+    if method.startswith("rag") or method == "agentrunbook_r":
         assert "/v1/embeddings" in theirs
     if method == "rag_query_to_slice_notes":  # the controller wrote notes at insert time
         assert sum(theirs["/v1/chat/completions"].values()) > len(up_rows) + 2
+    if method == "agentrunbook_r":  # the controller's replies were parsed, not replaced by upstream's fallbacks
+        embedded = "".join(theirs["/v1/embeddings"])
+        assert all(text in embedded for text in ("post title", EVENT["state_transition"], NOTES["hint_note"]["title"]))
     by_id = {r.question_id: r for r in ours.rows[domain]}
     assert [r["question_id"] for r in up_rows] == list(by_id)
     for row in up_rows:
