@@ -10,11 +10,18 @@ internet (HF_HUB_OFFLINE=1). Upstream side: evaluation/run_eval.py's main, in pr
 * harness.count_memory_context_tokens (the Qwen/Qwen3.5-9B processor, a download) is replaced by our o200k
   stand-in counter, which our run uses too — the budget search itself stays upstream's;
 * the embedding model is a local byte-level tokenizer folder (AutoTokenizer needs one; upstream's default
-  Qwen/Qwen3-Embedding-8B would be downloaded): both sides name the same folder.
+  Qwen/Qwen3-Embedding-8B would be downloaded): both sides name the same folder;
+* codex and agentrunbook_c run the Codex CLI (`codex exec`, an agent that calls OpenAI's Responses API itself):
+  both sides name the same stand-in binary (tests/support/standin_codex.py), which writes a memory output that
+  digests its command line and sandbox (question.json, INSTRUCTION.md, the helper scripts, the workspace index,
+  agentrunbook_c's rendered trajectory summaries) and names two trajectory spans. Compared is everything upstream's
+  code does around the CLI — the workspace and sandbox it builds, the command, the span expansion, the reader's
+  and judge's requests — not the Codex agent's own model calls.
 
 Methods no_retrieval, rag_query_to_slice, rag_query_to_slice_notes, agentrunbook_r (its controller writes events,
-notes and query bundles at insert and query time, the loopback server answering each in the shape upstream parses).
-Compared per (method, tier, domain): every request body (reader, judge, embeddings) as a multiset of canonical
+notes and query bundles at insert and query time, the loopback server answering each in the shape upstream parses),
+codex and agentrunbook_c (the stand-in CLI). Not agentrunbook_c_v2: upstream ships no config for it and its runner
+needs the openai-agents package and the Responses API over a websocket (docs/longmemeval-v2.md). Compared per (method, tier, domain): every request body (reader, judge, embeddings) as a multiset of canonical
 JSON; each question's memory_context and score; the domain's overall accuracy; the run folder's
 runtime_inputs/memory_config.json against the one run_eval.py writes, byte for byte.
 """
@@ -46,8 +53,10 @@ NOTES = {"procedure_note": {"title": "Find a post", "description": "forum search
 QUERIES = {"raw_state_queries": ["forum search", "post title", "forum search"], "event_query": "open the forum",
            "note_query": "find a post"}
 EVENT = {"overview": "The agent looks for a forum post.", "state_transition": "The search page opened."}
-CASES = [(m, t, d) for m in ("no_retrieval", "rag_query_to_slice", "rag_query_to_slice_notes", "agentrunbook_r")
-         for t in ("small", "medium") for d in ("web", "enterprise")]
+METHODS = ("no_retrieval", "rag_query_to_slice", "rag_query_to_slice_notes", "agentrunbook_r", "codex", "agentrunbook_c")
+CASES = [(m, t, d) for m in METHODS for t in ("small", "medium") for d in ("web", "enterprise")]
+CODEX_PARAMS = {"codex": "codex_params", "agentrunbook_c": "query_codex_params"}
+"""The methods that run the Codex CLI → the params block naming its binary (the stand-in here)."""
 
 
 def reply(messages) -> str:
@@ -89,6 +98,15 @@ def embedding_tokenizer(tmp_path_factory) -> str:
     return str(folder)
 
 
+@pytest.fixture(scope="module")
+def codex_binary(tmp_path_factory) -> str:
+    """An executable running tests/support/standin_codex.py with this interpreter (the Codex CLI's stand-in)."""
+    path = tmp_path_factory.mktemp("codex") / "codex"
+    path.write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests' / 'support' / 'standin_codex.py'} \"$@\"\n")
+    path.chmod(0o755)
+    return str(path)
+
+
 def _bodies(server: FakeOpenAIServer) -> dict[str, Counter]:
     out: dict[str, Counter] = {}
     for r in server.requests:
@@ -114,7 +132,7 @@ def _counter():
 
 
 def run_upstream(checkout: Path, method: str, tier: str, domain: str, out: Path, server: FakeOpenAIServer,
-                 tokenizer: str, monkeypatch) -> tuple[list[dict], dict]:
+                 tokenizer: str, codex: str, monkeypatch) -> tuple[list[dict], dict]:
     memory_type = um.method_config(checkout, method)["memory_type"]
     um.load_package(checkout, memory_type)
     monkeypatch.syspath_prepend(str(checkout))
@@ -129,37 +147,41 @@ def run_upstream(checkout: Path, method: str, tier: str, domain: str, out: Path,
     monkeypatch.setattr(sys, "argv", [
         "run_eval.py", "--data-root", str(SAMPLE), "--domain", domain, "--tier", tier, "--method", method,
         "--output-dir", str(out), "--reader-base-url", server.base_url, "--embedding-model", tokenizer,
-        "--embedding-base-url", server.base_url, "--controller-base-url", server.base_url])
+        "--embedding-base-url", server.base_url, "--controller-base-url", server.base_url, "--codex-binary", codex])
     run_eval.main()
     rows = [json.loads(line) for line in (out / "per_question.jsonl").read_text(encoding="utf-8").splitlines()]
     return rows, json.loads((out / "aggregated_metrics.json").read_text(encoding="utf-8"))
 
 
-def run_ours(method: str, tier: str, domain: str, server: FakeOpenAIServer, tokenizer: str):
+def run_ours(method: str, tier: str, domain: str, server: FakeOpenAIServer, tokenizer: str, codex: str):
     from mnemetric.execute import build_executor
 
-    params = {} if method == "no_retrieval" else {
-        "embedding_params": {"model": tokenizer, "base_url": server.base_url},
-        "controller_params": {"base_url": server.base_url}}
+    if method in CODEX_PARAMS:
+        params = {CODEX_PARAMS[method]: {"binary": codex}}
+    elif method == "no_retrieval":
+        params = {}
+    else:
+        params = {"embedding_params": {"model": tokenizer, "base_url": server.base_url},
+                  "controller_params": {"base_url": server.base_url}}
     settings = named_settings(SAMPLE, tier, memory=f"upstream-{method}", memory_options={"params": params},
                               domains=[domain], reader="openai", checker="llm", token_counter="o200k")
     return run_from_settings(settings, build_executor(None, {"max_concurrency": 4})), settings
 
 
 @pytest.mark.parametrize(("method", "tier", "domain"), CASES)
-def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenizer, tmp_path, monkeypatch, method,
-                                                    tier, domain):
+def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenizer, codex_binary, tmp_path, monkeypatch,
+                                                    method, tier, domain):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer(reply=reply) as theirs_server:
         monkeypatch.setenv("OPENAI_BASE_URL", theirs_server.base_url)  # the judge: run_eval passes no base URL
         up_rows, up_agg = run_upstream(checkout, method, tier, domain, tmp_path / "upstream", theirs_server,
-                                       embedding_tokenizer, monkeypatch)
+                                       embedding_tokenizer, codex_binary, monkeypatch)
     monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
     with FakeOpenAIServer(reply=reply) as our_server:
         monkeypatch.setenv("OPENAI_BASE_URL", our_server.base_url)
-        ours, settings = run_ours(method, tier, domain, our_server, embedding_tokenizer)
+        ours, settings = run_ours(method, tier, domain, our_server, embedding_tokenizer, codex_binary)
     theirs, mine = _bodies(theirs_server), _bodies(our_server)
     assert sorted(mine) == sorted(theirs)
     for path in theirs:
@@ -173,6 +195,9 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
     if method == "agentrunbook_r":  # the controller's replies were parsed, not replaced by upstream's fallbacks
         embedded = "".join(theirs["/v1/embeddings"])
         assert all(text in embedded for text in ("post title", EVENT["state_transition"], NOTES["hint_note"]["title"]))
+    if method in CODEX_PARAMS:  # every query's stand-in Codex run succeeded, its spans expanded with screenshots
+        assert all(r["memory_context"][0]["value"].startswith("# Stand-in Codex") for r in up_rows)
+        assert all(any(i["type"] == "image" for i in r["memory_context"]) for r in up_rows)
     by_id = {r.question_id: r for r in ours.rows[domain]}
     assert [r["question_id"] for r in up_rows] == list(by_id)
     for row in up_rows:
