@@ -21,8 +21,8 @@ internet (HF_HUB_OFFLINE=1). Upstream side: evaluation/run_eval.py's main, in pr
 Methods no_retrieval, rag_query_to_slice, rag_query_to_slice_notes, agentrunbook_r (its controller writes events,
 notes and query bundles at insert and query time, the loopback server answering each in the shape upstream parses),
 codex and agentrunbook_c (the stand-in CLI). Not agentrunbook_c_v2: upstream ships no config for it and its runner
-needs the openai-agents package and the Responses API over a websocket (docs/longmemeval-v2.md). Compared per (method, tier, domain): every request body (reader, judge, embeddings) as a multiset of canonical
-JSON; each question's memory_context and score; the domain's overall accuracy; the run folder's
+needs the openai-agents package and the Responses API over a websocket (docs/v2-upstream-baselines.md). Compared
+per (method, tier, domain): every request body (reader, judge, embeddings) as a multiset of canonical JSON; each question's memory_context and score; the domain's overall accuracy; the run folder's
 runtime_inputs/memory_config.json against the one run_eval.py writes, byte for byte.
 """
 
@@ -54,7 +54,14 @@ QUERIES = {"raw_state_queries": ["forum search", "post title", "forum search"], 
            "note_query": "find a post"}
 EVENT = {"overview": "The agent looks for a forum post.", "state_transition": "The search page opened."}
 METHODS = ("no_retrieval", "rag_query_to_slice", "rag_query_to_slice_notes", "agentrunbook_r", "codex", "agentrunbook_c")
+NOT_OFFLINE = {"agentrunbook_c_v2": (
+    "agentrunbook_c_v2 cannot run offline: its query-time agent is the OpenAI Agents SDK (the openai-agents package, "
+    "which memory_modules/oai_agents_sdk.py imports at load) speaking OpenAI's Responses API over a websocket "
+    "(OpenAISDKRunner refuses responses_transport other than 'websocket'), which the loopback OpenAI server does "
+    "not serve; its config is compared with run_eval's in test_agentrunbook_c_v2_config_is_the_one_run_eval_builds")}
 CASES = [(m, t, d) for m in METHODS for t in ("small", "medium") for d in ("web", "enterprise")]
+CASES += [pytest.param(m, t, d, marks=pytest.mark.skip(reason=why)) for m, why in NOT_OFFLINE.items()
+          for t in ("small", "medium") for d in ("web", "enterprise")]
 CODEX_PARAMS = {"codex": "codex_params", "agentrunbook_c": "query_codex_params"}
 """The methods that run the Codex CLI → the params block naming its binary (the stand-in here)."""
 
@@ -131,19 +138,24 @@ def _counter():
     return build_component(option("token_counter", "o200k", SAMPLE), "v2.token_counter")
 
 
-def run_upstream(checkout: Path, method: str, tier: str, domain: str, out: Path, server: FakeOpenAIServer,
-                 tokenizer: str, codex: str, monkeypatch) -> tuple[list[dict], dict]:
-    memory_type = um.method_config(checkout, method)["memory_type"]
+def _run_eval(checkout: Path, monkeypatch, memory_type: str = "no_retrieval"):
+    """Upstream's evaluation/run_eval.py as a module (memory_modules loaded by our loader for ``memory_type``)."""
     um.load_package(checkout, memory_type)
     monkeypatch.syspath_prepend(str(checkout))
     for name in [n for n in sys.modules if n == "evaluation" or n.startswith(("evaluation.", "data."))]:
         monkeypatch.delitem(sys.modules, name)
-    harness = __import__("evaluation.harness", fromlist=["main"])
-    counter = _counter()
-    monkeypatch.setattr(harness, "count_memory_context_tokens", lambda items, _images: counter.count(items))
     spec = importlib.util.spec_from_file_location("_upstream_run_eval", checkout / "evaluation" / "run_eval.py")
     run_eval = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(run_eval)
+    return run_eval
+
+
+def run_upstream(checkout: Path, method: str, tier: str, domain: str, out: Path, server: FakeOpenAIServer,
+                 tokenizer: str, codex: str, monkeypatch) -> tuple[list[dict], dict]:
+    run_eval = _run_eval(checkout, monkeypatch, um.method_config(checkout, method)["memory_type"])
+    harness = __import__("evaluation.harness", fromlist=["main"])
+    counter = _counter()
+    monkeypatch.setattr(harness, "count_memory_context_tokens", lambda items, _images: counter.count(items))
     monkeypatch.setattr(sys, "argv", [
         "run_eval.py", "--data-root", str(SAMPLE), "--domain", domain, "--tier", tier, "--method", method,
         "--output-dir", str(out), "--reader-base-url", server.base_url, "--embedding-model", tokenizer,
@@ -216,3 +228,21 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
     print(f"\n{method} {tier} {domain}: {n} requests equal "
           f"({', '.join(f'{p} {sum(c.values())}' for p, c in sorted(theirs.items()))}); "
           f"overall_full_set {up_agg['overall']['overall_full_set']}")
+
+
+def test_agentrunbook_c_v2_config_is_the_one_run_eval_builds(checkout, tmp_path, monkeypatch):
+    """Upstream ships no memory_configs/agentrunbook_c_v2.json: the shipped option's config (what
+    runtime_inputs/memory_config.json holds) must be run_eval.py build_memory_config's with its argument defaults,
+    key order included; the memory itself cannot run offline (NOT_OFFLINE)."""
+    from mnemetric.config import compose
+
+    for var in [v for v in os.environ if v.startswith(("OPENAI_SDK_", "CODEX_"))]:  # run_eval's overrides
+        monkeypatch.delenv(var)
+    run_eval = _run_eval(checkout, monkeypatch)
+    monkeypatch.setattr(sys, "argv", ["run_eval.py", "--data-root", str(SAMPLE), "--domain", "web",
+                                      "--method", "agentrunbook_c_v2", "--output-dir", str(tmp_path / "out")])
+    theirs = run_eval.build_memory_config(run_eval.parse_args(), SAMPLE)
+    section = dict(compose(["v2/memory=upstream-agentrunbook_c_v2"])["v2"]["memory"]) | {"root": str(SAMPLE)}
+    mine = um.runtime_memory_config(section)
+    assert json.dumps(mine, indent=2) == json.dumps(theirs, indent=2)
+    assert um.fingerprint_files(section)["upstream:evaluation/run_eval.py"] == RUN_EVAL_SHA256
