@@ -20,10 +20,12 @@ internet (HF_HUB_OFFLINE=1). Upstream side: evaluation/run_eval.py's main, in pr
 
 Methods no_retrieval, rag_query_to_slice, rag_query_to_slice_notes, agentrunbook_r (its controller writes events,
 notes and query bundles at insert and query time, the loopback server answering each in the shape upstream parses),
-codex and agentrunbook_c (the stand-in CLI). Not agentrunbook_c_v2: upstream ships no config for it and its runner
-needs the openai-agents package and the Responses API over a websocket (docs/v2-upstream-baselines.md). Compared
-per (method, tier, domain): every request body (reader, judge, embeddings) as a multiset of canonical JSON; each question's memory_context and score; the domain's overall accuracy; the run folder's
-runtime_inputs/memory_config.json against the one run_eval.py writes, byte for byte.
+codex and agentrunbook_c (the stand-in CLI). agentrunbook_c_v2's run is skipped (NOT_OFFLINE: its runner needs the
+openai-agents package and the Responses API over a websocket; docs/v2-upstream-baselines.md); its config, which
+upstream ships no file for, is compared with the one run_eval.py builds. Compared per (method, tier, domain): every
+request body (reader, judge, embeddings) as a multiset of canonical JSON; each question's memory_context and score;
+the domain's overall accuracy; the run folder's runtime_inputs/memory_config.json against the one run_eval.py
+writes, byte for byte.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ NOTES = {"procedure_note": {"title": "Find a post", "description": "forum search
 QUERIES = {"raw_state_queries": ["forum search", "post title", "forum search"], "event_query": "open the forum",
            "note_query": "find a post"}
 EVENT = {"overview": "The agent looks for a forum post.", "state_transition": "The search page opened."}
-METHODS = ("no_retrieval", "rag_query_to_slice", "rag_query_to_slice_notes", "agentrunbook_r", "codex", "agentrunbook_c")
+METHODS = ("no_retrieval", "rag_query_to_slice", "rag_query_to_slice_notes", "agentrunbook_r", "codex",
+           "agentrunbook_c")
 NOT_OFFLINE = {"agentrunbook_c_v2": (
     "agentrunbook_c_v2 cannot run offline: its query-time agent is the OpenAI Agents SDK (the openai-agents package, "
     "which memory_modules/oai_agents_sdk.py imports at load) speaking OpenAI's Responses API over a websocket "
