@@ -74,3 +74,40 @@ def test_two_queued_experiments_with_two_workers_share_the_cache_and_send_each_r
         qa = _exp_file(dvc_repo, name, "metrics/detail/qa.json")
         assert qa["reader"] == "openai" and qa["memory"] == memory
         assert qa["judge"]["models"] == ["gpt-4o-2024-08-06"] and qa["n"] > 0
+
+
+def test_queued_v2_experiments_bring_back_their_latency_measured_or_carried(committed_repro):
+    """metrics/v2-latency.json under `dvc exp run --queue` + `dvc queue start` (each experiment in a temporary
+    workspace of its own, where the untracked latency sidecar of the baseline is absent): one experiment changes the
+    memory, so v2_memory reruns in the queue's workspace and the file holds that run's own measurement; the other
+    changes only the checker, so v2_metrics carries the committed measurement of the same memory rows (persist).
+    Both come back with their experiment, and `dvc exp show` lists them."""
+    env = {"OPENAI_API_KEY": ""}  # the bundled V2 sample, offline
+    base = committed_repro.json("metrics/v2-latency.json")
+    assert base["measured"] is True and base["memory"] != "none"
+    committed_repro.dvc("exp", "run", "--queue", "-n", "v2none", "-S", "v2/memory=none", "v2_metrics", env=env)
+    committed_repro.dvc("exp", "run", "--queue", "-n", "v2lexical", "-S", "v2.checker.name=offline-lexical",
+                        "v2_metrics", env=env)
+    committed_repro.dvc("queue", "start", "-j", "2", env=env)
+    status = _wait_for_queue(committed_repro, env, ("v2none", "v2lexical"))
+    assert status.count("Success") == 2, status
+    none = _exp_file(committed_repro, "v2none", "metrics/v2-latency.json")
+    assert none["memory"] == "none" and none["measured"] is True and none["source"]["carried"] is False
+    assert none["source"]["memory_rows_sha256"] != base["source"]["memory_rows_sha256"]
+    assert none["query_seconds"]["combined"]["n"] == 14 and none["query_seconds"]["combined"]["avg_seconds"] > 0
+    assert none["cache"] == {"timed_cache_served": 0, "warm": False}
+    assert _exp_file(committed_repro, "v2none", "metrics/v2.json")["settings"]["memory"] == "none"
+    lexical = _exp_file(committed_repro, "v2lexical", "metrics/v2-latency.json")
+    assert lexical["source"] == {**base["source"], "carried": True} and lexical["measured"] is True
+    assert lexical["query_seconds"] == base["query_seconds"] and lexical["machine"] == base["machine"]
+    assert _exp_file(committed_repro, "v2lexical", "metrics/v2.json")["settings"]["checker"] == "offline-lexical"
+    shown = json.loads(committed_repro.dvc("exp", "show", "--json", env=env).stdout)
+    latency = {}
+    for baseline in shown:
+        for exp in baseline.get("experiments") or []:
+            for rev in exp.get("revs") or []:
+                data = (rev.get("data") or {}).get("metrics", {}).get("metrics/v2-latency.json", {}).get("data")
+                if rev.get("name") in ("v2none", "v2lexical") and data:
+                    latency[rev["name"]] = data["query_seconds"]["combined"]["avg_seconds"]
+    assert latency == {"v2none": none["query_seconds"]["combined"]["avg_seconds"],
+                       "v2lexical": base["query_seconds"]["combined"]["avg_seconds"]}, latency

@@ -17,7 +17,7 @@ from tests.conftest import ROOT
 
 V2_OPTIONS = sorted((g, p.stem) for g in GROUPS for p in (ROOT / "conf" / "v2" / g).glob("*.yaml"))
 UPSTREAM_MEMORIES = {f"upstream-{m}" for m in ("no_retrieval", "rag_query_to_slice", "rag_query_to_slice_notes",
-                                                "agentrunbook_r", "codex", "agentrunbook_c")}
+                                                "agentrunbook_r", "codex", "agentrunbook_c", "agentrunbook_c_v2")}
 EXPECTED = {
     "memory": {"none", "full-context", "bm25", "dense", *UPSTREAM_MEMORIES},
     "reader": {"offline", "openai"},

@@ -154,6 +154,26 @@ def test_a_missing_package_is_named(standin):
     assert "pip install no_such_package_for_mnemetric_tests" in str(err.value)
 
 
+def test_a_method_without_a_config_file_gets_run_evals_config_with_run_eval_verified(standin, monkeypatch):
+    """agentrunbook_c_v2: no memory_configs JSON upstream; its config is BUILT_BY_RUN_EVAL (compared with run_eval's
+    own build_memory_config in tests/parity), given only when run_eval.py is the pinned file, never shared."""
+    run_eval = standin / um.RUN_EVAL
+    run_eval.write_text("# stand-in\n", encoding="utf-8")
+    monkeypatch.setitem(um.PINS, um.RUN_EVAL, hashlib.sha256(b"# stand-in\n").hexdigest())
+    config = um.method_config(standin, "agentrunbook_c_v2")
+    assert config == um.BUILT_BY_RUN_EVAL["agentrunbook_c_v2"] and um.config_file("agentrunbook_c_v2") == um.RUN_EVAL
+    config["memory_params"]["query_openai_sdk_params"]["model"] = "changed"
+    assert um.BUILT_BY_RUN_EVAL["agentrunbook_c_v2"]["memory_params"]["query_openai_sdk_params"]["model"] != "changed"
+    template = um.memory_template(standin, "agentrunbook_c_v2", {"evidence_mode": "axtree"}, SAMPLE)
+    assert template["memory_params"]["questions_path"] == str((SAMPLE / "questions.jsonl").resolve())
+    assert template["memory_params"]["evidence_mode"] == "axtree"
+    run_eval.write_text("# another revision\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=um.RUN_EVAL):
+        um.method_config(standin, "agentrunbook_c_v2")
+    with pytest.raises(ConfigError, match="(?s)no upstream config for method 'nope'.*agentrunbook_c_v2"):
+        um.method_config(standin, "nope")
+
+
 def test_built_as_upstream_builds_it_raw_rows_and_the_question_row(standin, tmp_path):
     m = um.UpstreamMemory("rec", SAMPLE, params={"nested": {"y": 3}}, workspace=tmp_path / "ws",
                           reader_temperature=0.1, reader_top_p=0.2)

@@ -10,11 +10,22 @@ internet (HF_HUB_OFFLINE=1). Upstream side: evaluation/run_eval.py's main, in pr
 * harness.count_memory_context_tokens (the Qwen/Qwen3.5-9B processor, a download) is replaced by our o200k
   stand-in counter, which our run uses too — the budget search itself stays upstream's;
 * the embedding model is a local byte-level tokenizer folder (AutoTokenizer needs one; upstream's default
-  Qwen/Qwen3-Embedding-8B would be downloaded): both sides name the same folder.
+  Qwen/Qwen3-Embedding-8B would be downloaded): both sides name the same folder;
+* codex and agentrunbook_c run the Codex CLI (`codex exec`, an agent that calls OpenAI's Responses API itself):
+  both sides name the same stand-in binary (tests/support/standin_codex.py), which writes a memory output that
+  digests its command line and sandbox (question.json, INSTRUCTION.md, the helper scripts, the workspace index,
+  agentrunbook_c's rendered trajectory summaries) and names two trajectory spans. Compared is everything upstream's
+  code does around the CLI — the workspace and sandbox it builds, the command, the span expansion, the reader's
+  and judge's requests — not the Codex agent's own model calls.
 
-Methods no_retrieval, rag_query_to_slice, rag_query_to_slice_notes. Compared per (method, tier, domain): every request body (reader, judge, embeddings) as a multiset of canonical
-JSON; each question's memory_context and score; the domain's overall accuracy; the run folder's
-runtime_inputs/memory_config.json against the one run_eval.py writes, byte for byte.
+Methods no_retrieval, rag_query_to_slice, rag_query_to_slice_notes, agentrunbook_r (its controller writes events,
+notes and query bundles at insert and query time, the loopback server answering each in the shape upstream parses),
+codex and agentrunbook_c (the stand-in CLI). agentrunbook_c_v2's run is skipped (NOT_OFFLINE: its runner needs the
+openai-agents package and the Responses API over a websocket; docs/v2-upstream-baselines.md); its config, which
+upstream ships no file for, is compared with the one run_eval.py builds. Compared per (method, tier, domain): every
+request body (reader, judge, embeddings) as a multiset of canonical JSON; each question's memory_context and score;
+the domain's overall accuracy; the run folder's runtime_inputs/memory_config.json against the one run_eval.py
+writes, byte for byte.
 """
 
 from __future__ import annotations
@@ -41,14 +52,35 @@ HARNESS_SHA256 = "8c6d1bd124ce2caf8a4bdc8516ef1b54ffca98ea4c49b4e50355ee4207b55e
 REPLY = '{"label": 1, "reason": "r"} \\boxed{Meadow Post}'
 NOTES = {"procedure_note": {"title": "Find a post", "description": "forum search", "content": "- open search"},
          "hint_note": {"title": "Search quirk", "description": "filters reset", "content": "- re-apply filters"}}
-CASES = [(m, t, d) for m in ("no_retrieval", "rag_query_to_slice", "rag_query_to_slice_notes")
-         for t in ("small", "medium") for d in ("web", "enterprise")]
+QUERIES = {"raw_state_queries": ["forum search", "post title", "forum search"], "event_query": "open the forum",
+           "note_query": "find a post"}
+EVENT = {"overview": "The agent looks for a forum post.", "state_transition": "The search page opened."}
+METHODS = ("no_retrieval", "rag_query_to_slice", "rag_query_to_slice_notes", "agentrunbook_r", "codex",
+           "agentrunbook_c")
+NOT_OFFLINE = {"agentrunbook_c_v2": (
+    "agentrunbook_c_v2 cannot run offline: its query-time agent is the OpenAI Agents SDK (the openai-agents package, "
+    "which memory_modules/oai_agents_sdk.py imports at load) speaking OpenAI's Responses API over a websocket "
+    "(OpenAISDKRunner refuses responses_transport other than 'websocket'), which the loopback OpenAI server does "
+    "not serve; its config is compared with run_eval's in test_agentrunbook_c_v2_config_is_the_one_run_eval_builds")}
+CASES = [(m, t, d) for m in METHODS for t in ("small", "medium") for d in ("web", "enterprise")]
+CASES += [pytest.param(m, t, d, marks=pytest.mark.skip(reason=why)) for m, why in NOT_OFFLINE.items()
+          for t in ("small", "medium") for d in ("web", "enterprise")]
+CODEX_PARAMS = {"codex": "codex_params", "agentrunbook_c": "query_codex_params"}
+"""The methods that run the Codex CLI → the params block naming its binary (the stand-in here)."""
 
 
 def reply(messages) -> str:
-    """The reader's and judge's reply; a note-writing request (rag_query_to_slice_notes) gets two notes."""
+    """The reader's and judge's reply; the controller's requests get what their parser reads: a note-writing
+    request (rag_query_to_slice_notes, agentrunbook_r) two notes, agentrunbook_r's event request an event, its
+    query-writing request a query bundle (a repeated query, which upstream drops)."""
     text = json.dumps(messages)
-    return json.dumps(NOTES) if "procedure_note" in text and "hint_note" in text else REPLY
+    if "procedure_note" in text and "hint_note" in text:
+        return json.dumps(NOTES)
+    if "raw_state_queries" in text:
+        return json.dumps(QUERIES)
+    if "state_transition" in text and "overview" in text:
+        return json.dumps(EVENT)
+    return REPLY
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +108,15 @@ def embedding_tokenizer(tmp_path_factory) -> str:
     return str(folder)
 
 
+@pytest.fixture(scope="module")
+def codex_binary(tmp_path_factory) -> str:
+    """An executable running tests/support/standin_codex.py with this interpreter (the Codex CLI's stand-in)."""
+    path = tmp_path_factory.mktemp("codex") / "codex"
+    path.write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests' / 'support' / 'standin_codex.py'} \"$@\"\n")
+    path.chmod(0o755)
+    return str(path)
+
+
 def _bodies(server: FakeOpenAIServer) -> dict[str, Counter]:
     out: dict[str, Counter] = {}
     for r in server.requests:
@@ -100,63 +141,78 @@ def _counter():
     return build_component(option("token_counter", "o200k", SAMPLE), "v2.token_counter")
 
 
-def run_upstream(checkout: Path, method: str, tier: str, domain: str, out: Path, server: FakeOpenAIServer,
-                 tokenizer: str, monkeypatch) -> tuple[list[dict], dict]:
-    memory_type = um.method_config(checkout, method)["memory_type"]
+def _run_eval(checkout: Path, monkeypatch, memory_type: str = "no_retrieval"):
+    """Upstream's evaluation/run_eval.py as a module (memory_modules loaded by our loader for ``memory_type``)."""
     um.load_package(checkout, memory_type)
     monkeypatch.syspath_prepend(str(checkout))
     for name in [n for n in sys.modules if n == "evaluation" or n.startswith(("evaluation.", "data."))]:
         monkeypatch.delitem(sys.modules, name)
-    harness = __import__("evaluation.harness", fromlist=["main"])
-    counter = _counter()
-    monkeypatch.setattr(harness, "count_memory_context_tokens", lambda items, _images: counter.count(items))
     spec = importlib.util.spec_from_file_location("_upstream_run_eval", checkout / "evaluation" / "run_eval.py")
     run_eval = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(run_eval)
+    return run_eval
+
+
+def run_upstream(checkout: Path, method: str, tier: str, domain: str, out: Path, server: FakeOpenAIServer,
+                 tokenizer: str, codex: str, monkeypatch) -> tuple[list[dict], dict]:
+    run_eval = _run_eval(checkout, monkeypatch, um.method_config(checkout, method)["memory_type"])
+    harness = __import__("evaluation.harness", fromlist=["main"])
+    counter = _counter()
+    monkeypatch.setattr(harness, "count_memory_context_tokens", lambda items, _images: counter.count(items))
     monkeypatch.setattr(sys, "argv", [
         "run_eval.py", "--data-root", str(SAMPLE), "--domain", domain, "--tier", tier, "--method", method,
         "--output-dir", str(out), "--reader-base-url", server.base_url, "--embedding-model", tokenizer,
-        "--embedding-base-url", server.base_url, "--controller-base-url", server.base_url])
+        "--embedding-base-url", server.base_url, "--controller-base-url", server.base_url, "--codex-binary", codex])
     run_eval.main()
     rows = [json.loads(line) for line in (out / "per_question.jsonl").read_text(encoding="utf-8").splitlines()]
     return rows, json.loads((out / "aggregated_metrics.json").read_text(encoding="utf-8"))
 
 
-def run_ours(method: str, tier: str, domain: str, server: FakeOpenAIServer, tokenizer: str):
+def run_ours(method: str, tier: str, domain: str, server: FakeOpenAIServer, tokenizer: str, codex: str):
     from mnemetric.execute import build_executor
 
-    params = {} if method == "no_retrieval" else {
-        "embedding_params": {"model": tokenizer, "base_url": server.base_url},
-        "controller_params": {"base_url": server.base_url}}
+    if method in CODEX_PARAMS:
+        params = {CODEX_PARAMS[method]: {"binary": codex}}
+    elif method == "no_retrieval":
+        params = {}
+    else:
+        params = {"embedding_params": {"model": tokenizer, "base_url": server.base_url},
+                  "controller_params": {"base_url": server.base_url}}
     settings = named_settings(SAMPLE, tier, memory=f"upstream-{method}", memory_options={"params": params},
                               domains=[domain], reader="openai", checker="llm", token_counter="o200k")
     return run_from_settings(settings, build_executor(None, {"max_concurrency": 4})), settings
 
 
 @pytest.mark.parametrize(("method", "tier", "domain"), CASES)
-def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenizer, tmp_path, monkeypatch, method,
-                                                    tier, domain):
+def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenizer, codex_binary, tmp_path, monkeypatch,
+                                                    method, tier, domain):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer(reply=reply) as theirs_server:
         monkeypatch.setenv("OPENAI_BASE_URL", theirs_server.base_url)  # the judge: run_eval passes no base URL
         up_rows, up_agg = run_upstream(checkout, method, tier, domain, tmp_path / "upstream", theirs_server,
-                                       embedding_tokenizer, monkeypatch)
+                                       embedding_tokenizer, codex_binary, monkeypatch)
     monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
     with FakeOpenAIServer(reply=reply) as our_server:
         monkeypatch.setenv("OPENAI_BASE_URL", our_server.base_url)
-        ours, settings = run_ours(method, tier, domain, our_server, embedding_tokenizer)
+        ours, settings = run_ours(method, tier, domain, our_server, embedding_tokenizer, codex_binary)
     theirs, mine = _bodies(theirs_server), _bodies(our_server)
     assert sorted(mine) == sorted(theirs)
     for path in theirs:
         assert mine[path] == theirs[path], path
     n = sum(sum(c.values()) for c in theirs.values())
     assert n >= len(up_rows)  # at least one reader request per question
-    if method.startswith("rag"):
+    if method.startswith("rag") or method == "agentrunbook_r":
         assert "/v1/embeddings" in theirs
     if method == "rag_query_to_slice_notes":  # the controller wrote notes at insert time
         assert sum(theirs["/v1/chat/completions"].values()) > len(up_rows) + 2
+    if method == "agentrunbook_r":  # the controller's replies were parsed, not replaced by upstream's fallbacks
+        embedded = "".join(theirs["/v1/embeddings"])
+        assert all(text in embedded for text in ("post title", EVENT["state_transition"], NOTES["hint_note"]["title"]))
+    if method in CODEX_PARAMS:  # every query's stand-in Codex run succeeded, its spans expanded with screenshots
+        assert all(r["memory_context"][0]["value"].startswith("# Stand-in Codex") for r in up_rows)
+        assert all(any(i["type"] == "image" for i in r["memory_context"]) for r in up_rows)
     by_id = {r.question_id: r for r in ours.rows[domain]}
     assert [r["question_id"] for r in up_rows] == list(by_id)
     for row in up_rows:
@@ -175,3 +231,21 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
     print(f"\n{method} {tier} {domain}: {n} requests equal "
           f"({', '.join(f'{p} {sum(c.values())}' for p, c in sorted(theirs.items()))}); "
           f"overall_full_set {up_agg['overall']['overall_full_set']}")
+
+
+def test_agentrunbook_c_v2_config_is_the_one_run_eval_builds(checkout, tmp_path, monkeypatch):
+    """Upstream ships no memory_configs/agentrunbook_c_v2.json: the shipped option's config (what
+    runtime_inputs/memory_config.json holds) must be run_eval.py build_memory_config's with its argument defaults,
+    key order included; the memory itself cannot run offline (NOT_OFFLINE)."""
+    from mnemetric.config import compose
+
+    for var in [v for v in os.environ if v.startswith(("OPENAI_SDK_", "CODEX_"))]:  # run_eval's overrides
+        monkeypatch.delenv(var)
+    run_eval = _run_eval(checkout, monkeypatch)
+    monkeypatch.setattr(sys, "argv", ["run_eval.py", "--data-root", str(SAMPLE), "--domain", "web",
+                                      "--method", "agentrunbook_c_v2", "--output-dir", str(tmp_path / "out")])
+    theirs = run_eval.build_memory_config(run_eval.parse_args(), SAMPLE)
+    section = dict(compose(["v2/memory=upstream-agentrunbook_c_v2"])["v2"]["memory"]) | {"root": str(SAMPLE)}
+    mine = um.runtime_memory_config(section)
+    assert json.dumps(mine, indent=2) == json.dumps(theirs, indent=2)
+    assert um.fingerprint_files(section)["upstream:evaluation/run_eval.py"] == RUN_EVAL_SHA256

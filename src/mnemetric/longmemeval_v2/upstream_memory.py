@@ -7,8 +7,9 @@ against its sha256 at :data:`REVISION` (:data:`PINS`). Facts from xiaowu0162/Lon
 code ours:
 
 * The constructor arguments are upstream's: the method's config file ``evaluation/memory_configs/<method>.json``
-  (deep-merged with the option's ``params``; run_eval's ``questions_path`` placeholder becomes
-  ``<data root>/questions.jsonl``), then the harness's runtime parameters (``workspace_dir`` and
+  (agentrunbook_c_v2 has none: what run_eval.py's build_memory_config builds with its argument defaults,
+  :data:`BUILT_BY_RUN_EVAL`) (deep-merged with the option's ``params``; run_eval's ``questions_path`` placeholder
+  becomes ``<data root>/questions.jsonl``), then the harness's runtime parameters (``workspace_dir`` and
   ``trajectories_root_dir`` = the folder of trajectories.jsonl for rag, agentrunbook_r, codex, agentrunbook_c,
   agentrunbook_c_v2; ``query_trace_dir`` for the last three), built by upstream's own ``build_memory``;
   then ``configure_runtime(query_trace_dir=, generation_temperature=, generation_top_p=, cancel_event=)``.
@@ -76,7 +77,21 @@ PINS: Mapping[str, str] = {  # sha256 of each file at REVISION (hashed by us)
     "evaluation/memory_configs/agentrunbook_r.json": "2847bfc7bfc6288115ec953f69efa0cc04a0327cc11a6b529d0d48763111ab0b",
     "evaluation/memory_configs/codex.json": "6ced4f04d2c7d4612c0c5474f23ff53dc3e3e6a708d86e83c560d532a100a3f2",
     "evaluation/memory_configs/agentrunbook_c.json": "9512d110d4eecbd9c4bbcf647df3fdd58f90370a32172274984e77a45b78d9c8",
+    "evaluation/run_eval.py": "95d43fa67826eb6422ac18255ecad4110715472fe28c4d5ace7e6f1cc8179d43",
 }
+RUN_EVAL = "evaluation/run_eval.py"
+BUILT_BY_RUN_EVAL: Mapping[str, Mapping[str, Any]] = {
+    "agentrunbook_c_v2": {"memory_type": "agentrunbook_c_v2", "memory_params": {
+        "questions_path": "SET_BY_SCRIPT", "evidence_mode": "both", "trajectory_pool_root": None,
+        "query_openai_sdk_params": {"model": "gpt-5.4-mini", "reasoning_effort": "medium", "timeout_seconds": 800.0,
+                                    "max_retries": 3, "max_turns": 30, "api_key_env": "OPENAI_API_KEY",
+                                    "tool_timeout_seconds": 30.0, "max_tool_output_chars": 1048576}}},
+}
+"""Methods with no config file upstream → the config evaluation/run_eval.py's ``build_memory_config`` builds for it
+with run_eval's argument defaults (no OPENAI_SDK_* / CODEX_* environment overrides; what
+evaluation/scripts/run_agentrunbook_c_v2.sh passes too), in run_eval's key order. Facts read from the run_eval.py
+pinned in :data:`PINS` (verified whenever such a method is used); tests/parity/test_v2_upstream_memory.py compares
+it with run_eval's own function."""
 ASSETS = {"agentrunbook_c": "memory_modules/assets/agentrunbook_c/"}
 """memory_type → the asset folder its module uses at run time (fingerprinted with it)."""
 RUNTIME_TYPES = frozenset({"rag", "agentrunbook_r", "codex", "agentrunbook_c", "agentrunbook_c_v2"})
@@ -141,16 +156,23 @@ def closure(root: Path, module: str) -> list[str]:
 
 
 def config_file(method: str) -> str:
-    return f"evaluation/memory_configs/{method}.json"
+    """The upstream file ``method``'s config comes from: its JSON in evaluation/memory_configs/, or run_eval.py
+    for a method upstream ships no config for (:data:`BUILT_BY_RUN_EVAL`)."""
+    return RUN_EVAL if method in BUILT_BY_RUN_EVAL else f"evaluation/memory_configs/{method}.json"
 
 
 def method_config(root: Path, method: str) -> dict[str, Any]:
-    """Upstream's config for ``method`` (run_eval's method names; the JSON in evaluation/memory_configs/)."""
+    """Upstream's config for ``method`` (run_eval's method names): the JSON in evaluation/memory_configs/, else
+    what run_eval.py builds for it (:data:`BUILT_BY_RUN_EVAL`, with run_eval.py verified)."""
     rel = config_file(method)
     if rel not in PINS:
-        names = sorted(Path(p).stem for p in PINS if p.startswith("evaluation/memory_configs/"))
+        names = sorted([Path(p).stem for p in PINS if p.startswith("evaluation/memory_configs/")]
+                       + list(BUILT_BY_RUN_EVAL))
         raise ConfigError("v2.memory.method", f"no upstream config for method {method!r}",
                           fix=f"one of: {', '.join(names)}")
+    if method in BUILT_BY_RUN_EVAL:
+        verified(root, rel)
+        return copy.deepcopy(dict(BUILT_BY_RUN_EVAL[method]))
     return json.loads(verified(root, rel))
 
 
