@@ -10,6 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import yaml
+
 from mnemetric.longmemeval.contexts import Context
 
 from tests.stages.conftest import ADAPTED, run_stage, sample_ids, write_suite
@@ -62,20 +65,31 @@ runpy.run_module("mnemetric.stages.retrieve", run_name="__main__")
 """
 
 
-def test_the_adapted_file_is_read_in_one_pass(stage_workspace: Path):
+@pytest.mark.parametrize("shard", [None, "2/3"])
+def test_the_adapted_file_is_read_in_one_pass(stage_workspace: Path, shard: str | None):
     """GBs at M: the stage streams the adapted file once (the suite's ids and types, which a shard's assignment
-    needs first, come from the question index), as the real process's opens of that file show."""
+    needs first, come from the question index), as the real process's opens of that file show; a shard's
+    manifests (one per output, each with its lineage) name its sha256, hashed once per run."""
     ws = stage_workspace
     ids = sample_ids(ws)
-    write_suite(ws, [ids[-1], ids[0], ids[3]])
+    write_suite(ws, [ids[-1], ids[0], ids[3]] if shard is None else ids)
+    if shard is not None:
+        params = yaml.safe_load((ws / "params.yaml").read_text(encoding="utf-8"))
+        params["executor"] |= {"shard": shard}
+        (ws / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     log = ws / "opens.txt"
     done = subprocess.run([sys.executable, "-c", OPENS, str(ws / ADAPTED), str(log)], cwd=ws, capture_output=True,
                           text=True, env=os.environ.copy(), timeout=300)
     assert done.returncode == 0, done.stderr
     # file_problem: the 6-byte look at its head (a regular file, not compressed); read_adapted: the one pass
-    assert log.read_text(encoding="utf-8").splitlines() == ["file_problem", "read_adapted"]
+    assert log.read_text(encoding="utf-8").splitlines() == \
+        ["file_problem", "read_adapted"] + (["sha256_file"] if shard else [])
     log_lines = (ws / RUNS / "retrieval.jsonl").read_text(encoding="utf-8").splitlines()
-    assert [json.loads(x)["question_id"] for x in log_lines] == [ids[0], ids[3], ids[-1]]
+    if shard is None:
+        assert [json.loads(x)["question_id"] for x in log_lines] == [ids[0], ids[3], ids[-1]]
+    else:
+        manifest = json.loads((ws / RUNS / "retrieval.jsonl.shard.json").read_text(encoding="utf-8"))
+        assert manifest["universe"] == len(ids) and len(log_lines) == len(manifest["lines"]["question_ids"]) > 0
 
 
 def test_a_bad_suite_names_its_file_and_field(stage_workspace: Path):
@@ -88,8 +102,6 @@ def test_a_bad_suite_names_its_file_and_field(stage_workspace: Path):
 
 
 def test_executor_shard_runs_one_shard_of_the_suite_with_its_manifest(stage_workspace: Path):
-    import yaml
-
     ws = stage_workspace
     ids = sample_ids(ws)
     write_suite(ws, ids)
