@@ -175,6 +175,9 @@ class ShardRun:
     config: Any
     inputs: Sequence[str | Path] = ()
     ids: set[str] | None = None
+    _data: str | None = field(default=None, init=False, repr=False, compare=False)
+    """The data hash, once computed: every manifest of the run names the same data, and the data file can be
+    GBs (hashed once per run, not once per output and its lineage)."""
 
     @classmethod
     def start(cls, command: str, shard: Shard | None, universe: Sequence[tuple[str, str]], *,
@@ -222,9 +225,11 @@ class ShardRun:
         def one(f: str | Path | None) -> str:
             return sha256_file(f) if f is not None and Path(f).exists() else ""
 
-        files = self.data_file
-        own: Any = [one(f) for f in files] if isinstance(files, (list, tuple)) else one(files)
-        return config_sha256({"file": own, "universe": universe_sha256(self.universe)})
+        if self._data is None:
+            files = self.data_file
+            own: Any = [one(f) for f in files] if isinstance(files, (list, tuple)) else one(files)
+            self._data = config_sha256({"file": own, "universe": universe_sha256(self.universe)})
+        return self._data
 
     def write_manifest(self, out: str | Path, lines: FileLines, failures: FileLines | None = None,
                        extra: dict[str, Any] | None = None) -> Path | None:

@@ -61,7 +61,7 @@ def test_export_then_import_then_the_rerun_sends_nothing(server, tmp_path, capsy
     assert server.count == 0 and server.batch.submitted == []
 
 
-def test_status_cancel_and_forget(server, capsys):
+def test_status_cancel_and_forget(server, tmp_path, capsys):
     with BatchExecutor({"prices": PRICES}, wait=False, progress=False) as ex, pytest.raises(BatchPending):
         ex.run(calls(server.base_url, 2))
     bid = server.batch.only()
@@ -73,6 +73,17 @@ def test_status_cancel_and_forget(server, capsys):
             pytest.raises(BatchError, match=f"batch {bid} .*CANCELLED"):
         ex.run(calls(server.base_url, 2))
     assert main(["batch", "status", "--all", "--offline"]) == 0 and "done/cancelled" in capsys.readouterr().out
-    assert main(["batch", "forget", bid]) == 0 and f"forgot {bid}" in capsys.readouterr().out
+    # a slot in the wrong state, or none named: named, non-zero, nothing done
+    assert main(["batch", "cancel", bid]) != 0
+    assert f"{bid} is done, not a submitted batch; nothing to cancel at a server" in capsys.readouterr().err
+    assert main(["batch", "cancel"]) != 0 and "no batch named" in capsys.readouterr().err
+    assert main(["batch", "cancel", "--all"]) != 0 and "no batch named" in capsys.readouterr().err
+    assert main(["batch", "export", "--out", str(tmp_path / "x"), bid]) != 0
+    assert f"{bid} is done, not exported: only requests no server" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+    # forget goes name by name: the known one is dropped before the unknown one stops the command
+    assert main(["batch", "forget", bid, "batch-nope"]) != 0
+    out, err = capsys.readouterr()
+    assert f"forgot {bid}" in out and "no batch or slot 'batch-nope'" in err
     assert main(["batch", "status", "--all", "--json"]) == 0 and json.loads(capsys.readouterr().out) == []
     assert main(["batch", "cancel", "batch-nope"]) != 0 and "no batch or slot" in capsys.readouterr().err

@@ -12,6 +12,7 @@ from mnemetric.longmemeval.adapted import AdaptedRecord, AdaptedRecords, Session
 from mnemetric.longmemeval.instance import load_instances
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.longmemeval.adapt import adapt_file
+from mnemetric.longmemeval.suite import QuestionMeta, suite_universe, write_question_index
 
 from tests.conftest import ROOT
 
@@ -188,14 +189,40 @@ def test_a_bad_field_is_named(tmp_path, change, field, message):
 
 
 def test_adapted_records_are_a_sized_stream_read_anew_per_pass(tmp_path):
-    """What the retrieve stage hands on instead of a list of every haystack (GBs at M)."""
+    """What the retrieve stage hands on instead of a list of every haystack (GBs at M): its universe (ids and
+    types in file order) from the question index, before the adapted file is opened."""
     out = tmp_path / "adapted.jsonl"
     adapt_file(V3, BUNDLED, out)
     every = list(read_adapted(out))
+    index = tmp_path / "index.jsonl"
+    write_question_index(index, (QuestionMeta.of_adapted(r) for r in every))
     ids = [every[5].eval.question_id, every[1].eval.question_id]
-    records = AdaptedRecords(out, only=ids)
+    universe = suite_universe(index, ids)
+    assert universe == [(r.eval.question_id, r.eval.question_type) for r in (every[1], every[5])]  # file order
+    records = AdaptedRecords(out, universe, index=index)
     out.write_text("not read yet\n")  # len() is the suite's size: the file is not opened
     assert len(records) == 2
     adapt_file(V3, BUNDLED, out)
     assert [r.eval.question_id for r in records] == [ids[1], ids[0]]  # file order, a fresh pass each time
     assert list(records) == [every[1], every[5]]
+
+
+def test_an_index_out_of_step_with_the_adapted_file_is_named(tmp_path):
+    out = tmp_path / "adapted.jsonl"
+    adapt_file(V3, BUNDLED, out)
+    every = list(read_adapted(out))
+    index = tmp_path / "index.jsonl"
+    write_question_index(index, (QuestionMeta.of_adapted(r) for r in every[1:]))
+    with pytest.raises(InputError, match=f"(?s){index}.*'question_id'.*no line for question "
+                                         f"'{every[0].eval.question_id}'.*dvc repro suite"):
+        suite_universe(index, [every[0].eval.question_id, every[1].eval.question_id])
+    a, b = every[0].eval, every[1].eval
+    swapped = AdaptedRecords(out, [(b.question_id, b.question_type), (a.question_id, a.question_type)], index=index)
+    with pytest.raises(InputError, match=f"(?s)question '{a.question_id}'.*'eval.question_id'.*out of step with "
+                                         f"the question index {index}: it has '{b.question_id}' in its place"):
+        list(swapped)
+    other = next(t for t in {e.eval.question_type for e in every} if t != a.question_type)
+    retyped = AdaptedRecords(out, [(a.question_id, other)], index=index)
+    with pytest.raises(InputError, match=f"(?s)'eval.question_type'.*'{a.question_type}', but the question index "
+                                         f"{index} says '{other}'.*dvc repro suite"):
+        list(retyped)

@@ -30,6 +30,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+PATHS = ("/v1/files", "/v1/batches")
+"""The path prefixes of this API: the chat/embeddings server hands every request under them to
+:meth:`BatchAPI.handle`."""
 FLOW = {"validating": "in_progress", "in_progress": "finalizing", "finalizing": "completed", "cancelling": "cancelled"}
 ENDED = ("completed", "expired", "cancelled", "failed")
 

@@ -45,11 +45,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 try:
-    from tests.support.batch_server import BatchAPI
+    from tests.support.batch_server import PATHS as BATCH_PATHS, BatchAPI
 except ImportError:  # run as a script: tests/support is on the path
-    from batch_server import BatchAPI  # type: ignore[no-redef]
+    from batch_server import PATHS as BATCH_PATHS, BatchAPI  # type: ignore[no-redef]
 
-BATCH_PATHS = ("/v1/files", "/v1/batches")
 ReplyFn = Callable[[list[dict[str, Any]]], str]
 NonAnswerFn = Callable[[dict[str, Any]], "str | None"]
 NON_ANSWERS = ("null_content", "empty_content", "no_choices", "refusal", "content_filter")

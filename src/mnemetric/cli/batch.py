@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from mnemetric.cli.registry import Handler, group, subcommand
 from mnemetric.errors import ConfigError
@@ -26,18 +29,38 @@ def _ledger_option(p: argparse.ArgumentParser) -> None:
                    help="ledger file (default: batch-ledger.sqlite3 beside the response cache, $MNEMETRIC_CACHE_DIR)")
 
 
-def _open(a: argparse.Namespace):
+def _ledger(a: argparse.Namespace) -> Any:
+    """The ledger ``--ledger`` names, else the default beside the response cache (a context manager)."""
     from mnemetric.llm.batch_ledger import LEDGER_FILENAME, Ledger
     from mnemetric.llm.cache import default_cache_dir
 
     return Ledger(a.ledger or default_cache_dir() / LEDGER_FILENAME)
 
 
-def _slot(ledger, name: str):
+@contextmanager
+def _batches(a: argparse.Namespace, names: Sequence[str] | None,
+             states: tuple[str, ...] | None = None) -> Iterator[tuple[Any, list[Any]]]:
+    """The open ledger (:func:`_ledger`) and the slots a subcommand acts on: the ones ``names`` names (by slot
+    or batch id, all looked up first: one the ledger lacks stops the command before any is acted on), or
+    with ``names`` None, every slot in ``states`` (None: every slot), oldest first."""
+    with _ledger(a) as ledger:
+        yield ledger, ledger.slots(states=states) if names is None else [_slot(ledger, n) for n in names]
+
+
+def _slot(ledger: Any, name: str) -> Any:
     slot = ledger.get(name)
     if slot is None:
         raise BatchError(f"{ledger.path}: no batch or slot {name!r} (see `mnemetric batch status`)")
     return slot
+
+
+def _in_state(ledger: Any, slots: Sequence[Any], state: str, why: str) -> Iterator[Any]:
+    """``slots`` one by one, each checked, as it is reached, to be in ``state``: another state stops the
+    command there (``why`` says why), after the earlier slots were acted on."""
+    for s in slots:
+        if s.state != state:
+            raise BatchError(f"{ledger.path}: {s.name} is {s.state}, {why}")
+        yield s
 
 
 def _row(s) -> dict:
@@ -60,9 +83,9 @@ def _status(p: argparse.ArgumentParser) -> Handler:
         from mnemetric.execute.batch_remote import Remote
         from mnemetric.llm.batch_ledger import DONE
 
-        with _open(a) as ledger:
+        with _batches(a, None) as (ledger, slots):
             rows = []
-            for s in ledger.slots():
+            for s in slots:
                 if s.state == DONE and not a.all:
                     continue
                 row = _row(s)
@@ -96,14 +119,11 @@ def _cancel(p: argparse.ArgumentParser) -> Handler:
     def handler(a: argparse.Namespace) -> int:
         from mnemetric.execute.batch_remote import Remote
 
-        with _open(a) as ledger:
-            slots = ledger.slots(states=("submitted",)) if a.all else [_slot(ledger, n) for n in a.batch]
+        with _batches(a, None if a.all else a.batch, ("submitted",)) as (ledger, slots):
             if not slots:
                 raise ConfigError("batch cancel", "no batch named", fix="name the batches to cancel, or pass --all")
-            for s in slots:
-                if s.state != "submitted":
-                    raise BatchError(f"{ledger.path}: {s.name} is {s.state}, not a submitted batch; nothing to "
-                                         "cancel at a server (`mnemetric batch forget` drops a slot)")
+            for s in _in_state(ledger, slots, "submitted", "not a submitted batch; nothing to cancel at a server "
+                               "(`mnemetric batch forget` drops a slot)"):
                 batch = Remote(s.base_url, ledger).cancel(s)
                 print(f"{batch.id}: {batch.status}")
         return 0
@@ -118,8 +138,8 @@ def _forget(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("batch", nargs="+", help="batch ids (or slot ids)")
 
     def handler(a: argparse.Namespace) -> int:
-        with _open(a) as ledger:
-            for name in a.batch:
+        with _ledger(a) as ledger:
+            for name in a.batch:  # one by one: an unknown name stops the command after the ones before it
                 s = _slot(ledger, name)
                 ledger.drop(s.slot)
                 print(f"forgot {s.name} ({s.requests} request(s), {s.state})")
@@ -141,12 +161,9 @@ def _export(p: argparse.ArgumentParser) -> Handler:
         from mnemetric.llm.batch_files import request_line
         from mnemetric.llm.batch_ledger import EXPORTED
 
-        with _open(a) as ledger:
-            slots = [_slot(ledger, n) for n in a.slot] if a.slot else ledger.slots(states=(EXPORTED,))
-            for s in slots:
-                if s.state != EXPORTED:
-                    raise BatchError(f"{ledger.path}: {s.name} is {s.state}, not exported: only requests no "
-                                         "server is running are exported (no request is paid twice)")
+        with _batches(a, a.slot or None, (EXPORTED,)) as (ledger, slots):
+            for s in _in_state(ledger, slots, EXPORTED, "not exported: only requests no server is running are "
+                               "exported (no request is paid twice)"):
                 path = a.out / f"{s.slot}.jsonl"
                 with atomic_open(path, "wb") as fh:
                     fh.writelines(request_line(k, v) for k, v in ledger.payloads(s.slot).items())
@@ -166,9 +183,9 @@ def _import(p: argparse.ArgumentParser) -> Handler:
 
     def handler(a: argparse.Namespace) -> int:
         from mnemetric.execute.batch_collect import import_output
-        from mnemetric.llm.cache import ResponseCache
+        from mnemetric.llm.cache import CACHE_FILENAME, ResponseCache
 
-        with _open(a) as ledger, ResponseCache(a.ledger.parent / "llm-cache.sqlite3" if a.ledger else None) as cache:
+        with _ledger(a) as ledger, ResponseCache(a.ledger.parent / CACHE_FILENAME if a.ledger else None) as cache:
             done = import_output(a.files, ledger, cache)
         print(f"imported: {done['stored']} stored, {done['non_answer']} non-answer(s), {done['error']} error(s), "
               f"{done['malformed']} malformed; slots done: {', '.join(done['slots_done']) or 'none'}")

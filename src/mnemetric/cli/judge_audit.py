@@ -129,24 +129,17 @@ def _bridge(a: argparse.Namespace) -> int:
 
 
 def _validity(a: argparse.Namespace) -> int:
-    from contextlib import closing, contextmanager
+    from contextlib import closing
 
     from mnemetric.execute import build_executor
-    from mnemetric.llm.cache import CACHE_FILENAME, default_cache_dir
     from mnemetric.longmemeval.judge_audit.files import write_judge_audit
-    from mnemetric.longmemeval.judge_audit.run import isolated_executor, run_validity
+    from mnemetric.longmemeval.judge_audit.run import default_repeat_folder, repeat_executors, run_validity
     from mnemetric.longmemeval.reference import reference_by_id
 
     judges = build_judges(a, a.judges or ["lexical"], a.models or [])
-    folder = a.repeat_cache or default_cache_dir() / "judge-audit"
     section, llm, where = executor_parts(a)
     with closing(build_executor(section, llm, where=where)) as executor:
-        @contextmanager
-        def repeat_executor(r: int):
-            # one folder per repeat: an executor that keeps state beside its cache (the batch ledger) keeps it apart too
-            with isolated_executor(section, llm, folder / f"repeat-{r}" / CACHE_FILENAME, executor) as ex:
-                yield ex
-
+        repeat_executor = repeat_executors(section, llm, a.repeat_cache or default_repeat_folder(), executor)
         record = run_validity(judges, a.judged, reference_by_id(a.ref), executor, repeats=a.repeats,
                               repeat_executor=repeat_executor, reference_file=a.ref)
     write_judge_audit(a.out, record)

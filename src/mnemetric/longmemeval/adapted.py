@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -314,19 +314,38 @@ def read_adapted(path: str | Path, only: Collection[str] | None = None) -> Itera
 
 
 class AdaptedRecords:
-    """The suite's records of an adapted file as a sized stream that can be iterated again (each pass
-    reads the file anew, one record at a time): what a stage hands on instead of a list, which at M
-    would hold every haystack (GBs) at once."""
+    """The suite's records of an adapted file as a sized stream (each pass reads the file anew, one record
+    at a time): what a stage hands on instead of a list, which at M would hold every haystack (GBs) at once.
 
-    def __init__(self, path: str | Path, only: Collection[str]):
-        self.path, self.only = path, tuple(only)
+    ``universe``: ``(question_id, question_type)`` of each record to come, in file order, known before the
+    file is opened (:func:`mnemetric.longmemeval.suite.suite_universe`, from the question index
+    ``index``) — a shard's assignment needs it up front, and a second pass over the adapted file only to
+    learn it would read GBs twice. Each record read must be the universe's next entry (else an error
+    naming both files: they come from different runs of stage suite)."""
+
+    def __init__(self, path: str | Path, universe: Sequence[tuple[str, str]], *, index: str | Path):
+        self.path, self.universe, self.index = path, tuple(universe), index
 
     def __iter__(self) -> Iterator[AdaptedRecord]:
-        return read_adapted(self.path, only=self.only)
+        expected = iter(self.universe)
+        for rec in read_adapted(self.path, only=[q for q, _ in self.universe]):
+            got, want = (rec.eval.question_id, rec.eval.question_type), next(expected, None)
+            if got != want:
+                raise self._disagree(got, want)
+            yield rec
 
     def lines(self) -> Iterator[AdaptedLine]:
         """The same questions as unparsed lines (:func:`read_adapted_lines`), for a worker pool to parse."""
         return read_adapted_lines(self.path, only=self.only)
 
     def __len__(self) -> int:
-        return len(self.only)
+        return len(self.universe)
+
+    def _disagree(self, got: tuple[str, str], want: tuple[str, str] | None) -> InputError:
+        fix = "rerun `dvc repro suite` (the question index was written from another adapted file)"
+        if want is not None and got[0] == want[0]:
+            return InputError(str(self.path), f"question {got[0]!r}", "eval.question_type",
+                              f"{got[1]!r}, but the question index {self.index} says {want[1]!r}", fix=fix)
+        place = f"{want[0]!r} in its place" if want is not None else "no more questions of the suite"
+        return InputError(str(self.path), f"question {got[0]!r}", "eval.question_id",
+                          f"out of step with the question index {self.index}: it has {place}", fix=fix)

@@ -7,7 +7,8 @@ cheaply and keep the rest held out. A suite is recorded as its ordered question 
 Stage suite also writes the question index (data/suites/<variant>.index.jsonl): one line per question
 of the variant, in file order, keys ``question_id``, ``question_type``, ``abstention``, ``sessions``,
 ``turns`` (haystack size) — what the choice and the data metrics need, so neither parses the adapted
-file again — and the questions file of the suite (:mod:`mnemetric.longmemeval.questions`).
+file again, and stage retrieve's universe (:func:`suite_universe`), so it reads the adapted file once —
+and the questions file of the suite (:mod:`mnemetric.longmemeval.questions`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemetric.longmemeval.instance import QUESTION_TYPES
-from mnemetric.errors import ConfigError
+from mnemetric.errors import ConfigError, InputError
 from mnemetric.io import read_jsonl, require_file, sha256_text, write_json_atomic, write_jsonl_atomic
 from mnemetric.records import Fields, read_json_file, record_name
 
@@ -72,6 +73,20 @@ def read_question_index(path: str | Path) -> list[QuestionMeta]:
     """Every line of the question index, in file order."""
     require_file(path, fix="run `dvc repro suite` first")
     return [QuestionMeta.from_record(raw, file=str(path), line=lineno) for lineno, raw in read_jsonl(path)]
+
+
+def suite_universe(index_path: str | Path, ids: Iterable[str]) -> list[tuple[str, str]]:
+    """``(question_id, question_type)`` of the suite's questions ``ids`` in the adapted file's order, from
+    the question index (a few bytes per question): what a shard's assignment needs before the first
+    question runs, so the adapted file (GBs at M) is read once, by the run itself. An id the index lacks
+    is an error naming the index."""
+    wanted = set(ids)
+    universe = [(q.question_id, q.question_type) for q in read_question_index(index_path) if q.question_id in wanted]
+    if len(universe) < len(wanted):
+        missing = sorted(wanted - {q for q, _ in universe})
+        raise InputError(str(index_path), "<file>", "question_id",
+                         f"no line for question {missing[0]!r} of the suite ({len(missing)} missing)", fix=_FIX)
+    return universe
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,12 @@ A model judge in the list sends requests through the run's executor, budget and 
 
 from __future__ import annotations
 
-from contextlib import closing, contextmanager
+from contextlib import closing
 
 from mnemetric.config import build, option_spec
 from mnemetric.execute import build_executor
-from mnemetric.llm.cache import CACHE_FILENAME, default_cache_dir
 from mnemetric.longmemeval.judge_audit.files import DEFAULT_PATH, write_judge_audit
-from mnemetric.longmemeval.judge_audit.run import isolated_executor, run_validity
+from mnemetric.longmemeval.judge_audit.run import default_repeat_folder, repeat_executors, run_validity
 from mnemetric.longmemeval.questions import read_questions
 from mnemetric.params import stage_params
 from mnemetric.stages import run
@@ -32,13 +31,8 @@ def main() -> None:
     judges = [build(option_spec("judge", name), f"params.yaml judge_audit.judges: {name}")
               for name in section["judges"]]
     refs = {q.question_id: q.reference for q in read_questions(p["paths.questions"])}
-    folder = default_cache_dir() / "judge-audit"
     with closing(build_executor(p["executor"], p["llm"])) as executor:
-        @contextmanager
-        def repeat_executor(r: int):
-            with isolated_executor(p["executor"], p["llm"], folder / f"repeat-{r}" / CACHE_FILENAME, executor) as ex:
-                yield ex
-
+        repeat_executor = repeat_executors(p["executor"], p["llm"], default_repeat_folder(), executor)
         record = run_validity(judges, p["paths.judged"], refs, executor, repeats=section["repeats"],
                               repeat_executor=repeat_executor, reference_file=p["paths.questions"])
     write_judge_audit(DEFAULT_PATH, record)

@@ -1,8 +1,10 @@
 """Stage retrieve: run the memory system over the suite → upstream retrievallog + reader contexts.
 
 The work is ``mnemetric.longmemeval.retrieve.write_retrieval`` (the one path `mnemetric retrieve`
-takes too). The adapted file is streamed once, one record at a time (never held whole: GBs at M); the
-records outside the suite are skipped unparsed. A
+takes too). The adapted file is read once, one record at a time (never held whole: GBs at M); the
+records outside the suite are skipped unparsed. The suite's question ids and types in file order (a shard's
+assignment needs them before the first question) come from the question index (``paths.question_index``),
+not from a pass over the adapted file. A
 memory system that calls models (embeddings) does so through the run's ONE executor (params
 ``executor`` + ``llm``). The usage sidecar holds the cost of that work; the run's counters (sent,
 hits, seconds) go to the terminal and the run log. A memory system that declares UsesModelProxy (a
@@ -25,25 +27,26 @@ from mnemetric.longmemeval.adapted import AdaptedRecords
 from mnemetric.longmemeval.memory import MemorySystem
 from mnemetric.longmemeval.memory.base import uses_model_proxy
 from mnemetric.longmemeval.retrieve import write_retrieval
-from mnemetric.longmemeval.suite import read_suite
+from mnemetric.longmemeval.suite import read_suite, suite_universe
 from mnemetric.params import stage_params
 from mnemetric.shard import ShardRun
 from mnemetric.stages import run
 
 PARAMS = ["memory", "retrieval", "executor", "llm", "memory_llm", "paths.adapted", "paths.suite",
-          "paths.retrieval_log", "paths.contexts", "paths.retrieve_usage", "paths.memory_cost"]
+          "paths.question_index", "paths.retrieval_log", "paths.contexts", "paths.retrieve_usage", "paths.memory_cost"]
 
 
 def main() -> None:
     p = stage_params(PARAMS)
     memory: MemorySystem = build(p["memory"], "params.yaml memory")
     start = time.monotonic()
-    records = AdaptedRecords(p["paths.adapted"], only=read_suite(p["paths.suite"]).question_ids)  # streamed, not held
+    index = p["paths.question_index"]
+    records = AdaptedRecords(p["paths.adapted"], suite_universe(index, read_suite(p["paths.suite"]).question_ids),
+                             index=index)  # streamed once, never held
     r = p["retrieval"]
     with closing(build_executor(p["executor"], p["llm"])) as executor:
-        universe = [(x.eval.question_id, x.eval.question_type) for x in records]
-        shard = ShardRun.start("retrieve", getattr(executor, "shard", None), universe, data_file=p["paths.adapted"],
-                               config={"memory": p["memory"], "retrieval": r})
+        shard = ShardRun.start("retrieve", getattr(executor, "shard", None), records.universe,
+                               data_file=p["paths.adapted"], config={"memory": p["memory"], "retrieval": r})
         with serving(uses_model_proxy(memory), executor, p["memory_llm"], memory.name) as proxy:
             n = write_retrieval(memory, records.lines(), granularity=r["granularity"], k=r["context_k"],
                                 budget=r["context_tokens"], log=p["paths.retrieval_log"], contexts=p["paths.contexts"],

@@ -6,7 +6,6 @@ page shows the section; the typed reader names a bad file."""
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,12 +13,12 @@ import pytest
 from mnemetric.errors import InputError
 from mnemetric.execute import ImmediateExecutor
 from mnemetric.io import dumps_canonical
-from mnemetric.llm.cache import ResponseCache, default_cache_dir
+from mnemetric.llm.cache import CACHE_FILENAME, ResponseCache, default_cache_dir
 from mnemetric.longmemeval.components import OfflineLexicalJudge, UpstreamJudge
 from mnemetric.longmemeval.judge.lexical import normalize
 from mnemetric.longmemeval.judge.own_prompts import OwnPromptJudge
 from mnemetric.longmemeval.judge_audit.files import KEYS, read_judge_audit, write_judge_audit
-from mnemetric.longmemeval.judge_audit.run import isolated_executor, run_validity
+from mnemetric.longmemeval.judge_audit.run import repeat_executors, run_validity
 from mnemetric.longmemeval.reference import reference_by_id
 from tests.conftest import ROOT
 from tests.longmemeval.judge_audit.toy_judges import JUDGED, SAMPLE, Coin, rule_reply, sample_slice
@@ -122,11 +121,7 @@ def test_repeats_use_separate_caches_and_leave_the_main_cache_alone(sample_run_o
     folder = tmp_path / "repeats"
     with FakeOpenAIServer(reply=Coin()) as server, ImmediateExecutor({"max_concurrency": 1}, progress=False) as ex:
         judges = [OwnPromptJudge("strict", "strict", MODEL, "strict", base_url=server.base_url)]
-
-        @contextmanager
-        def repeat_executor(r):
-            with isolated_executor(None, {"max_concurrency": 1}, folder / f"repeat-{r}.sqlite3", ex) as rex:
-                yield rex
+        repeat_executor = repeat_executors(None, {"max_concurrency": 1}, folder, ex)  # the factory both doors use
 
         first = run_validity(judges, judged, refs, ex)
         assert first["judges"][0]["repeat"] is None
@@ -142,7 +137,7 @@ def test_repeats_use_separate_caches_and_leave_the_main_cache_alone(sample_run_o
                                           "unstable": sorted(json.loads(x)["question_id"] for x in
                                                              judged.read_text().splitlines())}
         for r in (1, 2):
-            with ResponseCache(folder / f"repeat-{r}.sqlite3") as cache:
+            with ResponseCache(folder / f"repeat-{r}" / CACHE_FILENAME) as cache:
                 assert len(cache.rows()) == n_run
         sent = server.count
         assert run_validity(judges, judged, refs, ex, repeats=2, repeat_executor=repeat_executor) == record

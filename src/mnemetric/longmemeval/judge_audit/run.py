@@ -9,7 +9,8 @@ them to the executor it is given (:meth:`Judge.judge`). Two jobs:
   adversarial), the pairwise agreement, and the repeat-judging flip rate.
 
 The flip rate: each judge that calls a model (a component with a ``model``) judges the run's
-hypotheses again ``repeats`` times, each time through an executor made by ``repeat_executor(r)``,
+hypotheses again ``repeats`` times, each time through an executor made by ``repeat_executor(r)``
+(:func:`repeat_executors` builds that factory for both doors, the stage and `mnemetric judge-audit`),
 whose response cache is a SEPARATE file (:func:`isolated_executor`: reads of the main cache are
 bypassed, its rows never overwritten; every fresh reply is committed to the repeat's own cache the
 moment it arrives, so a crash loses no paid reply and a rerun of the audit reproduces its numbers).
@@ -21,7 +22,7 @@ repeats (null).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -120,6 +121,25 @@ def isolated_executor(section: Mapping[str, Any] | None, llm: Mapping[str, Any] 
         cache.close()
 
 
+def default_repeat_folder() -> Path:
+    """Where the repeats' caches go unless told: ``<MNEMETRIC_CACHE_DIR>/judge-audit`` (never the main cache)."""
+    from mnemetric.llm.cache import default_cache_dir
+
+    return default_cache_dir() / "judge-audit"
+
+
+def repeat_executors(section: Mapping[str, Any] | None, llm: Mapping[str, Any] | None, folder: Path,
+                     main: Executor) -> Callable[[int], AbstractContextManager[Executor]]:
+    """The ``repeat_executor`` of :func:`run_validity`: repeat ``r`` runs through an :func:`isolated_executor`
+    whose cache is ``folder/repeat-<r>/llm-cache.sqlite3`` — one folder per repeat, so an executor that keeps
+    state beside its cache (the batch ledger) keeps it apart too."""
+    from mnemetric.llm.cache import CACHE_FILENAME
+
+    def repeat_executor(r: int) -> AbstractContextManager[Executor]:
+        return isolated_executor(section, llm, Path(folder) / f"repeat-{r}" / CACHE_FILENAME, main)
+    return repeat_executor
+
+
 def _repeat(judge: Any, run_set: Sequence[Item], base: Verdicts, refs: Mapping[str, Reference], file: str,
             repeats: int, repeat_executor: Callable[[int], Any]) -> dict[str, Any]:
     flips, compared, unstable = 0, 0, set()
@@ -177,5 +197,5 @@ def item_record(item: Item, labels: Mapping[str, bool | None]) -> dict[str, Any]
             "hypothesis": item.hypothesis, "expected": item.expected, "donor": item.donor, "labels": dict(labels)}
 
 
-__all__ = ["NEGATIVE", "POSITIVE", "RUN", "isolated_executor", "judge_label", "official_verdicts", "run_bridge",
-           "run_validity", "verdicts"]
+__all__ = ["NEGATIVE", "POSITIVE", "RUN", "default_repeat_folder", "isolated_executor", "judge_label",
+           "official_verdicts", "repeat_executors", "run_bridge", "run_validity", "verdicts"]
