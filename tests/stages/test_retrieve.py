@@ -81,9 +81,10 @@ def test_the_adapted_file_is_read_in_one_pass(stage_workspace: Path, shard: str 
     done = subprocess.run([sys.executable, "-c", OPENS, str(ws / ADAPTED), str(log)], cwd=ws, capture_output=True,
                           text=True, env=os.environ.copy(), timeout=300)
     assert done.returncode == 0, done.stderr
-    # file_problem: the 6-byte look at its head (a regular file, not compressed); read_adapted: the one pass
+    # file_problem: the 6-byte look at its head (a regular file, not compressed); read_adapted_lines: the one
+    # pass (its lines are parsed where the task runs)
     assert log.read_text(encoding="utf-8").splitlines() == \
-        ["file_problem", "read_adapted"] + (["sha256_file"] if shard else [])
+        ["file_problem", "read_adapted_lines"] + (["sha256_file"] if shard else [])
     log_lines = (ws / RUNS / "retrieval.jsonl").read_text(encoding="utf-8").splitlines()
     if shard is None:
         assert [json.loads(x)["question_id"] for x in log_lines] == [ids[0], ids[3], ids[-1]]

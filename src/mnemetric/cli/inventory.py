@@ -60,7 +60,8 @@ def _inventory(p: argparse.ArgumentParser) -> Handler:
 
 def _markers(a: argparse.Namespace) -> int:
     """Write the markers index from --tests-dir, or (--check) report whether the written one matches."""
-    from mnemetric.custody.task_markers import MARKERS_FILE, MARKERS_FIX, collect_task_markers, read_markers, write_markers
+    from mnemetric.custody.task_markers import (MARKERS_FILE, MARKERS_FIX, collect_task_markers, read_markers,
+                                                write_markers)
     from mnemetric.errors import ConfigError
     _refuse(a, ("--upstream-dir", "--v2-dir", "--seed", "--crosscheck", "--run-manifest", "--metrics"))
     if a.checkout:

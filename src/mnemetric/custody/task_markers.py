@@ -116,7 +116,8 @@ def read_markers(path: str | Path) -> dict[tuple[str, str], list[str]]:
     file or a malformed entry is an InputError naming the file, the entry and the field."""
     from mnemetric.records import Fields, read_json_file
     file = str(path)
-    doc = Fields.of(read_json_file(path, missing_fix=MARKERS_FIX, fix=MARKERS_FIX), file=file, record="<file>", fix=MARKERS_FIX).only(("source", "markers"))
+    raw_doc = read_json_file(path, missing_fix=MARKERS_FIX, fix=MARKERS_FIX)
+    doc = Fields.of(raw_doc, file=file, record="<file>", fix=MARKERS_FIX).only(("source", "markers"))
     out: dict[tuple[str, str], list[str]] = {}
     for i, raw in enumerate(doc.array("markers")):
         entry = Fields.of(raw, file=file, record=f"markers[{i}]", fix=MARKERS_FIX).only(("family", "task", "tests"))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -252,6 +252,8 @@ class AdaptedLine:
     file: str
     line: int
     text: str
+    expected: tuple[str, str, str] | None = None
+    """(question_id, question_type, question index file) the record must have (:meth:`AdaptedRecords.lines`)."""
 
     @property
     def question_id(self) -> str:
@@ -267,7 +269,13 @@ class AdaptedLine:
                              fix=_FIX) from None
         except DuplicateKey as exc:
             raise duplicate_key_error(self.file, f"line {self.line}", exc, self.text) from None
-        return AdaptedRecord.from_record(raw, file=self.file, line=self.line)
+        rec = AdaptedRecord.from_record(raw, file=self.file, line=self.line)
+        if self.expected is not None:
+            want_id, want_type, index = self.expected
+            got = (rec.eval.question_id, rec.eval.question_type)
+            if got != (want_id, want_type):
+                raise out_of_step(self.file, index, got, (want_id, want_type))
+        return rec
 
 
 def as_record(item: AdaptedRecord | AdaptedLine) -> AdaptedRecord:
@@ -327,25 +335,29 @@ class AdaptedRecords:
         self.path, self.universe, self.index = path, tuple(universe), index
 
     def __iter__(self) -> Iterator[AdaptedRecord]:
-        expected = iter(self.universe)
-        for rec in read_adapted(self.path, only=[q for q, _ in self.universe]):
-            got, want = (rec.eval.question_id, rec.eval.question_type), next(expected, None)
-            if got != want:
-                raise self._disagree(got, want)
-            yield rec
+        return (line.parse() for line in self.lines())
 
     def lines(self) -> Iterator[AdaptedLine]:
-        """The same questions as unparsed lines (:func:`read_adapted_lines`), for a worker pool to parse."""
-        return read_adapted_lines(self.path, only=self.only)
+        """The same questions as unparsed lines (:func:`read_adapted_lines`), for a worker pool to parse: the
+        order of question ids is checked here as each line is read (off the line), each record's type where it
+        is parsed (:meth:`AdaptedLine.parse`, with the same error)."""
+        expected = iter(self.universe)
+        for line in read_adapted_lines(self.path, only=[q for q, _ in self.universe]):
+            want = next(expected, None)
+            if want is None or line.question_id != want[0]:
+                raise out_of_step(str(self.path), self.index, (line.question_id, None), want)
+            yield replace(line, expected=(*want, str(self.index)))
 
     def __len__(self) -> int:
         return len(self.universe)
 
-    def _disagree(self, got: tuple[str, str], want: tuple[str, str] | None) -> InputError:
-        fix = "rerun `dvc repro suite` (the question index was written from another adapted file)"
-        if want is not None and got[0] == want[0]:
-            return InputError(str(self.path), f"question {got[0]!r}", "eval.question_type",
-                              f"{got[1]!r}, but the question index {self.index} says {want[1]!r}", fix=fix)
-        place = f"{want[0]!r} in its place" if want is not None else "no more questions of the suite"
-        return InputError(str(self.path), f"question {got[0]!r}", "eval.question_id",
-                          f"out of step with the question index {self.index}: it has {place}", fix=fix)
+
+def out_of_step(file: str, index: str | Path, got: tuple[str, str | None], want: tuple[str, str] | None) -> InputError:
+    """The error for a record of the adapted ``file`` that is not the question index's next entry ``want``."""
+    fix = "rerun `dvc repro suite` (the question index was written from another adapted file)"
+    if want is not None and got[0] == want[0]:
+        return InputError(file, f"question {got[0]!r}", "eval.question_type",
+                          f"{got[1]!r}, but the question index {index} says {want[1]!r}", fix=fix)
+    place = f"{want[0]!r} in its place" if want is not None else "no more questions of the suite"
+    return InputError(file, f"question {got[0]!r}", "eval.question_id",
+                      f"out of step with the question index {index}: it has {place}", fix=fix)
