@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import ROOT
 
 SRC = ROOT / "src" / "mnemetric"
-GENERIC = ["llm", "stats", "upstream", "report", "custody", "family.py", "io.py", "errors.py", "params.py", "schema.py",
+GENERIC = ["llm", "execute", "stats", "upstream", "report", "custody", "family.py", "io.py", "errors.py", "params.py", "schema.py",
            "config.py",
            "fingerprint.py", "jsonstream.py", "jsonfast.py", "download.py", "embeddings.py", "ranking.py", "records.py",
            "revisions.py"]

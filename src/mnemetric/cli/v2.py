@@ -164,8 +164,9 @@ def _haystack(root: Path, given: str) -> str | Path:
             "write OUT/<domain>/per_question.jsonl and aggregated_metrics.json (upstream layouts), "
             "OUT/combined_aggregated_metrics.json (web + enterprise) and OUT/v2.json (Mnemetric summary: "
             "intervals, LAFS gain, official_equivalence with reasons), each atomically; OUT/usage.json holds the "
-            "cost of the work and the run log the counters. Every model call (reader and LLM checkers) goes "
-            "through ONE executor: one budget (--max-requests, --max-usd) and one usage ledger for the whole run. "
+            "cost of the work and the run log the counters. Every model call (a memory that declares use_executor, "
+            "e.g. dense with backend openai; the reader and LLM checkers) goes through ONE executor: one budget "
+            "(--max-requests, --max-usd) and one usage ledger for the whole run. "
             "Before use, every data file is checked against the data root's custody record (--custody; by default "
             "the data/custody/v2-*.json that names DATA_ROOT): a changed file stops the run, named; with no record "
             "the data counts as not verified, and only verified official data can make the run official. "
@@ -215,7 +216,8 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--workers", type=positive_int, default=None, metavar="N",
                    help="build per-question memories (haystack medium) on N worker processes (default: one, "
                         "sequential, as upstream; with N > 1, or --executor dask whatever N, the measured "
-                        "latencies are of concurrent queries, timed on the workers)")
+                        "latencies are of concurrent queries, timed on the workers; a memory that calls models "
+                        "through the run's executor, e.g. dense, is built here whatever N)")
     p.add_argument("--shard", type=_shard_spec, default=None, metavar="K/N",
                    help="run shard K of N of the chosen questions (deterministic, stratified by domain and question "
                         "type; each row keeps the whole run's index) and write OUT/shard.json; join the N folders "

@@ -9,7 +9,7 @@ that tracked files record). Components never see a client: they build calls and 
 The one convention for model access: a component's method that calls models takes the run's executor
 as its ``executor`` argument (a reader's ``answer``/``plan``, a judge's ``judge``/``plan``, an embedding
 backend's ``embed``); a memory system, whose protocol methods the harness fixes, is handed it once by its
-``use_executor`` hook (the CallsModels capability) before its first question.
+``use_executor`` hook (the CallsModels capability, :mod:`.access`) before its first question.
 
 conf/executor/<option>.yaml names the class by ``_target_`` with ``_partial_: true``; the run's
 ``llm:`` settings complete it (:func:`build_executor`). Options: ``immediate``

@@ -11,9 +11,9 @@ Its twin for scoring, ``retrieval_log.write_retrieval_scores`` (stage ``retrieva
 ``mnemetric score-retrieval``), lives beside the log reader so that neither stage depends on the
 other's code.
 
-A memory system that declares the CallsModels capability (memory/base.py) is given the run's
-executor here, before its first question, and runs in this process (its model calls go through the run's
-one executor). So does a system that declares UsesModelProxy: its library talks to the model proxy the caller
+A memory system that declares the CallsModels capability (memory/base.py, :mod:`mnemetric.execute.access`) is
+given the run's executor here (:func:`~mnemetric.execute.give_executor`), before its first question, and runs in
+this process (its model calls go through the run's one executor). So does a system that declares UsesModelProxy: its library talks to the model proxy the caller
 serves around this call (:func:`mnemetric.llm.memory_cost.serving`), which attributes its requests per
 question and phase (harness.run_memory). Any other system runs on the executor's per-question pool (``executor.map``:
 ``executor.workers`` processes, or a Dask cluster), one :class:`RetrieveTask` per question, results in
@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from mnemetric.errors import ConfigError
 from mnemetric.io import atomic_open
-from mnemetric.execute import Executor
+from mnemetric.execute import Executor, give_executor
 from mnemetric.longmemeval.adapted import AdaptedLine, AdaptedRecord, as_record
 from mnemetric.longmemeval.contexts import context_line
 from mnemetric.longmemeval.harness import retrieve_all
@@ -52,13 +52,6 @@ def check_retrieval_settings(granularity: str, k: int, budget: int, *, keys: Seq
     for key, value in zip(keys[1:], (k, budget), strict=True):
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise ConfigError(key, f"must be an integer >= 0, got {value!r}")
-
-
-def configure_memory(memory: MemorySystem, executor: Executor | None) -> None:
-    """Give a CallsModels system the run's executor (nothing for other systems or when ``executor`` is
-    None: the system then uses its own defaults)."""
-    if executor is not None and calls_models(memory):
-        memory.use_executor(executor)
 
 
 class RetrieveTask:
@@ -103,7 +96,7 @@ def write_retrieval(memory: MemorySystem, records: Iterable[AdaptedRecord | Adap
     ``k`` / ``budget``: at most k items within ``budget`` wordpunct-v1 tokens per reader context
     (harness.context_items). ``total`` only sizes the progress bar (stderr). ``shard``: run only its
     questions and write the outputs' shard manifests."""
-    configure_memory(memory, executor)
+    give_executor(memory, executor)
     lines = FileLines()
 
     def chosen() -> Iterable[AdaptedRecord]:

@@ -9,7 +9,10 @@
   ``BM25Ranker`` (bm25s, lowercased word tokens, English stopwords) and ``DenseRanker`` (cached
   embeddings, cosine) — the same kernels LongMemEval's ``bm25`` / ``dense`` memories use, so the
   rankings are theirs. States are ranked in insertion order (trajectory, then step), which decides
-  ties. The top ``top_k`` states are returned best first as text items.
+  ties. The top ``top_k`` states are returned best first as text items. ``dense`` declares the CallsModels
+  capability (:mod:`mnemetric.execute.access`): the harness hands it the run's executor, which its ranker's
+  embedding backend sends the ``openai`` backend's calls through (the run's one budget and usage ledger), and
+  builds and queries it in the run's process (never on a worker pool), as LongMemEval's ``dense`` is.
 
 Each is a conf option under conf/v2/memory/ built by ``_target_`` (no dispatch by name); a fresh memory is
 built from its option whenever the shared-haystack rule asks for one (:mod:`.memory`).
@@ -96,6 +99,15 @@ class StateRetrieval:
         return [{"type": "text", "value": self._texts[i]} for i, _ in ranked]
 
 
+@dataclass
+class ModelStateRetrieval(StateRetrieval):
+    """:class:`StateRetrieval` whose ranker calls a model (``ranker.use_executor``): declares CallsModels, and
+    hands the run's executor to the ranker."""
+
+    def use_executor(self, executor: Any) -> None:
+        self.ranker.use_executor(executor)
+
+
 def bm25_states(top_k: int = 10, name: str = "bm25") -> StateRetrieval:
     """conf/v2/memory/bm25.yaml: states ranked by the bm25 text ranker (module docstring)."""
     from mnemetric.ranking import BM25Ranker
@@ -108,5 +120,5 @@ def dense_states(top_k: int = 10, backend: str = "minilm", model: str | None = N
     """conf/v2/memory/dense.yaml: states ranked by the dense text ranker (module docstring)."""
     from mnemetric.ranking import DenseRanker
 
-    return StateRetrieval(DenseRanker(backend=backend, model=model, base_url=base_url, key="v2.memory"), name,
-                          top_k=top_k)
+    return ModelStateRetrieval(DenseRanker(backend=backend, model=model, base_url=base_url, key="v2.memory"), name,
+                               top_k=top_k)

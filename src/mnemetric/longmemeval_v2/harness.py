@@ -25,6 +25,14 @@ evaluation/harness.py build_prompt_row (lines ~540-596) and main (~1139-1320); c
   published ones sequential. Such a run is marked as a sequential one is (run_args.json's
   ``prompt_build_max_workers`` stays 1; the official verdict does not look at the executor): parallel timing is
   the user's choice, documented, not recorded. A shared memory is always built once and queried here.
+* Model access: every memory is built with the run's executor (``mapper``) handed to it when it declares the
+  CallsModels capability (:func:`~.memory.build_memory`, :mod:`mnemetric.execute.access`), so its calls spend under
+  the run's one ``llm.budget`` and land in its one usage ledger (usage sidecar, run log). Such a memory is built and
+  queried here, one question after another, whatever ``executor.workers`` or ``-S executor=dask`` say (the executor,
+  its budget and its ledger live in this process), as LongMemEval's CallsModels systems are
+  (mnemetric/longmemeval/retrieve.py). A memory that makes model calls without declaring it (through an executor
+  of its own) may run on the workers; its calls are then tallied (``memory_side``) but never spend the run's budget
+  nor reach its ledger.
 
 Mnemetric's additions, never in upstream's per_question fields (measurements: the untracked latency sidecar and
 metrics/v2-latency.json, :mod:`.latency`): ``memory_build_seconds`` — perf_counter around building the memory
@@ -42,6 +50,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from mnemetric.execute.access import calls_models
 from mnemetric.execute.calls import measuring_latency
 from mnemetric.llm.tally import tallying
 from mnemetric.longmemeval_v2.memory import MemoryFactory, TrajectoryMemory, build_memory, is_shared, validate_items
@@ -121,14 +130,14 @@ def _timed_query(memory: TrajectoryMemory, question: MemoryQuestion, *, system: 
 
 
 def _built(factory: MemoryFactory, lists: Sequence[Sequence[str]], trajectories: Mapping[str, Trajectory],
-           shared: bool) -> Iterator[tuple[TrajectoryMemory, float]]:
+           shared: bool, executor: Any = None) -> Iterator[tuple[TrajectoryMemory, float]]:
     """:func:`~.memory.memories` with the seconds each question's memory took to build (0.0 when reused)."""
     memory = None
     for ids in lists:
         seconds = 0.0
         if memory is None or not shared:
             started = time.perf_counter()
-            memory = build_memory(factory, ids, trajectories)
+            memory = build_memory(factory, ids, trajectories, executor)
             seconds = time.perf_counter() - started
         yield memory, seconds
 
@@ -161,18 +170,27 @@ def on_workers(mapper: Any) -> bool:
     return bool(getattr(mapper, "maps_remotely", False)) or (isinstance(workers, int) and workers > 1)
 
 
+def factory_calls_models(factory: MemoryFactory) -> bool:
+    """Whether the memories ``factory`` builds declare CallsModels: the factory's own ``calls_models`` (a conf
+    option's, :class:`~.pipeline.MemoryOption`, knows it from the memory it built to check the option), else one
+    memory built to look."""
+    known = getattr(factory, "calls_models", None)
+    return known if isinstance(known, bool) else calls_models(factory())
+
+
 def run_memory(factory: MemoryFactory, questions: Sequence[MemoryQuestion], trajectories: Mapping[str, Trajectory],
                *, system: str, counter: TokenCounter, max_tokens: int, mapper: Any = None,
                shared: bool | None = None) -> Iterator[MemoryOutcome]:
-    """One :class:`MemoryOutcome` per question, in order, by the shared-haystack rule (memory.py); per-question
-    memories on ``mapper``'s workers when it offers them (:func:`on_workers`, module docstring). ``shared``: the
-    rule's answer decided over a larger run these questions are a shard of (None: decided over ``questions``)."""
+    """One :class:`MemoryOutcome` per question, in order, by the shared-haystack rule (memory.py). ``mapper``: the
+    run's executor, handed to each memory that declares CallsModels; per-question memories on its workers when it
+    offers them (:func:`on_workers`) and the memory does not call models through it (module docstring). ``shared``:
+    the rule's answer decided over a larger run these questions are a shard of (None: decided over ``questions``)."""
     lists = [q.haystack_ids for q in questions]
     shared = is_shared(lists) if shared is None else shared
-    if len(questions) > 1 and not shared and on_workers(mapper):
+    if len(questions) > 1 and not shared and on_workers(mapper) and not factory_calls_models(factory):
         task = MemoryTask(factory, trajectories, system=system, counter=counter, max_tokens=max_tokens)
         yield from list(mapper.map(task, questions, desc="v2 memory"))  # the whole map: the pool ends cleanly
         return
-    for question, (memory, seconds) in zip(questions, _built(factory, lists, trajectories, shared)):
+    for question, (memory, seconds) in zip(questions, _built(factory, lists, trajectories, shared, mapper)):
         outcome = query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)
         yield replace(outcome, memory_build_seconds=seconds)

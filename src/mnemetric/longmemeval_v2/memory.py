@@ -19,6 +19,10 @@ shared/docs/upstream-v2-protocol.md §3):
 * Optional hooks our harness calls when a memory has them (upstream's own baselines, :mod:`.upstream_memory`):
   ``inserts_done()`` after the last insert of a build; ``before_query(question_id)`` before the timed query
   and ``after_query()`` after the post-query hook (upstream's set_query_context / clear_query_context).
+* Model access: a memory that calls models declares the CallsModels capability (``use_executor(executor)``,
+  :mod:`mnemetric.execute.access`, the convention LongMemEval's memory systems follow); each memory is handed the
+  run's executor when it is built, before its first insert (:func:`build_memory`), so its calls spend under the
+  run's one budget and are counted in its one usage ledger.
 * What the memory sees: ours passes the question text and the question image path only — never the gold
   answer, the question type, the eval function or any id (upstream at be15ea6 also exposes the whole
   question row through set_query_context; we do not — only upstream's own baselines run through
@@ -32,6 +36,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from mnemetric.errors import PluginError
+from mnemetric.execute.access import give_executor
 from mnemetric.longmemeval_v2.trajectories import Trajectory
 
 ITEM_TYPES = frozenset({"text", "image"})
@@ -78,10 +83,12 @@ def validate_items(items: Any, *, system: str, question_id: str) -> list[dict[st
     return out
 
 
-def build_memory(factory: MemoryFactory, haystack_ids: Sequence[str],
-                 trajectories: Mapping[str, Trajectory]) -> TrajectoryMemory:
-    """A fresh memory from ``factory`` with every trajectory of ``haystack_ids`` inserted, in that order."""
+def build_memory(factory: MemoryFactory, haystack_ids: Sequence[str], trajectories: Mapping[str, Trajectory],
+                 executor: Any = None) -> TrajectoryMemory:
+    """A fresh memory from ``factory``, given ``executor`` (the run's, if it declares CallsModels), with every
+    trajectory of ``haystack_ids`` inserted, in that order."""
     memory = factory()
+    give_executor(memory, executor)
     for tid in haystack_ids:
         memory.insert(trajectories[tid])
     done = getattr(memory, "inserts_done", None)
@@ -96,13 +103,13 @@ def is_shared(haystack_lists: Sequence[Sequence[str]]) -> bool:
 
 
 def memories(factory: MemoryFactory, haystack_lists: Sequence[Sequence[str]],
-             trajectories: Mapping[str, Trajectory]) -> Iterator[TrajectoryMemory]:
+             trajectories: Mapping[str, Trajectory], executor: Any = None) -> Iterator[TrajectoryMemory]:
     """One memory per question, in question order, by the shared-haystack rule: the same object for every
     question when shared (built once, before the first question), else a fresh one built per question."""
     if is_shared(haystack_lists):
-        shared = build_memory(factory, haystack_lists[0], trajectories)
+        shared = build_memory(factory, haystack_lists[0], trajectories, executor)
         for _ in haystack_lists:
             yield shared
         return
     for ids in haystack_lists:
-        yield build_memory(factory, ids, trajectories)
+        yield build_memory(factory, ids, trajectories, executor)

@@ -4,7 +4,8 @@ Every component is a conf option built by Hydra's ``_target_`` (conf/v2/memory, 
 token_counter; no dispatch by name). No component holds a client: the reader and the LLM checkers build
 :class:`mnemetric.execute.ModelCall` records, and the run's ONE executor (built by the stage or the CLI from
 the ``executor`` and ``llm:`` settings) sends them — one budget and one usage ledger for the run. The
-memory option is built afresh whenever the shared-haystack rule asks for a new memory (:mod:`.memory`).
+memory option is built afresh whenever the shared-haystack rule asks for a new memory (:mod:`.memory`); a memory
+that calls models (the CallsModels capability: ``dense``) is handed that same executor when it is built.
 The offline reader and checker need no model and no network (the bundled sample's default); the reader
 and LLM checkers read the pinned upstream texts at run time (MNEMETRIC_LONGMEMEVAL_V2_DIR, else the
 cache, else a download). The CLI names options (``--memory bm25``) and gets the same conf files
@@ -60,13 +61,29 @@ class Components:
     counter: Any
 
 
-def memory_factory(s: Mapping[str, Any]) -> tuple[MemoryFactory, str]:
-    """The memory option as a factory (built once now, so a bad target fails before any data is read) and its name."""
-    from mnemetric.config import build
+@dataclass(frozen=True)
+class MemoryOption:
+    """A memory conf option as a factory: each call builds a fresh memory from ``section`` (picklable, for a worker
+    pool or a Dask cluster). ``calls_models``: whether its memories declare CallsModels (then the harness hands
+    each the run's executor and keeps it in this process: :mod:`.harness`)."""
+
+    section: Mapping[str, Any]
+    calls_models: bool = False
+
+    def __call__(self) -> Any:
+        from mnemetric.config import build
+
+        return build(dict(self.section), "v2.memory")
+
+
+def memory_factory(s: Mapping[str, Any]) -> tuple[MemoryOption, str]:
+    """The memory option as a factory (built once now, so a bad target fails before any data is read, and to see
+    whether it calls models) and its name."""
+    from mnemetric.execute.access import calls_models
 
     memory = _section(s, "memory")
-    build(memory, "v2.memory")
-    return (lambda: build(memory, "v2.memory")), str(memory["name"])
+    probe = MemoryOption(memory)()
+    return MemoryOption(memory, calls_models(probe)), str(memory["name"])
 
 
 def component(s: Mapping[str, Any], group: str) -> Any:

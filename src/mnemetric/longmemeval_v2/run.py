@@ -3,8 +3,8 @@ LAFS, summary.
 
 The steps and their rules are :mod:`.steps` (upstream's harness.py at be15ea6e995462f3391c1a610892df3f67dfa7bd:
 a run is ONE domain, questions in questions.jsonl order, the shared-haystack rule, the reader, upstream's
-checkers). Here: :func:`run_v2` runs them all in one process — every model call of the run (reader and LLM
-checkers) through ONE executor, so one budget and one usage ledger — and :func:`finish` turns per_question
+checkers). Here: :func:`run_v2` runs them all in one process — every model call of the run (a memory that
+declares CallsModels, the reader and LLM checkers) through ONE executor, so one budget and one usage ledger — and :func:`finish` turns per_question
 rows into the domain's aggregated_metrics (:mod:`.aggregate`), web + enterprise combined as
 leaderboard/combine_aggregated_metrics.py (:mod:`.combine`), and the LAFS gain of the run's operating point
 (accuracy = combined overall_full_set × 100, latency = combined memory_query avg_seconds; :mod:`.lafs`) for
@@ -106,7 +106,8 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
     require_valid_root(root, haystack, check_images=check_images)
     hpath = haystack_path(root, haystack)
     own = None
-    if executor is None and (getattr(reader, "calls_model", False) or getattr(checker, "calls_model", False)):
+    if executor is None and (getattr(reader, "calls_model", False) or getattr(checker, "calls_model", False)
+                             or getattr(factory, "calls_models", False) is True):
         from mnemetric.execute import build_executor
 
         executor = own = build_executor(None, {})

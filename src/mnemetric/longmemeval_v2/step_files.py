@@ -1,11 +1,13 @@
 """Where the V2 steps keep their files (``paths.v2_steps``, default data/v2-runs/: DVC outputs, cached, not in
 git) and the small facts file each step writes beside its rows, typed: reader beside writer.
 
-* ``memory.jsonl`` + ``memory.json`` (stage v2_memory): rows (:class:`~.step_rows.MemoryRow`) and
-  :class:`MemoryFacts` — the run settings the step decided, the data check against the custody record
-  (:class:`~.data_custody.DataCheck`), the token counter and the memory option.
+* ``memory.jsonl`` + ``memory.json`` + ``memory-usage.json`` (stage v2_memory): rows (:class:`~.step_rows.MemoryRow`)
+  and :class:`MemoryFacts` — the run settings the step decided, the data check against the custody record
+  (:class:`~.data_custody.DataCheck`), the token counter and the memory option — and the usage sidecar of the
+  memory's model calls through the run's executor (:func:`mnemetric.llm.usage.write_usage`: the cost of the work,
+  the same cold or warm; zeros for a memory that calls none).
 * ``read.jsonl`` + ``read.json`` + ``read-usage.json`` (stage v2_read): rows, the reader's facts, the usage
-  sidecar (:func:`mnemetric.llm.usage.write_usage`: the cost of the work, the same cold or warm).
+  sidecar.
 * ``check.jsonl`` + ``check.json`` + ``check-usage.json`` (stage v2_check): the same for the checker.
 
 The measured query latencies go to ``<paths.v2_runs>/latency.json`` (untracked; :class:`~.steps.Latencies`).

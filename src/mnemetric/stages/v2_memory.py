@@ -9,16 +9,22 @@ official; :func:`mnemetric.longmemeval_v2.steps.memory_step`; per-question memor
 ``executor.workers`` > 1 or with ``-S executor=dask``) → ``<paths.v2_steps>/memory.jsonl`` and
 ``memory.json`` (DVC outputs); what was measured (query and build seconds, timed answers a cache served, the
 memory's own model calls) → ``<paths.v2_runs>/latency.json`` (untracked; stage v2_metrics sums it up in
-metrics/v2-latency.json).
+metrics/v2-latency.json). A memory that calls models (the CallsModels capability: ``dense`` with ``backend:
+openai``) does so through this stage run's ONE executor (the ``executor`` option with the ``llm:`` settings: its
+``llm.budget`` stops the run when spent) and is built and queried in this process; memory-usage.json holds the
+cost of that work (DVC output; zeros for a memory that calls none) and the run's counters go to the run log.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from mnemetric.errors import ConfigError
 from mnemetric.execute import build_executor
 from mnemetric.fingerprint import read_fingerprint
+from mnemetric.llm.run_log import finish_stage_run
+from mnemetric.llm.usage import write_usage
 from mnemetric.longmemeval_v2.data_custody import verify_root
 from mnemetric.longmemeval_v2.facts import counter_facts
 from mnemetric.longmemeval_v2.manifest import memory_facts
@@ -35,7 +41,7 @@ from mnemetric.params import stage_params
 from mnemetric.stages import run
 
 PARAMS = ["v2.name", "v2.data_root", "v2.haystack", "v2.domains", "v2.max_tokens", "v2.images", "v2.memory",
-          "v2.token_counter", "v2.subset", "executor", "paths.custody_dir", "paths.fingerprints", "paths.v2_steps",
+          "v2.token_counter", "v2.subset", "executor", "llm", "paths.custody_dir", "paths.fingerprints", "paths.v2_steps",
           "paths.v2_runs"]
 V2_MEMORY_FINGERPRINT = "v2-memory"
 """<paths.fingerprints>/v2-memory.json, written by stage fingerprint."""
@@ -54,15 +60,19 @@ def main() -> None:
     counter = component({"token_counter": p["v2.token_counter"]}, "token_counter")
     hpath, domains = haystack_path(root, p["v2.haystack"]), tuple(dict.fromkeys(p["v2.domains"]))
     select = Selection.of(p["v2.subset"])  # v2.subset: a development subset (never official), None: every question
-    executor = build_executor(p["executor"], {})  # its workers build per-question memories (workers > 1, or dask)
+    # the run's one executor: a CallsModels memory's calls (budget, ledger); its workers build per-question memories
+    # of the other memories (workers > 1, or dask)
+    start, executor = time.monotonic(), build_executor(p["executor"], p["llm"])
     try:
         rows, latencies = memory_step(root, hpath, domains, factory, counter=counter,
                                       max_tokens=int(p["v2.max_tokens"]), system=name, images_on=images,
                                       select=select, mapper=executor)
+        finish_stage_run("v2_memory", executor.usage, start, total=len(rows))
     finally:
         executor.close()
     files = StepFiles.at(p["paths.v2_steps"])
     write_rows(files.rows("memory"), rows)
+    write_usage(files.usage("memory"), executor.usage.work)  # the cost of the work, never per-run counters
     settings = run_settings(hpath, p["v2.haystack"], domains, memory=name, reader="", checker="",
                             token_counter=counter.name, max_tokens=int(p["v2.max_tokens"]),
                             memory_query_context=query_context_of(p["v2.memory"]))

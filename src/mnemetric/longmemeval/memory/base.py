@@ -7,7 +7,9 @@ is special-cased):
 * :class:`CallsModels` — the system calls a model (an embedding endpoint, an LLM); it defines
   ``use_executor(executor)`` and is given the run's executor (:mod:`mnemetric.execute`) once, before
   the first question, so its calls (:class:`~mnemetric.execute.ModelCall` records it hands to
-  ``executor.run``) spend under the run's one budget and are counted in its one usage ledger.
+  ``executor.run``) spend under the run's one budget and are counted in its one usage ledger. The
+  capability is the generic one of :mod:`mnemetric.execute.access` (re-exported here), which the
+  LongMemEval-V2 harness honours too.
 * :class:`LabelledCeiling` — a ceiling baseline allowed to rank by the labels. It still ranks
   nothing by itself (it never sees a label): the harness replaces its ranking by the targets first,
   in upstream corpus order, then the rest, as upstream's oracle retriever does
@@ -25,14 +27,11 @@ is special-cased):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
+from mnemetric.execute.access import CallsModels, calls_models  # noqa: F401 (re-exported: the V1 capability)
 from mnemetric.longmemeval.adapted import MemorySession, Query
-
-if TYPE_CHECKING:
-    from mnemetric.execute import Executor
-
-from mnemetric.longmemeval.rules import GRANULARITIES  # noqa: E402 (re-exported)
+from mnemetric.longmemeval.rules import GRANULARITIES  # noqa: F401 (re-exported)
 
 
 @dataclass(frozen=True)
@@ -62,14 +61,6 @@ class MemorySystem(Protocol):
         """Ranked items for the query, best first ("session" or "turn" granularity)."""
 
 
-@runtime_checkable
-class CallsModels(Protocol):
-    """Optional capability: the memory system calls a model (see the module docstring)."""
-
-    def use_executor(self, executor: Executor) -> None:
-        """Take the run's executor (its budget, usage ledger and cache); make model calls through it."""
-
-
 class LabelledCeiling:
     """Optional capability: a labelled ceiling (see the module docstring). Inherit to declare it."""
 
@@ -85,11 +76,6 @@ class UsesModelProxy:
 def uses_model_proxy(memory: object) -> bool:
     """Whether ``memory`` declares :class:`UsesModelProxy` (``uses_model_proxy`` is exactly True)."""
     return getattr(memory, "uses_model_proxy", False) is True
-
-
-def calls_models(memory: object) -> bool:
-    """Whether ``memory`` declares :class:`CallsModels` (it defines ``use_executor``)."""
-    return isinstance(memory, CallsModels)
 
 
 def is_labelled_ceiling(memory: object) -> bool:
