@@ -69,6 +69,22 @@ class TaskMetric:
     def ref(self) -> str:
         return f"{self.file}#{self.value}"
 
+    def read(self, doc: Any) -> tuple[float | None, int | None]:
+        """(the number at :attr:`value`, the count at :attr:`count`) in the metrics document ``doc`` (of
+        :attr:`file`): None where a path part is absent or null. A node on the path that is not an object, a
+        value that is not a number, or a count that is not an integer is an InputError naming the file and
+        the dotted field."""
+        from mnemetric.records import OPTIONAL_NUMBER, Fields
+
+        def at(path: str, kind: tuple[tuple[type, ...], str]) -> Any:
+            *parents, last = path.split(".")
+            view = Fields.shown(doc, file=self.file)
+            for part in parents:
+                view = view.within(part)
+            return view.maybe(last, kind)
+
+        return at(self.value, OPTIONAL_NUMBER), at(self.count, ((int,), "an integer"))
+
 
 @dataclass(frozen=True)
 class CardRow:

@@ -47,7 +47,6 @@ from mnemetric.custody.reviewed_sources import SourceCheck, verify_reviewed_sour
 from mnemetric.custody.task_markers import collect_task_markers
 from mnemetric.errors import InputError
 from mnemetric.family import Family, TaskMetric
-from mnemetric.records import dig
 
 __all__ = ["SourceCheck", "collect_task_markers", "derive_inventory", "metrics_files", "verify_reviewed_sources"]
 
@@ -132,10 +131,10 @@ class ManifestRef:
 
 
 def measures(metrics_doc: Mapping[str, Any], key: MetricKey) -> bool:
-    """The value at ``key.value`` is a finite number and the count at ``key.count`` an int > 0."""
-    value, count = dig(metrics_doc, key.value), dig(metrics_doc, key.count)
-    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return number and isinstance(count, int) and not isinstance(count, bool) and count > 0
+    """The value at ``key.value`` is a finite number and the count at ``key.count`` an integer > 0 (read by
+    :meth:`TaskMetric.read`: absent or null measures nothing; a value of the wrong type is an InputError)."""
+    value, count = key.read(metrics_doc)
+    return value is not None and math.isfinite(value) and count is not None and count > 0
 
 
 def attributed(metrics_doc: Mapping[str, Any], manifest: ManifestRef) -> bool:

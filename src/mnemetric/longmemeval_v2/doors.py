@@ -27,7 +27,8 @@ from typing import Any
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.family import RunSummary
 from mnemetric.official import KEY, OfficialEquivalence
-from mnemetric.records import dig
+from mnemetric.longmemeval_v2.metrics_file import AccuracyShown, V2Shown
+from mnemetric.longmemeval_v2.params_schema import V2ParamsShown
 from mnemetric.longmemeval_v2.report_sections import sections as report_sections
 from mnemetric.report.model import Equivalence, Fact, Headline, Interval, Report, TypeResult
 
@@ -37,10 +38,6 @@ REPORT_PARAMS = ("paths.metrics_v2", "paths.run_manifest_v2")
 ACCURACY = (("overall_full_set", "accuracy (full set)"), ("non_abstention_only", "non-abstention accuracy"),
             ("abstention_only", "abstention accuracy"))
 METHOD = {"clopper-pearson": "exact Clopper-Pearson (95%)"}
-
-
-def _num(x: Any) -> float | None:
-    return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
 def _code(x: Any) -> str:
@@ -88,31 +85,25 @@ def card_custody(run: Mapping[str, Any], outputs: Mapping[str, Any] | None = Non
 # The report
 
 
-def _interval(block: Mapping[str, Any]) -> Interval | None:
-    low, high = _num(block.get("ci95_low")), _num(block.get("ci95_high"))
-    return Interval(low, high) if low is not None and high is not None else None
+def _interval(block: AccuracyShown) -> Interval | None:
+    return Interval(block.low, block.high) if block.low is not None and block.high is not None else None
 
 
-def headline_rows(v2: Mapping[str, Any]) -> list[Headline]:
+def headline_rows(v2: V2Shown) -> list[Headline]:
     """The combined accuracy blocks, then each domain's (module docstring)."""
     rows = []
-    scopes = [("combined", dig(v2, ("combined", "accuracy")))]
-    scopes += [(d, dig(block, ("accuracy",))) for d, block in (v2.get("domains") or {}).items()]
-    for scope, acc in scopes:
+    for scope, blocks in v2.accuracy.items():
         for key, label in ACCURACY:
-            block = (acc or {}).get(key)
-            if isinstance(block, Mapping):
-                rows.append(Headline(f"{label} ({scope})", _num(block.get("value")), _interval(block), block.get("n"),
-                                     METHOD.get(str(block.get("method")), str(block.get("method") or "no interval"))))
+            block = blocks.get(key)
+            if block is not None:
+                rows.append(Headline(f"{label} ({scope})", block.value, _interval(block), block.n,
+                                     METHOD.get(str(block.method), str(block.method or "no interval"))))
     return rows
 
 
-def category_rows(v2: Mapping[str, Any]) -> tuple[TypeResult, ...]:
+def category_rows(v2: V2Shown) -> tuple[TypeResult, ...]:
     """Each category's pct_correct over count, then the abstention categories together."""
-    by = v2.get("by_category") or {}
-    blocks = [*((by.get("non_abstention_by_category") or {}).items()), ("abstention (all)", by.get("abstention_overall"))]
-    return tuple(TypeResult(name, _num(b.get("pct_correct")), None, int(b.get("count") or 0))
-                 for name, b in blocks if isinstance(b, Mapping))
+    return tuple(TypeResult(c.name, c.pct_correct, None, c.count) for c in v2.categories)
 
 
 def custody_facts(run: Mapping[str, Any]) -> tuple[Fact, ...]:
@@ -157,18 +148,17 @@ def report(p: Mapping[str, Any], card: str = "", baseline: str | None = None, **
         raise ConfigError("--judge-audit", "a judge audit measures LongMemEval (V1) judges; LongMemEval-V2's "
                           "report has no judge-validity section", fix="set benchmark to longmemeval")
     fix = "run stage v2 (dvc repro v2) first"
-    v2 = read_doc(p["paths.metrics_v2"], fix)
+    v2 = V2Shown.from_record(read_doc(p["paths.metrics_v2"], fix), file=str(p["paths.metrics_v2"]))
     run = read_doc(p["paths.run_manifest_v2"], fix)
     verdict = gate(run, str(p["paths.run_manifest_v2"]))
-    settings = v2.get("settings") or {}
     return Report(
-        title=f"Mnemetric report: LongMemEval-V2, memory {settings.get('memory', 'unknown')} on "
-              f"{v2.get('v2', 'unknown')} ({settings.get('tier') or settings.get('haystack') or 'unknown'})",
+        title=f"Mnemetric report: LongMemEval-V2, memory {v2.memory or 'unknown'} on "
+              f"{v2.option or 'unknown'} ({v2.tier or v2.haystack or 'unknown'})",
         equivalence=Equivalence(verdict.value, verdict.reasons) if verdict else
         Equivalence(False, ("the run manifest records no official_equivalence",)),
         custody=custody_facts(run), headline=tuple(headline_rows(v2)), per_type=category_rows(v2),
         per_type_title="Accuracy per category (pct_correct, upstream aggregated_metrics)",
-        series_name=str(settings.get("memory") or "this run"), result_card=card,
+        series_name=v2.memory or "this run", result_card=card,
         notes=("intervals are a Mnemetric addition (exact Clopper-Pearson per proportion); the category "
                "numbers are upstream's aggregated_metrics breakdown, web and enterprise together",),
         sections=report_sections())
@@ -177,23 +167,19 @@ def report(p: Mapping[str, Any], card: str = "", baseline: str | None = None, **
 # ---------------------------------------------------------------------------------------------
 # `mnemetric runs`
 
-HEADLINE = (("overall", ("combined", "accuracy", "overall_full_set", "value")),
-            ("non_abs", ("combined", "accuracy", "non_abstention_only", "value")),
-            ("abs", ("combined", "accuracy", "abstention_only", "value")))
+HEADLINE = (("overall", "overall_full_set"), ("non_abs", "non_abstention_only"), ("abs", "abstention_only"))
 
 
 def summary(params: Mapping[str, Any], read: Callable[[str], Any]) -> RunSummary:
     """V2's row of `mnemetric runs`: combined accuracy (full set, non-abstention, abstention); keys: the V2
     option, data root, haystack, domains, memory, reader, checker, token counter."""
-    paths = params.get("paths") or {}
-    v2 = read(paths.get("metrics_v2", V2_METRICS)) or {}
-    manifest_path = paths.get("run_manifest_v2", RUN_MANIFEST)
+    p = V2ParamsShown.from_record(params)
+    metrics_path = p.paths.get("metrics_v2", V2_METRICS)
+    combined = V2Shown.from_record(read(metrics_path), file=metrics_path).accuracy.get("combined", {})
+    manifest_path = p.paths.get("run_manifest_v2", RUN_MANIFEST)
     run = read(manifest_path)
-    section = params.get("v2") or {}
-    name = lambda key: dig(section, (key, "name"))  # noqa: E731
-    keys = {"benchmark": dig(params, ("benchmark", "name")), "v2": section.get("name"),
-            "data_root": section.get("data_root"), "haystack": section.get("haystack"),
-            "domains": ",".join(section.get("domains") or []) or None, "reader": name("reader"),
-            "checker": name("checker"), "token_counter": name("token_counter")}
-    return RunSummary(headline={label: _num(dig(v2, (*path,))) for label, path in HEADLINE}, keys=keys,
-                      official=gate(run, manifest_path), memory=name("memory"))
+    keys = {"benchmark": p.benchmark, "v2": p.name, "data_root": p.data_root, "haystack": p.haystack,
+            "domains": ",".join(p.domains or ()) or None, "reader": p.components["reader"],
+            "checker": p.components["checker"], "token_counter": p.components["token_counter"]}
+    headline = {label: combined[key].value if key in combined else None for label, key in HEADLINE}
+    return RunSummary(headline=headline, keys=keys, official=gate(run, manifest_path), memory=p.components["memory"])
