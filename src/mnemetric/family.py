@@ -20,8 +20,9 @@ What a family says (the :class:`Family` protocol):
   without them).
 * ``crosscheck``: the family's :class:`CrosscheckScripts` (pinned upstream scripts, how to run
   them and parse what they print), or None when the family has no cross-check.
-* ``inventory_review(inventory, manifests, crosscheck)``: writes the family's review blocks of
-  the task inventory from its own run manifests (and the cross-check evidence), or None.
+* ``inventory_review(inventory, manifests, crosscheck)``: the task inventory
+  (:class:`mnemetric.custody.inventory_file.Inventory`) with the family's review blocks written from
+  its own run manifests (and the cross-check evidence), or None.
 * ``run_manifest``: the repo path of the family's run manifest (``metrics/run.json``), or None.
 * ``manifest_sections``: params -> the family's sections of that manifest (read from the run's
   files; :func:`mnemetric.custody.manifest.build_manifest` frames them with ``schema``,
@@ -159,7 +160,8 @@ class Family(Protocol):
     task_metrics: Mapping[str, TaskMetric]
     required_sections: Sequence[str]
     crosscheck: CrosscheckScripts | None
-    inventory_review: Callable[[dict, Sequence[Mapping[str, Any]], Mapping[str, Any] | None], None] | None
+    inventory_review: Callable[[Any, Sequence[Mapping[str, Any]], Mapping[str, Any] | None], Any] | None
+    """(Inventory, the family's manifests, the cross-check or None) -> the Inventory with its review blocks."""
     run_manifest: str | None
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None
     card: CardSpec | None
@@ -189,7 +191,7 @@ class FamilyBase:
     task_metrics: Mapping[str, TaskMetric] = field(default_factory=dict)
     required_sections: Sequence[str] = ()
     crosscheck: CrosscheckScripts | None = None
-    inventory_review: Callable[..., None] | None = None
+    inventory_review: Callable[..., Any] | None = None
     run_manifest: str | None = None
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     card: CardSpec | None = None

@@ -287,10 +287,10 @@ FINGERPRINTS: Mapping[str, str] = MappingProxyType({"adapter": "adapter", "memor
 """The components whose code fingerprint the fingerprint stage writes (section -> data/fingerprints/<stem>.json)."""
 
 
-def _review(inv: dict, manifests: Sequence[Mapping[str, Any]], crosscheck: Mapping[str, Any] | None) -> None:
+def _review(inv: Any, manifests: Sequence[Mapping[str, Any]], crosscheck: Mapping[str, Any] | None) -> Any:
     from mnemetric.longmemeval.inventory_review import review
 
-    review(inv, manifests, crosscheck)
+    return review(inv, manifests, crosscheck)
 
 
 def _report(params: Mapping[str, Any], card: str, baseline: str | None = None, **options: Any) -> Any:
@@ -315,7 +315,7 @@ class LongMemEvalFamily:
     task_metrics: Mapping[str, TaskMetric] = field(default_factory=lambda: TASK_METRICS)
     required_sections: Sequence[str] = REQUIRED_SECTIONS
     crosscheck: CrosscheckSpec | None = CROSSCHECK
-    inventory_review: Callable[..., None] | None = _review
+    inventory_review: Callable[..., Any] | None = _review
     run_manifest: str | None = RUN_MANIFEST
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = manifest_sections
     card: CardSpec | None = CARD

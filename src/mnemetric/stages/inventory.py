@@ -6,7 +6,8 @@ least one), the metrics files the families' tasks are measured in
 (metrics/detail/qa.json, metrics/v2.json), the cross-check evidence (data/custody/crosscheck.json)
 when present, and the ``@pytest.mark.task`` markers of tests/ (read with ast). The families are every
 option of the ``benchmark`` conf group (:func:`mnemetric.family.conf_families`). Every status is
-recomputed by :func:`mnemetric.custody.inventory.derive_inventory` (its docstring has the rules).
+recomputed by :func:`mnemetric.custody.inventory.derive` (its docstring has the rules) and the
+inventory written by its typed writer (:mod:`mnemetric.custody.inventory_file`).
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mnemetric.custody.inventory import collect_task_markers, derive_inventory, metrics_files
+from mnemetric.custody.inventory import collect_task_markers, derive, metrics_files
+from mnemetric.custody.inventory_file import read_inventory, write_inventory
 from mnemetric.custody.manifest import read_json_file
 from mnemetric.errors import InputError
 from mnemetric.family import Family, conf_families
-from mnemetric.io import write_json_atomic
 from mnemetric.stages import run
 
 PARAMS: list[str] = []
@@ -48,13 +49,13 @@ def main() -> None:
     families = list(conf_families())
     manifests = run_manifests(families)
     crosscheck = {**read_json_file(CROSSCHECK), "path": CROSSCHECK} if Path(CROSSCHECK).is_file() else None
-    inventory = derive_inventory(read_json_file(BASE), run_manifests=manifests, crosscheck=crosscheck,
-                                 markers=collect_task_markers(TESTS, root=".") if Path(TESTS).is_dir() else {},
-                                 metrics=metrics_docs(metrics_files(families)), families=families)
-    write_json_atomic(OUT, inventory)
-    tasks = [t for f in inventory["families"] for t in f["tasks"]]
-    counts = {s: sum(t["coverage_status"] == s for t in tasks) for s in ("measured", "mapped", "unmapped")}
-    print(f"inventory: {', '.join(f'{n} {s}' for s, n in counts.items())}; complete {json.dumps(inventory['complete'])}"
+    inventory = derive(read_inventory(BASE), run_manifests=manifests, crosscheck=crosscheck,
+                       markers=collect_task_markers(TESTS, root=".") if Path(TESTS).is_dir() else {},
+                       metrics=metrics_docs(metrics_files(families)), families=families)
+    write_inventory(OUT, inventory)
+    tasks = [t for f in inventory.families for t in f.tasks]
+    counts = {s: sum(t.coverage_status == s for t in tasks) for s in ("measured", "mapped", "unmapped")}
+    print(f"inventory: {', '.join(f'{n} {s}' for s, n in counts.items())}; complete {json.dumps(inventory.complete)}"
           f" → {OUT}")
 
 
