@@ -4,8 +4,6 @@ seed has the block, never invented."""
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 
 from mnemetric.custody.inventory_file import Inventory, Review, read_inventory, write_inventory

@@ -27,6 +27,12 @@ family's display name, default the first reviewing family's), ``variant.name`` a
 (str: attribution). The cross-check evidence (``mnemetric crosscheck`` output, optional) is passed
 to the families' reviews as read.
 
+The inventory is typed once (:mod:`mnemetric.custody.inventory_file`, reader beside writer): :func:`derive`
+takes the seed as an :class:`Inventory` and returns the derived one (each reviewing family returns it with
+its blocks); :func:`derive_inventory` does the same on the seed as read and returns the file's record. A task
+metric is read by :meth:`mnemetric.family.TaskMetric.read`: absent or null measures nothing, a value of the
+wrong type is an InputError naming the metrics file and the field.
+
 The families come from the caller (the stage passes :func:`mnemetric.family.conf_families`, every
 option of the ``benchmark`` conf group); this module imports no family.
 
