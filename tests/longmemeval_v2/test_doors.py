@@ -77,3 +77,10 @@ def test_a_wrong_type_in_params_is_an_error_naming_params_yaml(dotted, value):
     with pytest.raises(InputError) as err:
         FAMILY.summary(_set(PARAMS, dotted, value), {"m/v2.json": V2DOC}.get)
     assert (err.value.problem.file, err.value.problem.field) == ("params.yaml", dotted)
+
+
+def test_an_older_params_layout_with_plain_string_components_shows_them_as_not_recorded():
+    # params.yaml before the V2 components were conf groups (e.g. `v2.memory: bm25`)
+    older = {**PARAMS, "v2": {**PARAMS["v2"], "memory": "bm25", "reader": "offline"}}
+    row = FAMILY.summary(older, {"m/v2.json": V2DOC}.get)
+    assert row.memory is None and row.keys["reader"] is None and row.keys["checker"] == "offline"

@@ -63,7 +63,8 @@ class V2ParamsShown:
     haystack: Optional[str] = None
     domains: Optional[tuple[str, ...]] = None
     components: dict[str, Optional[str]] = field(default_factory=dict)
-    """:data:`V2_COMPONENTS` -> the chosen option's ``name``."""
+    """:data:`V2_COMPONENTS` -> the chosen option's ``name`` (None as well where an older params.yaml held a
+    plain string there, the layout before components were conf groups: shown as not recorded, as before)."""
     paths: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -75,5 +76,6 @@ class V2ParamsShown:
         v2, paths = f.within("v2"), f.within("paths")
         return cls(f.within("benchmark").maybe("name", text), v2.maybe("name", text), v2.maybe("data_root", text),
                    v2.maybe("haystack", text), v2.maybe_strings("domains"),
-                   {c: v2.within(c).maybe("name", text) for c in V2_COMPONENTS},
+                   {c: None if isinstance(v2.raw.get(c), str) else v2.within(c).maybe("name", text)
+                    for c in V2_COMPONENTS},
                    {k: v for k in paths.raw if (v := paths.maybe(k, text)) is not None})
