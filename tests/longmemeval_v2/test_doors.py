@@ -1,6 +1,6 @@
 """LongMemEval-V2's doors (report rows, the `mnemetric runs` row) read metrics/v2.json and params.yaml through
 their typed display records: rows pinned on a hand-written file, full and partial; a field of the wrong type is
-an InputError naming file and field."""
+an InputError naming file and field. The card's custody bullets read metrics/run-v2.json likewise."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import copy
 
 import pytest
 
+from mnemetric.custody.card import render_card
 from mnemetric.errors import InputError
-from mnemetric.longmemeval_v2.doors import category_rows, headline_rows
+from mnemetric.longmemeval_v2.doors import category_rows, custody_facts, headline_rows
 from mnemetric.longmemeval_v2.family import FAMILY
 from mnemetric.longmemeval_v2.metrics_file import V2Shown
 from mnemetric.report.model import Headline, Interval, TypeResult
@@ -84,3 +85,35 @@ def test_an_older_params_layout_with_plain_string_components_shows_them_as_not_r
     older = {**PARAMS, "v2": {**PARAMS["v2"], "memory": "bm25", "reader": "offline"}}
     row = FAMILY.summary(older, {"m/v2.json": V2DOC}.get)
     assert row.memory is None and row.keys["reader"] is None and row.keys["checker"] == "offline"
+
+
+PARTIAL_RUN = {"variant": {"name": "x", "repo": "r"}, "reader": {"official": True}}
+PARTIAL_CARD = "".join([
+    '#### LongMemEval-V2 result: memory `None` on `x` (suite `None`)\n'
+    '\n'
+    '(no LongMemEval-V2 metrics)\n'
+    '\n'
+    '- data: `x` (None, r), root —, haystack —; custody record — sha256 — (NOT verified against the dataset pins)\n'
+    '- memory system: —, code fingerprint —, config sha256 —\n'
+    '- reader: —, model — (official)\n'
+    '- checker: —, model —, prompt-set sha256 — (not recorded)\n'
+    '- token counter: — (not recorded)\n'
+    '- — of — questions checked, — failed\n'
+    '- official_equivalence: — (the run manifest does not say)\n'
+])
+
+
+def test_a_partial_run_manifest_s_card_shows_what_it_has():
+    assert render_card(FAMILY, PARTIAL_RUN, {}, None, None) == PARTIAL_CARD
+    facts = {f.item: f.value for f in custody_facts(PARTIAL_RUN)}
+    assert facts["dataset"] == "x" and facts["reader status"] == "official" and facts["checker status"] == "not recorded"
+    assert facts["data root"] is None and facts["reader"] is None
+
+
+@pytest.mark.parametrize("dotted, value", [("variant.sha256_verified", "yes"), ("counts.judged", "14"),
+                                           ("variant.custody", "data/custody/v2-sample.json"), ("reader.official", 1),
+                                           ("judge.prompt_set_sha256", 7)])
+def test_a_wrong_type_in_the_run_manifest_is_an_error_naming_file_and_field(dotted, value):
+    with pytest.raises(InputError) as err:
+        render_card(FAMILY, _set({**PARTIAL_RUN, "counts": {}, "judge": {}}, dotted, value), {}, None, None)
+    assert (err.value.problem.file, err.value.problem.field) == ("metrics/run-v2.json", dotted)

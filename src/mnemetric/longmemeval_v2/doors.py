@@ -15,7 +15,11 @@ runs`); what they show of V2 is here, read from stage v2's files only:
 * metrics/v2-latency.json and metrics/detail/v2.json, when present (:mod:`.report_sections`): latency, LAFS,
   the memory system's build time and model calls, tokens by item type, failure attribution, checker reasons.
 
-A key the files lack shows as not recorded (``—``), never as 0.
+A key the files lack shows as not recorded (``—``), never as 0. Each file is read through its typed display
+record, beside its writer: metrics/run-v2.json :class:`~mnemetric.longmemeval_v2.manifest.RunV2Shown`,
+metrics/v2.json :class:`~mnemetric.longmemeval_v2.metrics_file.V2Shown`, params.yaml
+:class:`~mnemetric.longmemeval_v2.params_schema.V2ParamsShown`; a field of the wrong type is an InputError
+naming the file and the field.
 """
 
 from __future__ import annotations
@@ -59,25 +63,34 @@ def gate(run: Mapping[str, Any] | None, file: str = RUN_MANIFEST) -> OfficialEqu
 # The card's custody bullets
 
 
+def _shown(run: Mapping[str, Any] | None) -> Any:
+    from mnemetric.longmemeval_v2.manifest import RunV2Shown  # manifest.py imports the family, which imports us
+
+    return RunV2Shown.from_record(run)
+
+
+def _count(x: int | None) -> Any:
+    return "—" if x is None else x
+
+
 def card_custody(run: Mapping[str, Any], outputs: Mapping[str, Any] | None = None,
                  params: Mapping[str, Any] | None = None) -> list[str]:
     """The run manifest's custody facts, one bullet each (module docstring)."""
-    v, m, r, j, t, c = (run.get(k) or {} for k in ("variant", "memory", "reader", "judge", "token_counter", "counts"))
-    custody = v.get("custody") or {}
-    source = f"{v.get('source')}{', ' + str(v.get('repo')) if v.get('repo') else ''}" \
-             f"{' @ ' + str(v.get('revision')) if v.get('revision') else ''}"
+    r = _shown(run)
+    source = f"{r.variant_source}{', ' + r.variant_repo if r.variant_repo else ''}" \
+             f"{' @ ' + r.variant_revision if r.variant_revision else ''}"
     return [
-        f"- data: {_code(v.get('name'))} ({source}), root {_code(v.get('data_root'))}, haystack "
-        f"{_code(v.get('haystack'))}; custody record {_code(custody.get('file'))} sha256 {_code(custody.get('sha256'))} "
-        f"({'verified' if v.get('sha256_verified') else 'NOT verified'} against the dataset pins)",
-        f"- memory system: {_code(m.get('name'))}, code fingerprint {_code(m.get('fingerprint_sha256'))}, "
-        f"config sha256 {_code(m.get('config_sha256'))}",
-        f"- reader: {_code(r.get('name'))}, model {_code(r.get('model'))} "
-        f"({_flag(r.get('official'), 'official', 'not official')})",
-        f"- checker: {_code(j.get('name'))}, model {_code(j.get('model'))}, prompt-set sha256 "
-        f"{_code(j.get('prompt_set_sha256'))} ({_flag(j.get('official'), 'official', 'not official')})",
-        f"- token counter: {_code(t.get('name'))} ({_flag(t.get('official'), 'official', 'not official')})",
-        f"- {c.get('judged', '—')} of {c.get('questions', '—')} questions checked, {c.get('failed', '—')} failed",
+        f"- data: {_code(r.variant_name)} ({source}), root {_code(r.variant_data_root)}, haystack "
+        f"{_code(r.variant_haystack)}; custody record {_code(r.custody_file)} sha256 {_code(r.custody_sha256)} "
+        f"({'verified' if r.variant_sha256_verified else 'NOT verified'} against the dataset pins)",
+        f"- memory system: {_code(r.memory_name)}, code fingerprint {_code(r.memory_fingerprint_sha256)}, "
+        f"config sha256 {_code(r.memory_config_sha256)}",
+        f"- reader: {_code(r.reader_name)}, model {_code(r.reader_model)} "
+        f"({_flag(r.reader_official, 'official', 'not official')})",
+        f"- checker: {_code(r.judge_name)}, model {_code(r.judge_model)}, prompt-set sha256 "
+        f"{_code(r.judge_prompt_set_sha256)} ({_flag(r.judge_official, 'official', 'not official')})",
+        f"- token counter: {_code(r.token_counter_name)} ({_flag(r.token_counter_official, 'official', 'not official')})",
+        f"- {_count(r.counts_judged)} of {_count(r.counts_questions)} questions checked, {_count(r.counts_failed)} failed",
     ]
 
 
@@ -107,24 +120,23 @@ def category_rows(v2: V2Shown) -> tuple[TypeResult, ...]:
 
 
 def custody_facts(run: Mapping[str, Any]) -> tuple[Fact, ...]:
-    v, m, r, j, t = (run.get(k) or {} for k in ("variant", "memory", "reader", "judge", "token_counter"))
-    custody = v.get("custody") or {}
-    official = lambda b: _flag(b.get("official"), "official", "not official")  # noqa: E731
+    r = _shown(run)
+    official = lambda flag: _flag(flag, "official", "not official")  # noqa: E731
     return (
-        Fact("dataset", v.get("name")), Fact("data root", v.get("data_root"), code=True),
-        Fact("haystack", v.get("haystack")), Fact("source", v.get("source")),
-        Fact("dataset revision", v.get("revision"), code=True),
-        Fact("custody record", custody.get("file"), code=True),
-        Fact("custody record sha256", custody.get("sha256"), code=True),
-        Fact("verification", _flag(v.get("sha256_verified"), "every file verified against the dataset pins",
+        Fact("dataset", r.variant_name), Fact("data root", r.variant_data_root, code=True),
+        Fact("haystack", r.variant_haystack), Fact("source", r.variant_source),
+        Fact("dataset revision", r.variant_revision, code=True),
+        Fact("custody record", r.custody_file, code=True),
+        Fact("custody record sha256", r.custody_sha256, code=True),
+        Fact("verification", _flag(r.variant_sha256_verified, "every file verified against the dataset pins",
                                    "NOT verified")),
-        Fact("memory system", m.get("name")), Fact("memory code fingerprint", m.get("fingerprint_sha256"), code=True),
-        Fact("reader", " ".join(str(x) for x in (r.get("name"), r.get("model")) if x) or None),
-        Fact("reader status", official(r)),
-        Fact("checker", " ".join(str(x) for x in (j.get("name"), j.get("model")) if x) or None),
-        Fact("checker prompt-set sha256", j.get("prompt_set_sha256"), code=True),
-        Fact("checker status", official(j)),
-        Fact("token counter", t.get("name")), Fact("token counter status", official(t)),
+        Fact("memory system", r.memory_name), Fact("memory code fingerprint", r.memory_fingerprint_sha256, code=True),
+        Fact("reader", " ".join(x for x in (r.reader_name, r.reader_model) if x) or None),
+        Fact("reader status", official(r.reader_official)),
+        Fact("checker", " ".join(x for x in (r.judge_name, r.judge_model) if x) or None),
+        Fact("checker prompt-set sha256", r.judge_prompt_set_sha256, code=True),
+        Fact("checker status", official(r.judge_official)),
+        Fact("token counter", r.token_counter_name), Fact("token counter status", official(r.token_counter_official)),
     )
 
 
