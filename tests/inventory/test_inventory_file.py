@@ -71,3 +71,16 @@ def test_flags_are_set_in_place_and_no_block_is_invented():
     v1 = inv.with_implementation("longmemeval", full_protocol_equivalence=False).family("longmemeval")
     assert v1.implementation == Review({"full_held_out_run_completed": True, "full_protocol_equivalence": False,
                                         "adapter": "x"})
+
+
+def test_a_review_that_returns_no_inventory_is_the_family_s_error():
+    from dataclasses import replace
+
+    from mnemetric.custody.inventory import derive
+    from mnemetric.errors import PluginError
+    from mnemetric.longmemeval.family import FAMILY
+
+    old_style = replace(FAMILY, inventory_review=lambda inv, manifests, crosscheck: None)  # wrote into a dict
+    with pytest.raises(PluginError, match="inventory_review"):
+        derive(Inventory.from_record(helpers.seed()), run_manifests=[], crosscheck=None, markers={}, metrics={},
+               families=[old_style])

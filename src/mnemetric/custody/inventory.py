@@ -51,7 +51,7 @@ from typing import Any
 from mnemetric.custody.inventory_file import SCHEMA, Inventory, TaskEntry, write_inventory
 from mnemetric.custody.reviewed_sources import SourceCheck, verify_reviewed_sources
 from mnemetric.custody.task_markers import collect_task_markers
-from mnemetric.errors import InputError
+from mnemetric.errors import InputError, PluginError
 from mnemetric.family import Family, TaskMetric
 
 __all__ = ["SCHEMA", "Inventory", "SourceCheck", "collect_task_markers", "derive", "derive_inventory", "metrics_files",
@@ -205,6 +205,10 @@ def derive(seed: Inventory, *, run_manifests: list[dict], crosscheck: dict | Non
         if family.inventory_review is not None:
             inv = family.inventory_review(inv, [m.raw for m in manifests if family_id(m.benchmark) == family.name],
                                           crosscheck)
+            if not isinstance(inv, Inventory):
+                raise PluginError(family.name, "inventory_review", f"returned {type(inv).__name__}, not the Inventory",
+                                  fix="return the inventory it was given with the family's review blocks set "
+                                      "(Inventory.with_review, Inventory.with_implementation)")
     return replace(inv, complete=all(t.coverage_status == "measured" for f in inv.families for t in f.tasks))
 
 
