@@ -149,7 +149,8 @@ def test_a_wrong_type_in_the_card_s_custody_files_is_an_error(doc, dotted, value
     else:
         outputs = {"files": {JUDGED: value}}
     with pytest.raises(InputError) as err:
-        render_card(FAMILY, run, {"qa": DETAIL, "retrieval": RETRIEVAL}, outputs, {"paths": {"judged": JUDGED}})
+        render_card(FAMILY, run, {"qa": DETAIL, "retrieval": RETRIEVAL}, outputs, {"paths": {"judged": JUDGED}},
+                    file="metrics/run.json")
     assert err.value.problem.file == file
     assert err.value.problem.field in (dotted, "<record>")
 

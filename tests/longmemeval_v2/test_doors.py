@@ -115,5 +115,6 @@ def test_a_partial_run_manifest_s_card_shows_what_it_has():
                                            ("judge.prompt_set_sha256", 7)])
 def test_a_wrong_type_in_the_run_manifest_is_an_error_naming_file_and_field(dotted, value):
     with pytest.raises(InputError) as err:
-        render_card(FAMILY, _set({**PARTIAL_RUN, "counts": {}, "judge": {}}, dotted, value), {}, None, None)
+        render_card(FAMILY, _set({**PARTIAL_RUN, "counts": {}, "judge": {}}, dotted, value), {}, None, None,
+                    file="metrics/run-v2.json")
     assert (err.value.problem.file, err.value.problem.field) == ("metrics/run-v2.json", dotted)
