@@ -160,5 +160,6 @@ class Sha256Shown:
     @classmethod
     def from_record(cls, raw: Any, *, file: str = DEFAULT_PATH) -> Sha256Shown:
         files = Fields.shown(raw, file=file, fix=_FIX).within("files")
-        return cls({str(p): Fields.shown(entry, file=file, record=str(p), fix=_FIX).maybe("sha256", ((str,), "a string"))
+        text = ((str,), "a string")
+        return cls({str(p): Fields.shown(entry, file=file, record=str(p), fix=_FIX).maybe("sha256", text)
                     for p, entry in files.raw.items()})

@@ -145,7 +145,8 @@ def _float(x: float | None) -> float | None:
 def summary(params: Mapping[str, Any], read: Callable[[str], Any]) -> RunSummary:
     """V1's row of `mnemetric runs` at one revision (module docstring); ``read(path)``: the document or None."""
     p = ParamsShown.from_record(params)
-    files = {"data": p.paths.get("metrics_data", "metrics/data.json"), "qa": p.paths.get("metrics_qa", "metrics/qa.json"),
+    files = {"data": p.paths.get("metrics_data", "metrics/data.json"),
+             "qa": p.paths.get("metrics_qa", "metrics/qa.json"),
              "retrieval": p.paths.get("metrics_retrieval", "metrics/retrieval.json"),
              "qa_detail": QA_DETAIL, "run": RUN_MANIFEST}
     docs = {k: read(f) for k, f in files.items()}

@@ -89,8 +89,10 @@ def card_custody(run: Mapping[str, Any], outputs: Mapping[str, Any] | None = Non
         f"({_flag(r.reader_official, 'official', 'not official')})",
         f"- checker: {_code(r.judge_name)}, model {_code(r.judge_model)}, prompt-set sha256 "
         f"{_code(r.judge_prompt_set_sha256)} ({_flag(r.judge_official, 'official', 'not official')})",
-        f"- token counter: {_code(r.token_counter_name)} ({_flag(r.token_counter_official, 'official', 'not official')})",
-        f"- {_count(r.counts_judged)} of {_count(r.counts_questions)} questions checked, {_count(r.counts_failed)} failed",
+        f"- token counter: {_code(r.token_counter_name)} "
+        f"({_flag(r.token_counter_official, 'official', 'not official')})",
+        f"- {_count(r.counts_judged)} of {_count(r.counts_questions)} questions checked, "
+        f"{_count(r.counts_failed)} failed",
     ]
 
 

@@ -135,14 +135,17 @@ _TEXT = ((str,), "a string")
 _FLAG = ((bool,), "true or false")
 _COUNT = ((int,), "an integer")
 SHOWN: Mapping[str, tuple[tuple[str, ...], Any]] = {
-    **{f"variant_{k}": (("variant", k), _TEXT) for k in ("name", "source", "repo", "revision", "data_root", "haystack")},
+    **{f"variant_{k}": (("variant", k), _TEXT)
+       for k in ("name", "source", "repo", "revision", "data_root", "haystack")},
     "variant_sha256_verified": (("variant", "sha256_verified"), _FLAG),
-    "custody_file": (("variant", "custody", "file"), _TEXT), "custody_sha256": (("variant", "custody", "sha256"), _TEXT),
+    "custody_file": (("variant", "custody", "file"), _TEXT),
+    "custody_sha256": (("variant", "custody", "sha256"), _TEXT),
     **{f"memory_{k}": (("memory", k), _TEXT) for k in ("name", "fingerprint_sha256", "config_sha256")},
     "reader_name": (("reader", "name"), _TEXT), "reader_model": (("reader", "model"), _TEXT),
     "reader_official": (("reader", "official"), _FLAG),
     "judge_name": (("judge", "name"), _TEXT), "judge_model": (("judge", "model"), _TEXT),
-    "judge_prompt_set_sha256": (("judge", "prompt_set_sha256"), _TEXT), "judge_official": (("judge", "official"), _FLAG),
+    "judge_prompt_set_sha256": (("judge", "prompt_set_sha256"), _TEXT),
+    "judge_official": (("judge", "official"), _FLAG),
     "token_counter_name": (("token_counter", "name"), _TEXT),
     "token_counter_official": (("token_counter", "official"), _FLAG),
     **{f"counts_{k}": (("counts", k), _COUNT) for k in ("questions", "judged", "failed")},
