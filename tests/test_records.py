@@ -13,7 +13,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mnemetric.errors import InputError
-from mnemetric.records import OBJECT, Fields, is_kind, read_json_file, record_name, type_error
+from mnemetric.records import (
+    INTEGER,
+    OBJECT,
+    OPTIONAL_NUMBER,
+    STRING,
+    Fields,
+    is_kind,
+    read_json_file,
+    record_name,
+    type_error,
+)
 
 FIX = "rebuild it"
 
@@ -189,3 +199,40 @@ def test_read_json_file(tmp_path: Path):
     with pytest.raises(InputError) as err:
         read_json_file(tmp_path / "none.json", missing_fix="make it")
     assert (err.value.problem.message, err.value.fix) == ("does not exist", "make it")
+
+
+# ------------------------------------------------------------------ the display readers' rule
+
+
+def test_a_display_view_of_no_file_is_empty_and_of_a_non_object_an_error():
+    assert Fields.shown(None, file="m.json").raw == {}
+    with pytest.raises(InputError) as err:
+        Fields.shown([1], file="m.json")
+    assert (err.value.problem.file, err.value.problem.field) == ("m.json", "<record>")
+
+
+def test_maybe_is_none_for_absent_or_null_and_refuses_a_wrong_type():
+    v = view(a=None, b=3, c="3")
+    assert (v.maybe("a", OPTIONAL_NUMBER), v.maybe("missing", STRING), v.maybe("b", INTEGER)) == (None, None, 3)
+    with pytest.raises(InputError, match="field 'top.c': expected an integer, got str '3'"):
+        v.maybe("c", INTEGER)
+    with pytest.raises(InputError, match="field 'top.t': expected an integer, got bool True"):
+        view(t=True).maybe("t", INTEGER)
+
+
+def test_within_is_an_empty_view_for_absent_or_null_and_names_the_nested_field():
+    v = view(a=None, b={"c": {"d": "x"}}, e=[1])
+    assert v.within("a").raw == {} and v.within("missing").within("deeper").maybe("k", STRING) is None
+    assert v.within("b").within("c").maybe("d", STRING) == "x"
+    with pytest.raises(InputError, match="field 'top.b.c.d': expected an integer"):
+        v.within("b").within("c").maybe("d", INTEGER)
+    with pytest.raises(InputError, match="field 'top.e': expected a JSON object, got list"):
+        v.within("e")
+
+
+def test_maybe_strings():
+    v = view(a=None, b=["x", "y"], c=["x", 1], d="x")
+    assert (v.maybe_strings("a"), v.maybe_strings("missing"), v.maybe_strings("b")) == (None, None, ("x", "y"))
+    for name in ("c", "d"):
+        with pytest.raises(InputError, match=f"field 'top.{name}': expected a list of strings"):
+            v.maybe_strings(name)

@@ -20,8 +20,9 @@ What a family says (the :class:`Family` protocol):
   without them).
 * ``crosscheck``: the family's :class:`CrosscheckScripts` (pinned upstream scripts, how to run
   them and parse what they print), or None when the family has no cross-check.
-* ``inventory_review(inventory, manifests, crosscheck)``: writes the family's review blocks of
-  the task inventory from its own run manifests (and the cross-check evidence), or None.
+* ``inventory_review(inventory, manifests, crosscheck)``: the task inventory
+  (:class:`mnemetric.custody.inventory_file.Inventory`) with the family's review blocks written from
+  its own run manifests (and the cross-check evidence), or None.
 * ``run_manifest``: the repo path of the family's run manifest (``metrics/run.json``), or None.
 * ``manifest_sections``: params -> the family's sections of that manifest (read from the run's
   files; :func:`mnemetric.custody.manifest.build_manifest` frames them with ``schema``,
@@ -68,6 +69,22 @@ class TaskMetric:
 
     def ref(self) -> str:
         return f"{self.file}#{self.value}"
+
+    def read(self, doc: Any) -> tuple[float | None, int | None]:
+        """(the number at :attr:`value`, the count at :attr:`count`) in the metrics document ``doc`` (of
+        :attr:`file`): None where a path part is absent or null. A node on the path that is not an object, a
+        value that is not a number, or a count that is not an integer is an InputError naming the file and
+        the dotted field."""
+        from mnemetric.records import OPTIONAL_NUMBER, Fields
+
+        def at(path: str, kind: tuple[tuple[type, ...], str]) -> Any:
+            *parents, last = path.split(".")
+            view = Fields.shown(doc, file=self.file)
+            for part in parents:
+                view = view.within(part)
+            return view.maybe(last, kind)
+
+        return at(self.value, OPTIONAL_NUMBER), at(self.count, ((int,), "an integer"))
 
 
 @dataclass(frozen=True)
@@ -143,7 +160,8 @@ class Family(Protocol):
     task_metrics: Mapping[str, TaskMetric]
     required_sections: Sequence[str]
     crosscheck: CrosscheckScripts | None
-    inventory_review: Callable[[dict, Sequence[Mapping[str, Any]], Mapping[str, Any] | None], None] | None
+    inventory_review: Callable[[Any, Sequence[Mapping[str, Any]], Mapping[str, Any] | None], Any] | None
+    """(Inventory, the family's manifests, the cross-check or None) -> the Inventory with its review blocks."""
     run_manifest: str | None
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None
     card: CardSpec | None
@@ -173,7 +191,7 @@ class FamilyBase:
     task_metrics: Mapping[str, TaskMetric] = field(default_factory=dict)
     required_sections: Sequence[str] = ()
     crosscheck: CrosscheckScripts | None = None
-    inventory_review: Callable[..., None] | None = None
+    inventory_review: Callable[..., Any] | None = None
     run_manifest: str | None = None
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     card: CardSpec | None = None

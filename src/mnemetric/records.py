@@ -38,18 +38,6 @@ LIST: Kind = ((list,), "a list")
 OBJECT: Kind = ((Mapping,), "an object")
 
 
-def dig(doc: Any, path: str | tuple[str, ...]) -> Any:
-    """The value at ``path`` (dotted ``"a.b"``, or the parts) inside nested JSON objects, or None where a part is
-    missing or a node is not an object: the one tolerant reader for the doors that show what a file holds
-    (a card row, a comparability key) and print "—" for what it does not. Readers that must refuse a
-    missing field use :class:`Fields`."""
-    for part in path.split(".") if isinstance(path, str) else path:
-        if not isinstance(doc, Mapping) or part not in doc:
-            return None
-        doc = doc[part]
-    return doc
-
-
 def record_name(line: int | str) -> str:
     """The record part of an error: ``line N`` for a line number, else the text as given."""
     return f"line {line}" if isinstance(line, int) else line
@@ -136,6 +124,32 @@ class Fields:
 
     def string(self, name: str) -> str:
         return self.get(name, STRING)
+
+    # -- the display readers' rule: what a file lacks (absent or null) is None and shows as "—"; a value of
+    # -- the wrong type is still an InputError naming the file and the field.
+
+    @classmethod
+    def shown(cls, raw: Any, *, file: str, record: str = "<file>", fix: str | None = None) -> Fields:
+        """The view of a whole document read for display: None (no such file) is an empty view; a
+        non-object is an InputError (field ``<record>``)."""
+        return cls.of({} if raw is None else raw, file=file, record=record, fix=fix)
+
+    def maybe(self, name: str, kind: Kind) -> Any:
+        """``raw[name]`` if present and not null, of an accepted type; None when absent or null."""
+        if self.raw.get(name) is None:
+            return None
+        return self.get(name, kind)
+
+    def within(self, name: str) -> Fields:
+        """The view of the object in field ``name``; an empty view when it is absent or null (its fields
+        are then all absent); a value that is not an object is an InputError."""
+        value = self.raw.get(name)
+        return Fields.of({} if value is None else value, file=self.file, record=self.record,
+                         prefix=f"{self.prefix}{name}.", fix=self.fix)
+
+    def maybe_strings(self, name: str) -> tuple[str, ...] | None:
+        """A list of strings as a tuple; None when absent or null."""
+        return None if self.raw.get(name) is None else self.strings(name)
 
     def optional_string(self, name: str) -> str | None:
         return self.get(name, OPTIONAL_STRING)

@@ -185,3 +185,12 @@ def test_the_command_without_a_run_manifest_is_a_clean_error(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     assert cli(["card"]) == 2
     assert "metrics/run.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("key, value, field", [("benchmark", 1, "benchmark"), ("memory", "bm25", "memory"),
+                                               ("counts", {"judged": "500"}, "counts.judged")])
+def test_a_wrong_type_in_the_frame_s_manifest_keys_names_file_and_field(key, value, field):
+    # the frame's keys (title, bullets of a family without its own) are read through ManifestShown
+    with pytest.raises(InputError) as err:
+        render_card(Tiny(), {**RUN, key: value}, {"m": None}, None, file="out/run-tiny.json")
+    assert (err.value.problem.file, err.value.problem.field) == ("out/run-tiny.json", field)

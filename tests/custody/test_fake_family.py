@@ -160,14 +160,18 @@ def test_quiz_s_report_goes_through_the_same_page(quiz_run, tmp_path):
 
 def test_the_inventory_measures_quiz_tasks_and_runs_quiz_s_review(quiz_run):
     _, family, metrics, manifest, _, _ = quiz_run
-    seed = {"schema": SCHEMA, "families": [{"benchmark": "Quiz", "implementation": {},
-                                            "tasks": [{"task": "recall", "note": "kept"}, {"task": "hard"}]}]}
+    task = {"coverage_status": "unmapped", "evidence_refs": [], "test_refs": []}
+    seed = {"schema": SCHEMA, "reviewed_date": "2026-12-01", "families": [{
+        "benchmark": "Quiz", "implementation": {}, "repository": "https://github.com/example/quiz", "revision": "0" * 40,
+        "review_scope": "README", "reviewed_sources": [], "protocol_requirements": [], "remaining_audit": [],
+        "tasks": [{**task, "task": "recall", "selector": "kind = recall"}, {**task, "task": "hard", "selector": "kept"}]}]}
     inv = derive_inventory(seed, run_manifests=[{**manifest, "path": "metrics/run-quiz.json"}], crosscheck=None,
                            markers={}, metrics={"metrics/quiz.json": metrics}, families=[family])
     recall, hard = inv["families"][0]["tasks"]
     # metrics/quiz.json states variant "exam", the manifest ran exam: attributed; 2/3 over n=3 -> measured
-    assert recall == {"task": "recall", "note": "kept", "coverage_status": "measured",
+    assert recall == {"task": "recall", "selector": "kind = recall", "coverage_status": "measured",
                       "evidence_refs": ["metrics/quiz.json#recall.acc", "metrics/run-quiz.json"], "test_refs": []}
+    assert hard["selector"] == "kept"  # the seed's text is kept
     assert hard["coverage_status"] == "measured" and inv["complete"] is True
     assert inv["families"][0]["implementation"] == {"official_run": True}  # Quiz's own review block
     # a metrics file of another exam is not evidence for this manifest

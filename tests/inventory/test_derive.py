@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -86,14 +87,26 @@ def test_a_metrics_file_of_another_run_is_not_evidence(field, value):
     assert tasks(derive([manifest()], metrics={"metrics/detail/qa.json": qa}))["multi-session"]["coverage_status"] == "unmapped"
 
 
-@pytest.mark.parametrize("accuracy, n", [(None, 4), (math.nan, 4), (True, 4), ("0.5", 4), (0.5, 0), (0.5, True),
-                                         (0.5, 2.0), (0.5, None)])
+@pytest.mark.parametrize("accuracy, n", [(None, 4), (math.nan, 4), (0.5, 0), (0.5, None)])
 def test_values_that_do_not_measure(accuracy, n):
     qa = qa_metrics(ALL_V1)
     qa["per_type"]["multi-session"] = {"accuracy": accuracy, "n": n}
     t = tasks(derive([manifest()], metrics={"metrics/detail/qa.json": qa}))
     assert t["multi-session"]["coverage_status"] == "unmapped"
     assert t["temporal-reasoning"]["coverage_status"] == "measured"
+
+
+@pytest.mark.parametrize("block, field", [({"accuracy": True, "n": 4}, "per_type.multi-session.accuracy"),
+                                          ({"accuracy": "0.5", "n": 4}, "per_type.multi-session.accuracy"),
+                                          ({"accuracy": 0.5, "n": True}, "per_type.multi-session.n"),
+                                          ({"accuracy": 0.5, "n": 2.0}, "per_type.multi-session.n"),
+                                          ([0.5, 4], "per_type.multi-session")])
+def test_a_malformed_metric_is_an_error_naming_file_and_field(block, field):
+    # a wrong type is never read as "not measured": the metrics file is broken, and the error says where
+    qa = qa_metrics(ALL_V1)
+    qa["per_type"]["multi-session"] = block
+    with pytest.raises(InputError, match=re.escape(f"metrics/detail/qa.json: <file>: field '{field}'")):
+        derive([manifest()], metrics={"metrics/detail/qa.json": qa})
 
 
 def test_two_manifests_of_the_same_run_are_both_evidence():

@@ -55,11 +55,11 @@ def test_a_derived_inventory_is_valid(validator):
 
 
 def test_the_inventory_derived_from_the_users_seed_and_this_repository_is_valid(validator):
-    """The real seed, the real metrics/qa.json, the real tests' markers, and a hand-written sample manifest."""
+    """The real seed, the real metrics/detail/qa.json, the real tests' markers, and a hand-written sample manifest."""
     from mnemetric.custody.inventory import collect_task_markers
     if not SEED.exists():
         pytest.skip(f"the user's seed is not present at {SEED}")
-    qa_file = ROOT / "metrics" / "qa.json"
+    qa_file = ROOT / "metrics" / "detail" / "qa.json"  # the file the tasks are measured in (not the headline)
     metrics = {"metrics/detail/qa.json": json.loads(qa_file.read_text(encoding="utf-8"))} if qa_file.exists() else {}
     inv = derive_inventory(json.loads(SEED.read_text(encoding="utf-8")), run_manifests=[helpers.manifest()],
                            crosscheck=None, markers=collect_task_markers(ROOT / "tests"), metrics=metrics)

@@ -173,10 +173,10 @@ def _head(folder: Path) -> str:
 
 
 def _derive(a: argparse.Namespace) -> int:
-    from mnemetric.custody.inventory import collect_task_markers, derive_inventory, metrics_files
+    from mnemetric.custody.inventory import collect_task_markers, derive, metrics_files
+    from mnemetric.custody.inventory_file import Inventory, write_inventory
     from mnemetric.errors import ConfigError
     from mnemetric.family import conf_families
-    from mnemetric.io import write_json_atomic
     _refuse(a, ("--upstream-dir", "--v2-dir"))
     if a.checkout:
         raise ConfigError("--checkout", "does not apply to `inventory derive`", fix="drop --checkout")
@@ -195,11 +195,11 @@ def _derive(a: argparse.Namespace) -> int:
     run_manifests = [{**_object(read_json(m), m), "path": _rel(m)} for m in manifests]
     crosscheck = None if a.crosscheck is None else {**_object(read_json(a.crosscheck), a.crosscheck),
                                                     "path": _rel(a.crosscheck)}
-    inventory = derive_inventory(_object(read_json(a.seed), a.seed), run_manifests=run_manifests, crosscheck=crosscheck,
-                                 markers=collect_task_markers(a.tests_dir),
-                                 metrics={_rel(m): _object(read_json(m), m) for m in metric_files},
-                                 families=families)
-    write_json_atomic(a.out, inventory)
+    seed = Inventory.from_record(_object(read_json(a.seed), a.seed), file=str(a.seed))
+    derived = derive(seed, run_manifests=run_manifests, crosscheck=crosscheck, markers=collect_task_markers(a.tests_dir),
+                     metrics={_rel(m): _object(read_json(m), m) for m in metric_files}, families=families)
+    write_inventory(a.out, derived)
+    inventory = derived.to_record()
     tasks = [t for f in inventory["families"] for t in f["tasks"]]
     counts = {s: sum(t["coverage_status"] == s for t in tasks) for s in ("measured", "mapped", "unmapped")}
     print(f"wrote {a.out}: {len(tasks)} tasks ({', '.join(f'{n} {s}' for s, n in counts.items())}); "

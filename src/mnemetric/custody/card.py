@@ -9,7 +9,9 @@ revision with sha256, suite, memory fingerprint, reader, judge snapshot(s) and p
 the judged file's sha256, scoring profile, counts; LongMemEval-V2's data custody, reader, checker,
 token counter; a family without its own gets :func:`frame_lines`: dataset, suite, memory, counts);
 and official_equivalence with its reasons (:class:`mnemetric.official.OfficialEquivalence`). A key
-the manifest lacks prints as ``—``.
+the manifest lacks prints as ``—``; the frame's keys are read through
+:class:`mnemetric.custody.manifest.ManifestShown` (a key of the wrong type is an InputError naming the file
+and the key).
 
 :func:`render_card` is pure; :func:`read_card_inputs` is the I/O edge (the first existing file of
 each role of the family's card spec). This module imports no family.
@@ -22,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mnemetric.custody.manifest import ManifestShown
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.family import CardRow, Family
 from mnemetric.io import require_file
@@ -48,13 +51,17 @@ def table(rows: Sequence[CardRow]) -> list[str]:
     return out
 
 
+def _count(x: int | None) -> Any:
+    return "—" if x is None else x
+
+
 def frame_lines(run: Mapping[str, Any], outputs: Mapping[str, Any] | None = None,
-                params: Mapping[str, Any] | None = None) -> list[str]:
+                params: Mapping[str, Any] | None = None, file: str = "<run manifest>") -> list[str]:
     """The custody bullets of a family without its own: dataset (verified or not), suite, memory, counts."""
-    v, s, m, c = (run.get(k) or {} for k in ("variant", "suite", "memory", "counts"))
-    return [f"- dataset: {code(v.get('name'))} ({'verified' if v.get('sha256_verified') else 'NOT verified'})",
-            f"- suite: {code(s.get('name'))}", f"- memory system: {code(m.get('name'))}",
-            f"- {c.get('judged', '—')} of {c.get('questions', '—')} judged, {c.get('failed', '—')} failed"]
+    r = ManifestShown.from_record(run, file=file)
+    return [f"- dataset: {code(r.variant_name)} ({'verified' if r.variant_sha256_verified else 'NOT verified'})",
+            f"- suite: {code(r.suite_name)}", f"- memory system: {code(r.memory_name)}",
+            f"- {_count(r.counts_judged)} of {_count(r.counts_questions)} judged, {_count(r.counts_failed)} failed"]
 
 
 def gate_lines(run: Mapping[str, Any], file: str = "<run manifest>") -> list[str]:
@@ -73,12 +80,12 @@ def render_card(family: Family, run: Mapping[str, Any], docs: Mapping[str, Mappi
     if family.card is None:
         raise ConfigError("benchmark", f"{family.display_name} has no result card",
                           fix="choose a benchmark whose family defines a card (Family.card)")
-    v, s, m = (run.get(k) or {} for k in ("variant", "suite", "memory"))
+    r = ManifestShown.from_record(run, file=file)
     rows = list(family.card.rows(docs))
-    lines = [f"#### {run.get('benchmark') or family.display_name} result: memory `{m.get('name')}` on "
-             f"`{v.get('name')}` (suite `{s.get('name')}`)", ""]
+    lines = [f"#### {r.benchmark or family.display_name} result: memory `{r.memory_name}` on "
+             f"`{r.variant_name}` (suite `{r.suite_name}`)", ""]
     lines += table(rows) if rows else [family.card.empty]
-    custody = family.card.custody or frame_lines
+    custody = family.card.custody or (lambda run, outputs, params: frame_lines(run, outputs, params, file))
     lines += ["", *custody(run, outputs, params), *gate_lines(run, file)]
     return "\n".join(lines) + "\n"
 

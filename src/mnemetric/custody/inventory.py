@@ -27,6 +27,12 @@ family's display name, default the first reviewing family's), ``variant.name`` a
 (str: attribution). The cross-check evidence (``mnemetric crosscheck`` output, optional) is passed
 to the families' reviews as read.
 
+The inventory is typed once (:mod:`mnemetric.custody.inventory_file`, reader beside writer): :func:`derive`
+takes the seed as an :class:`Inventory` and returns the derived one (each reviewing family returns it with
+its blocks); :func:`derive_inventory` does the same on the seed as read and returns the file's record. A task
+metric is read by :meth:`mnemetric.family.TaskMetric.read`: absent or null measures nothing, a value of the
+wrong type is an InputError naming the metrics file and the field.
+
 The families come from the caller (the stage passes :func:`mnemetric.family.conf_families`, every
 option of the ``benchmark`` conf group); this module imports no family.
 
@@ -37,21 +43,20 @@ Task facts live with each family (``task_metrics``): LongMemEval's six question 
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from mnemetric.custody.inventory_file import SCHEMA, Inventory, TaskEntry, write_inventory
 from mnemetric.custody.reviewed_sources import SourceCheck, verify_reviewed_sources
 from mnemetric.custody.task_markers import collect_task_markers
-from mnemetric.errors import InputError
+from mnemetric.errors import InputError, PluginError
 from mnemetric.family import Family, TaskMetric
-from mnemetric.records import dig
 
-__all__ = ["SourceCheck", "collect_task_markers", "derive_inventory", "metrics_files", "verify_reviewed_sources"]
+__all__ = ["SCHEMA", "Inventory", "SourceCheck", "collect_task_markers", "derive", "derive_inventory", "metrics_files",
+           "verify_reviewed_sources", "write_inventory"]
 
-SCHEMA = "mnemetric.upstream-task-inventory/v1"
 DEFAULT_MANIFEST = "metrics/run.json"
 MetricKey = TaskMetric
 """The old name of :class:`mnemetric.family.TaskMetric`."""
@@ -132,10 +137,10 @@ class ManifestRef:
 
 
 def measures(metrics_doc: Mapping[str, Any], key: MetricKey) -> bool:
-    """The value at ``key.value`` is a finite number and the count at ``key.count`` an int > 0."""
-    value, count = dig(metrics_doc, key.value), dig(metrics_doc, key.count)
-    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return number and isinstance(count, int) and not isinstance(count, bool) and count > 0
+    """The value at ``key.value`` is a finite number and the count at ``key.count`` an integer > 0 (read by
+    :meth:`TaskMetric.read`: absent or null measures nothing; a value of the wrong type is an InputError)."""
+    value, count = key.read(metrics_doc)
+    return value is not None and math.isfinite(value) and count is not None and count > 0
 
 
 def attributed(metrics_doc: Mapping[str, Any], manifest: ManifestRef) -> bool:
@@ -147,8 +152,8 @@ def attributed(metrics_doc: Mapping[str, Any], manifest: ManifestRef) -> bool:
     return True
 
 
-def _check_markers(seed: Mapping[str, Any], markers: Mapping[tuple[str, str], list[str]]) -> None:
-    known = {(family_id(f["benchmark"]), t["task"]) for f in seed["families"] for t in f["tasks"]}
+def _check_markers(seed: Inventory, markers: Mapping[tuple[str, str], list[str]]) -> None:
+    known = {(f.id, t.task) for f in seed.families for t in f.tasks}
     for (fam, task), refs in sorted(markers.items()):
         if (fam, task) not in known:
             ref = refs[0] if refs else "<tests>"
@@ -156,31 +161,17 @@ def _check_markers(seed: Mapping[str, Any], markers: Mapping[tuple[str, str], li
                              fix="one of: " + "; ".join(f"{f}/{t}" for f, t in sorted(known)))
 
 
-def _check_seed(seed: Any) -> None:
-    if not isinstance(seed, Mapping) or seed.get("schema") != SCHEMA:
-        raise InputError("<seed>", "<file>", "schema", f"expected {SCHEMA!r}",
-                         fix="start from the user's seed upstream-task-inventory.json")
-    families = seed.get("families")
-    if not isinstance(families, list) or not families:
-        raise InputError("<seed>", "<file>", "families", "expected a non-empty list")
-    for i, fam in enumerate(families):
-        ok = (isinstance(fam, Mapping) and isinstance(fam.get("benchmark"), str) and isinstance(fam.get("tasks"), list)
-              and all(isinstance(t, Mapping) and isinstance(t.get("task"), str) for t in fam["tasks"]))
-        if not ok:
-            raise InputError("<seed>", f"index {i}", "families", "each family needs a benchmark and tasks with names")
-
-
-def task_entry(task: Mapping[str, Any], fam: str, manifests: Sequence[ManifestRef],
+def task_entry(task: TaskEntry, fam: str, manifests: Sequence[ManifestRef],
                metrics: Mapping[str, Mapping[str, Any]], test_refs: Sequence[str],
-               keys: Mapping[tuple[str, str], TaskMetric]) -> dict[str, Any]:
+               keys: Mapping[tuple[str, str], TaskMetric]) -> TaskEntry:
     """One task of the seed with coverage_status, evidence_refs and test_refs recomputed (``keys``: :func:`task_metrics`)."""
-    key = keys.get((fam, task["task"]))
+    key = keys.get((fam, task.task))
     doc = metrics.get(key.file) if key else None
     by = [] if doc is None or not measures(doc, key) else sorted(
         {m.path for m in manifests if family_id(m.benchmark) == fam and attributed(doc, m)})
     evidence = [key.ref(), *by] if by else []
     status = "measured" if evidence else ("mapped" if test_refs else "unmapped")
-    return {**task, "coverage_status": status, "evidence_refs": evidence, "test_refs": sorted(set(test_refs))}
+    return replace(task, coverage_status=status, evidence_refs=tuple(evidence), test_refs=tuple(sorted(set(test_refs))))
 
 
 def _families(families: Sequence[Family] | None) -> tuple[Family, ...]:
@@ -190,9 +181,9 @@ def _families(families: Sequence[Family] | None) -> tuple[Family, ...]:
     return conf_families()
 
 
-def derive_inventory(seed: Mapping[str, Any], *, run_manifests: list[dict], crosscheck: dict | None,
-                     markers: Mapping[tuple[str, str], list[str]], metrics: dict[str, dict],
-                     families: Sequence[Family] | None = None) -> dict:
+def derive(seed: Inventory, *, run_manifests: list[dict], crosscheck: dict | None,
+           markers: Mapping[tuple[str, str], list[str]], metrics: dict[str, dict],
+           families: Sequence[Family] | None = None) -> Inventory:
     """The inventory: the seed's structure and text, with every status recomputed (module docstring).
 
     ``metrics`` maps a metrics file's repo path (``metrics/qa.json``) to its content; ``markers`` is
@@ -201,23 +192,33 @@ def derive_inventory(seed: Mapping[str, Any], *, run_manifests: list[dict], cros
     """
     fams = _families(families)
     reviewed = reviewed_family(fams)
-    _check_seed(seed)
     _check_markers(seed, markers)
     known = {f.name: f.display_name for f in fams}
     default = reviewed.display_name if reviewed is not None else None
     manifests = [ManifestRef.from_record(m, file=named(m, DEFAULT_MANIFEST), line=i, known=known,
                                          default_benchmark=default) for i, m in enumerate(run_manifests)]
     keys = task_metrics(fams)
-    inv = copy.deepcopy(dict(seed))
-    for fam in inv["families"]:
-        fid = family_id(fam["benchmark"])
-        fam["tasks"] = [task_entry(t, fid, manifests, metrics, markers.get((fid, t["task"]), []), keys)
-                        for t in fam["tasks"]]
+    inv = replace(seed, families=tuple(
+        replace(fam, tasks=tuple(task_entry(t, fam.id, manifests, metrics, markers.get((fam.id, t.task), []), keys)
+                                 for t in fam.tasks)) for fam in seed.families))
     for family in fams:
         if family.inventory_review is not None:
-            family.inventory_review(inv, [m.raw for m in manifests if family_id(m.benchmark) == family.name], crosscheck)
-    inv["complete"] = all(t["coverage_status"] == "measured" for f in inv["families"] for t in f["tasks"])
-    return inv
+            inv = family.inventory_review(inv, [m.raw for m in manifests if family_id(m.benchmark) == family.name],
+                                          crosscheck)
+            if not isinstance(inv, Inventory):
+                raise PluginError(family.name, "inventory_review", f"returned {type(inv).__name__}, not the Inventory",
+                                  fix="return the inventory it was given with the family's review blocks set "
+                                      "(Inventory.with_review, Inventory.with_implementation)")
+    return replace(inv, complete=all(t.coverage_status == "measured" for f in inv.families for t in f.tasks))
+
+
+def derive_inventory(seed: Mapping[str, Any], *, run_manifests: list[dict], crosscheck: dict | None,
+                     markers: Mapping[tuple[str, str], list[str]], metrics: dict[str, dict],
+                     families: Sequence[Family] | None = None, seed_file: str = "<seed>") -> dict:
+    """:func:`derive` from the seed as read (checked by :meth:`Inventory.from_record`, errors naming
+    ``seed_file``), as the file holds it (:meth:`Inventory.to_record`)."""
+    return derive(Inventory.from_record(seed, file=seed_file), run_manifests=run_manifests, crosscheck=crosscheck,
+                  markers=markers, metrics=metrics, families=families).to_record()
 
 
 def named(raw: Any, default: str) -> str:

@@ -34,6 +34,7 @@ from mnemetric.errors import InputError, PluginError
 from mnemetric.family import Family
 from mnemetric.io import dumps_canonical, sha256_text, write_json_atomic
 from mnemetric.official import KEY, OfficialEquivalence
+from mnemetric.records import BOOLEAN, Fields
 
 SCHEMA = "mnemetric.run-manifest/v1"
 PACKAGES = ("dvc", "hydra-core", "omegaconf", "numpy", "rank-bm25", "bm25s", "openai", "httpx")
@@ -105,6 +106,35 @@ class RunManifest:
                 raise InputError(file, "<file>", key, "missing or not an object", fix=fix)
         sections = {k: v for k, v in raw.items() if k not in RESERVED}
         return cls(raw["benchmark"], sections, OfficialEquivalence.from_record(raw.get(KEY), file=file))
+
+
+_TEXT = ((str,), "a string")
+_COUNT = ((int,), "an integer")
+
+
+@dataclass(frozen=True)
+class ManifestShown:
+    """What the result card's frame reads of any family's run manifest, typed: ``benchmark``,
+    ``variant.name`` / ``.sha256_verified``, ``suite.name``, ``memory.name``, ``counts.judged`` /
+    ``.questions`` / ``.failed``. A key the manifest lacks is None (shows as "—"); one of the wrong type is an
+    InputError naming the file and the key. (The verdict is read by :class:`OfficialEquivalence`.)"""
+
+    benchmark: str | None = None
+    variant_name: str | None = None
+    variant_sha256_verified: bool | None = None
+    suite_name: str | None = None
+    memory_name: str | None = None
+    counts_judged: int | None = None
+    counts_questions: int | None = None
+    counts_failed: int | None = None
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str) -> ManifestShown:
+        f = Fields.shown(raw, file=file, fix="regenerate it (dvc repro)")
+        v, c = f.within("variant"), f.within("counts")
+        return cls(f.maybe("benchmark", _TEXT), v.maybe("name", _TEXT), v.maybe("sha256_verified", BOOLEAN),
+                   f.within("suite").maybe("name", _TEXT), f.within("memory").maybe("name", _TEXT),
+                   c.maybe("judged", _COUNT), c.maybe("questions", _COUNT), c.maybe("failed", _COUNT))
 
 
 def read_run_manifest(path: str | Path, family: Family) -> RunManifest:

@@ -147,3 +147,19 @@ def verify(files: Mapping[str, FileDigest],
             yield path, Drift(path, expected, None, f"{type(exc).__name__}: {exc}".splitlines()[0])
             continue
         yield path, None if actual == expected else Drift(path, expected, actual)
+
+
+@dataclass(frozen=True)
+class Sha256Shown:
+    """What the doors (the card's judged-file bullet) read of the manifest: path -> sha256, typed. A manifest
+    without ``files`` (or a file without ``sha256``) shows as not in custody; a value of the wrong type is an
+    InputError naming the file, the path and the field."""
+
+    sha256: Mapping[str, str | None]
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str = DEFAULT_PATH) -> Sha256Shown:
+        files = Fields.shown(raw, file=file, fix=_FIX).within("files")
+        text = ((str,), "a string")
+        return cls({str(p): Fields.shown(entry, file=file, record=str(p), fix=_FIX).maybe("sha256", text)
+                    for p, entry in files.raw.items()})

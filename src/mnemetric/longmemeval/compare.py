@@ -42,10 +42,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemetric.errors import ConfigError, InputError, MnemetricError
+from mnemetric.longmemeval.data_stats import DataShown
 from mnemetric.longmemeval.judgments import JudgeTrace
+from mnemetric.longmemeval.params_schema import ParamsShown
 from mnemetric.longmemeval.scoring.qa import ABSTENTION_MARK, QUESTION_TYPES
 from mnemetric.longmemeval.scoring.scored_retrieval import Metrics
-from mnemetric.records import dig
 from mnemetric.stats.paired import compare_paired
 from mnemetric.stats.score import familywise_rate, holm
 
@@ -99,11 +100,6 @@ class RunKeys:
         return cls(**{**{k: raw[k] for k in KEY_LABELS}, "judge_models": tuple(raw["judge_models"])})
 
 
-def conf_settings(block: Any) -> Any:
-    """A conf block without Hydra's ``_target_`` / ``_partial_`` keys."""
-    return {k: v for k, v in block.items() if not k.startswith("_")} if isinstance(block, Mapping) else block
-
-
 def keys_from(params: Mapping[str, Any], data_metrics: Mapping[str, Any],
               judged_traces: Sequence[tuple[str, JudgeTrace | None]]) -> RunKeys:
     """Keys from a run's params.yaml, metrics/data.json and judged lines ((autoeval_label.model,
@@ -115,16 +111,18 @@ def keys_from(params: Mapping[str, Any], data_metrics: Mapping[str, Any],
     """
     prompt_sets = sorted({t.call.prompt_set_sha256 for _, t in judged_traces
                           if t is not None and t.call is not None and t.call.prompt_set_sha256})
+    p = ParamsShown.from_record(params)
+    data = DataShown.from_record(data_metrics, file=p.paths.get("metrics_data", "metrics/data.json"))
     return RunKeys(
-        variant_sha256=dig(data_metrics, "variant.sha256") or dig(params, "variant.sha256"),
-        suite_ids_sha256=dig(data_metrics, "suite.ids_sha256"),
-        adapter_schema=dig(data_metrics, "adapter.schema") or dig(params, "adapter.schema"),
-        scoring_profile=dig(params, "scoring.name"),
+        variant_sha256=data.variant_sha256 or p.variant_sha256,
+        suite_ids_sha256=data.suite_ids_sha256,
+        adapter_schema=data.adapter_schema or p.adapter_schema,
+        scoring_profile=p.scoring_name,
         judge_models=tuple(sorted({m for m, _ in judged_traces})),
         judge_prompt_set_sha256=",".join(prompt_sets) or None,
-        reader=json.dumps(conf_settings(dig(params, "reader")), sort_keys=True),
-        context_k=dig(params, "retrieval.context_k"),
-        context_tokens=dig(params, "retrieval.context_tokens"),
+        reader=json.dumps(p.reader, sort_keys=True),
+        context_k=p.context_k,
+        context_tokens=p.context_tokens,
     )
 
 
@@ -237,7 +235,7 @@ def compare_qa(a: Mapping[str, bool], b: Mapping[str, bool], types: Mapping[str,
 def _values(per_question: Mapping[str, Metrics], ids: Sequence[str], level: str, metric: str) -> list[float] | None:
     vals = []
     for q in ids:
-        v = dig(per_question[q], f"{level}.{metric}")
+        v = (per_question[q].get(level) or {}).get(metric)
         if v is None:
             return None
         vals.append(float(v))

@@ -148,3 +148,23 @@ def read_data_metrics(path: str | Path) -> DataMetrics:
     """Read and validate metrics/data.json."""
     return DataMetrics.from_record(read_json_file(path, missing_fix="run `dvc repro data_metrics` first", fix=_FIX),
                                    file=str(path))
+
+
+@dataclass(frozen=True)
+class DataShown:
+    """What the doors (`mnemetric runs`, `mnemetric compare`) read of metrics/data.json at any revision, typed:
+    ``variant.sha256``, ``suite.name``, ``suite.ids_sha256``, ``adapter.schema``. A key the file lacks (an
+    older layout, or no file) is None; one of the wrong type an InputError naming the file and the key."""
+
+    variant_sha256: str | None = None
+    suite_name: str | None = None
+    suite_ids_sha256: str | None = None
+    adapter_schema: str | None = None
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str) -> DataShown:
+        f = Fields.shown(raw, file=file, fix=_FIX)
+        text = ((str,), "a string")
+        v, s, a = f.within("variant"), f.within("suite"), f.within("adapter")
+        return cls(v.maybe("sha256", text), s.maybe("name", text), s.maybe("ids_sha256", text),
+                   a.maybe("schema", text))

@@ -60,6 +60,7 @@ from mnemetric.longmemeval.doors import CARD
 from mnemetric.longmemeval.gate import REQUIRED_SECTIONS
 from mnemetric.longmemeval.params_schema import GROUP_SECTIONS, SELF_SECTIONS
 from mnemetric.longmemeval.rules import QUESTION_TYPES
+from mnemetric.records import BOOLEAN, Fields
 
 REPORT_PARAMS = ("paths.metrics_qa", "paths.metrics_retrieval", "paths.metrics_data", "paths.judged",
                  "paths.custody_dir", "paths.questions")
@@ -193,6 +194,67 @@ def counts_block(questions: int, judged: Sequence[Mapping[str, Any]], failed: in
     return out
 
 
+_TEXT = ((str,), "a string")
+_COUNT = ((int,), "an integer")
+SHOWN: Mapping[str, tuple[str, str, Any]] = MappingProxyType({
+    "mnemetric_version": ("", "mnemetric_version", _TEXT),
+    **{f"variant_{k}": ("variant", k, _TEXT) for k in ("name", "source", "repo", "revision", "file", "sha256")},
+    "variant_sha256_verified": ("variant", "sha256_verified", BOOLEAN),
+    "suite_name": ("suite", "name", _TEXT), "suite_size": ("suite", "size", _COUNT),
+    "suite_ids_sha256": ("suite", "ids_sha256", _TEXT),
+    **{f"memory_{k}": ("memory", k, _TEXT) for k in ("name", "fingerprint_sha256", "config_sha256")},
+    "reader_name": ("reader", "name", _TEXT), "reader_requested_model": ("reader", "requested_model", _TEXT),
+    "reader_resolved_models": ("reader", "resolved_models", None),
+    "judge_name": ("judge", "name", _TEXT), "judge_resolved_models": ("judge", "resolved_models", None),
+    "judge_prompt_set_sha256": ("judge", "prompt_set_sha256", _TEXT), "judge_endpoints": ("judge", "endpoints", None),
+    "scoring_profile": ("scoring", "profile", _TEXT),
+    **{f"counts_{k}": ("counts", k, _COUNT) for k in ("questions", "judged", "failed")},
+})
+"""What the doors read of metrics/run.json: attribute -> (section, key, kind; None: a list of strings)."""
+
+
+@dataclass(frozen=True)
+class RunShown:
+    """What the doors (the card's custody bullets) read of metrics/run.json (:func:`run_sections`' layout),
+    typed: :data:`SHOWN`. A key the manifest lacks (an older or partial one) is None and shows as "—" (or
+    as the card words it); a key of the wrong type is an InputError naming the file and the key."""
+
+    mnemetric_version: str | None = None
+    variant_name: str | None = None
+    variant_source: str | None = None
+    variant_repo: str | None = None
+    variant_revision: str | None = None
+    variant_file: str | None = None
+    variant_sha256: str | None = None
+    variant_sha256_verified: bool | None = None
+    suite_name: str | None = None
+    suite_size: int | None = None
+    suite_ids_sha256: str | None = None
+    memory_name: str | None = None
+    memory_fingerprint_sha256: str | None = None
+    memory_config_sha256: str | None = None
+    reader_name: str | None = None
+    reader_requested_model: str | None = None
+    reader_resolved_models: tuple[str, ...] | None = None
+    judge_name: str | None = None
+    judge_resolved_models: tuple[str, ...] | None = None
+    judge_prompt_set_sha256: str | None = None
+    judge_endpoints: tuple[str, ...] | None = None
+    scoring_profile: str | None = None
+    counts_questions: int | None = None
+    counts_judged: int | None = None
+    counts_failed: int | None = None
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str = RUN_MANIFEST) -> RunShown:
+        f = Fields.shown(raw, file=file, fix="regenerate it (dvc repro run_manifest)")
+        values = {}
+        for attr, (section, key, kind) in SHOWN.items():
+            view = f.within(section) if section else f
+            values[attr] = view.maybe_strings(key) if kind is None else view.maybe(key, kind)
+        return cls(**values)
+
+
 def gather_inputs(params: Mapping[str, Any]) -> RunInputs:
     """Read every file V1's sections are built from (paths from params; tracked files only)."""
     paths, variant = params["paths"], params["variant"]
@@ -225,10 +287,10 @@ FINGERPRINTS: Mapping[str, str] = MappingProxyType({"adapter": "adapter", "memor
 """The components whose code fingerprint the fingerprint stage writes (section -> data/fingerprints/<stem>.json)."""
 
 
-def _review(inv: dict, manifests: Sequence[Mapping[str, Any]], crosscheck: Mapping[str, Any] | None) -> None:
+def _review(inv: Any, manifests: Sequence[Mapping[str, Any]], crosscheck: Mapping[str, Any] | None) -> Any:
     from mnemetric.longmemeval.inventory_review import review
 
-    review(inv, manifests, crosscheck)
+    return review(inv, manifests, crosscheck)
 
 
 def _report(params: Mapping[str, Any], card: str, baseline: str | None = None, **options: Any) -> Any:
@@ -253,7 +315,7 @@ class LongMemEvalFamily:
     task_metrics: Mapping[str, TaskMetric] = field(default_factory=lambda: TASK_METRICS)
     required_sections: Sequence[str] = REQUIRED_SECTIONS
     crosscheck: CrosscheckSpec | None = CROSSCHECK
-    inventory_review: Callable[..., None] | None = _review
+    inventory_review: Callable[..., Any] | None = _review
     run_manifest: str | None = RUN_MANIFEST
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = manifest_sections
     card: CardSpec | None = CARD

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemetric.custody.inventory import field_of, named
+from mnemetric.custody.inventory_file import Inventory
 from mnemetric.errors import InputError
 from mnemetric.longmemeval.crosscheck import EVALUATE_QA, CrosscheckSpec
 from mnemetric.longmemeval.gate import OFFICIAL, OfficialProtocol
@@ -147,9 +148,10 @@ def review_facts(manifests: Sequence[RunManifest], crosscheck: Crosscheck | None
     }
 
 
-def review(inv: dict[str, Any], manifests: Sequence[Mapping[str, Any]], crosscheck: Mapping[str, Any] | None,
-           *, family: str = "longmemeval", spec: CrosscheckSpec | None = None) -> None:
-    """Write V1's review blocks of ``inv`` (the derived inventory; task statuses already recomputed)."""
+def review(inv: Inventory, manifests: Sequence[Mapping[str, Any]], crosscheck: Mapping[str, Any] | None,
+           *, family: str = "longmemeval", spec: CrosscheckSpec | None = None) -> Inventory:
+    """V1's review blocks of ``inv`` (the derived inventory; task statuses already recomputed) written: the
+    inventory with them (only the blocks the seed has)."""
     from mnemetric.longmemeval.crosscheck import CROSSCHECK
 
     spec = CROSSCHECK if spec is None else spec
@@ -157,17 +159,13 @@ def review(inv: dict[str, Any], manifests: Sequence[Mapping[str, Any]], crossche
     check = None if crosscheck is None else Crosscheck.from_record(crosscheck, file=named(crosscheck, "<crosscheck>"),
                                                                    judge_script=spec.judge_script)
     facts = review_facts(mine, check, spec)
-    v1 = next((f for f in inv["families"] if f["benchmark"].lower() == family), None)
-    if v1 is not None and isinstance(v1.get("implementation"), dict):
-        v1["implementation"]["full_held_out_run_completed"] = facts["full_held_out_run_completed"]
-        v1["implementation"]["full_protocol_equivalence"] = facts["official_equivalence"]
-    if isinstance(inv.get("date_transport_review"), dict):
-        temporal = v1 is not None and any(t["task"] == "temporal-reasoning" and t["coverage_status"] == "measured"
-                                          for t in v1["tasks"])
-        inv["date_transport_review"]["official_equivalence"] = facts["official_equivalence"]
-        inv["date_transport_review"]["temporal_reasoning_measured"] = temporal
-    if isinstance(inv.get("qa_aggregation_review"), dict):
-        inv["qa_aggregation_review"]["judge_executed"] = facts["judge_executed"]
-        inv["qa_aggregation_review"]["judge_prompt_parity_verified"] = facts["judge_prompt_parity_verified"]
-    if isinstance(inv.get("official_qa_setup_review"), dict):
-        inv["official_qa_setup_review"]["actual_judge_requests_executed"] = facts["judge_executed"]
+    v1 = inv.family(family)
+    temporal = v1 is not None and any(t.task == "temporal-reasoning" and t.coverage_status == "measured"
+                                      for t in v1.tasks)
+    inv = inv.with_implementation(family, full_held_out_run_completed=facts["full_held_out_run_completed"],
+                                  full_protocol_equivalence=facts["official_equivalence"])
+    inv = inv.with_review("date_transport_review", official_equivalence=facts["official_equivalence"],
+                          temporal_reasoning_measured=temporal)
+    inv = inv.with_review("qa_aggregation_review", judge_executed=facts["judge_executed"],
+                          judge_prompt_parity_verified=facts["judge_prompt_parity_verified"])
+    return inv.with_review("official_qa_setup_review", actual_judge_requests_executed=facts["judge_executed"])

@@ -10,7 +10,7 @@ keys), in params.yaml's order: the conf groups V1 chooses options from first, th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from mnemetric.schema import COMPONENT, MISSING, SHA256, Section, _spec
 
@@ -84,3 +84,50 @@ SELF_SECTIONS: dict[str, Section] = {"retrieval": Section(Retrieval), "errata": 
                                       "attribution": Section(Attribution),
                                       "judge_audit": Section(JudgeAudit)}
 """The sections conf/config.yaml itself holds for V1."""
+
+
+_TEXT = ((str,), "a string")
+_COUNT = ((int,), "an integer")
+SHOWN: dict[str, tuple[str, str, Any]] = {
+    "benchmark_name": ("benchmark", "name", _TEXT), "variant_name": ("variant", "name", _TEXT),
+    "variant_sha256": ("variant", "sha256", _TEXT), "suite_name": ("suite", "name", _TEXT),
+    "adapter_schema": ("adapter", "schema", _TEXT), "scoring_name": ("scoring", "name", _TEXT),
+    "memory_name": ("memory", "name", _TEXT), "judge_name": ("judge", "name", _TEXT),
+    "judge_model": ("judge", "model", _TEXT), "context_k": ("retrieval", "context_k", _COUNT),
+    "context_tokens": ("retrieval", "context_tokens", _COUNT),
+}
+"""What the doors read of params.yaml: attribute -> (section, key, kind)."""
+
+
+@dataclass(frozen=True)
+class ParamsShown:
+    """What V1's doors (the card, `mnemetric runs`, `mnemetric compare`) read of a revision's params.yaml,
+    typed: :data:`SHOWN`, the ``reader`` section without Hydra's ``_target_`` / ``_partial_`` keys, and the
+    ``paths`` the doors find files by. A key the file lacks (an older layout) is None; one of the wrong type
+    an InputError naming params.yaml and the key."""
+
+    reader: Optional[dict[str, Any]] = None
+    paths: dict[str, str] = field(default_factory=dict)
+    benchmark_name: Optional[str] = None
+    variant_name: Optional[str] = None
+    variant_sha256: Optional[str] = None
+    suite_name: Optional[str] = None
+    adapter_schema: Optional[str] = None
+    scoring_name: Optional[str] = None
+    memory_name: Optional[str] = None
+    judge_name: Optional[str] = None
+    judge_model: Optional[str] = None
+    context_k: Optional[int] = None
+    context_tokens: Optional[int] = None
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str = "params.yaml") -> ParamsShown:
+        from mnemetric.records import Fields
+
+        f = Fields.shown(raw, file=file, fix="compose it again (mnemetric compose)")
+        values = {attr: f.within(section).maybe(key, kind) for attr, (section, key, kind) in SHOWN.items()}
+        reader = f.within("reader")
+        paths = f.within("paths")
+        return cls(reader={k: v for k, v in reader.raw.items() if not str(k).startswith("_")}
+                   if f.raw.get("reader") is not None else None,
+                   paths={k: v for k in paths.raw if (v := paths.maybe(k, _TEXT)) is not None}, **values)

@@ -15,7 +15,11 @@ runs`); what they show of V2 is here, read from stage v2's files only:
 * metrics/v2-latency.json and metrics/detail/v2.json, when present (:mod:`.report_sections`): latency, LAFS,
   the memory system's build time and model calls, tokens by item type, failure attribution, checker reasons.
 
-A key the files lack shows as not recorded (``—``), never as 0.
+A key the files lack shows as not recorded (``—``), never as 0. Each file is read through its typed display
+record, beside its writer: metrics/run-v2.json :class:`~mnemetric.longmemeval_v2.manifest.RunV2Shown`,
+metrics/v2.json :class:`~mnemetric.longmemeval_v2.metrics_file.V2Shown`, params.yaml
+:class:`~mnemetric.longmemeval_v2.params_schema.V2ParamsShown`; a field of the wrong type is an InputError
+naming the file and the field.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from typing import Any
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.family import RunSummary
 from mnemetric.official import KEY, OfficialEquivalence
-from mnemetric.records import dig
+from mnemetric.longmemeval_v2.metrics_file import AccuracyShown, V2Shown
+from mnemetric.longmemeval_v2.params_schema import V2ParamsShown
 from mnemetric.longmemeval_v2.report_sections import sections as report_sections
 from mnemetric.report.model import Equivalence, Fact, Headline, Interval, Report, TypeResult
 
@@ -37,10 +42,6 @@ REPORT_PARAMS = ("paths.metrics_v2", "paths.run_manifest_v2")
 ACCURACY = (("overall_full_set", "accuracy (full set)"), ("non_abstention_only", "non-abstention accuracy"),
             ("abstention_only", "abstention accuracy"))
 METHOD = {"clopper-pearson": "exact Clopper-Pearson (95%)"}
-
-
-def _num(x: Any) -> float | None:
-    return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
 def _code(x: Any) -> str:
@@ -62,25 +63,36 @@ def gate(run: Mapping[str, Any] | None, file: str = RUN_MANIFEST) -> OfficialEqu
 # The card's custody bullets
 
 
+def _shown(run: Mapping[str, Any] | None) -> Any:
+    from mnemetric.longmemeval_v2.manifest import RunV2Shown  # manifest.py imports the family, which imports us
+
+    return RunV2Shown.from_record(run)
+
+
+def _count(x: int | None) -> Any:
+    return "—" if x is None else x
+
+
 def card_custody(run: Mapping[str, Any], outputs: Mapping[str, Any] | None = None,
                  params: Mapping[str, Any] | None = None) -> list[str]:
     """The run manifest's custody facts, one bullet each (module docstring)."""
-    v, m, r, j, t, c = (run.get(k) or {} for k in ("variant", "memory", "reader", "judge", "token_counter", "counts"))
-    custody = v.get("custody") or {}
-    source = f"{v.get('source')}{', ' + str(v.get('repo')) if v.get('repo') else ''}" \
-             f"{' @ ' + str(v.get('revision')) if v.get('revision') else ''}"
+    r = _shown(run)
+    source = f"{r.variant_source}{', ' + r.variant_repo if r.variant_repo else ''}" \
+             f"{' @ ' + r.variant_revision if r.variant_revision else ''}"
     return [
-        f"- data: {_code(v.get('name'))} ({source}), root {_code(v.get('data_root'))}, haystack "
-        f"{_code(v.get('haystack'))}; custody record {_code(custody.get('file'))} sha256 {_code(custody.get('sha256'))} "
-        f"({'verified' if v.get('sha256_verified') else 'NOT verified'} against the dataset pins)",
-        f"- memory system: {_code(m.get('name'))}, code fingerprint {_code(m.get('fingerprint_sha256'))}, "
-        f"config sha256 {_code(m.get('config_sha256'))}",
-        f"- reader: {_code(r.get('name'))}, model {_code(r.get('model'))} "
-        f"({_flag(r.get('official'), 'official', 'not official')})",
-        f"- checker: {_code(j.get('name'))}, model {_code(j.get('model'))}, prompt-set sha256 "
-        f"{_code(j.get('prompt_set_sha256'))} ({_flag(j.get('official'), 'official', 'not official')})",
-        f"- token counter: {_code(t.get('name'))} ({_flag(t.get('official'), 'official', 'not official')})",
-        f"- {c.get('judged', '—')} of {c.get('questions', '—')} questions checked, {c.get('failed', '—')} failed",
+        f"- data: {_code(r.variant_name)} ({source}), root {_code(r.variant_data_root)}, haystack "
+        f"{_code(r.variant_haystack)}; custody record {_code(r.custody_file)} sha256 {_code(r.custody_sha256)} "
+        f"({'verified' if r.variant_sha256_verified else 'NOT verified'} against the dataset pins)",
+        f"- memory system: {_code(r.memory_name)}, code fingerprint {_code(r.memory_fingerprint_sha256)}, "
+        f"config sha256 {_code(r.memory_config_sha256)}",
+        f"- reader: {_code(r.reader_name)}, model {_code(r.reader_model)} "
+        f"({_flag(r.reader_official, 'official', 'not official')})",
+        f"- checker: {_code(r.judge_name)}, model {_code(r.judge_model)}, prompt-set sha256 "
+        f"{_code(r.judge_prompt_set_sha256)} ({_flag(r.judge_official, 'official', 'not official')})",
+        f"- token counter: {_code(r.token_counter_name)} "
+        f"({_flag(r.token_counter_official, 'official', 'not official')})",
+        f"- {_count(r.counts_judged)} of {_count(r.counts_questions)} questions checked, "
+        f"{_count(r.counts_failed)} failed",
     ]
 
 
@@ -88,52 +100,45 @@ def card_custody(run: Mapping[str, Any], outputs: Mapping[str, Any] | None = Non
 # The report
 
 
-def _interval(block: Mapping[str, Any]) -> Interval | None:
-    low, high = _num(block.get("ci95_low")), _num(block.get("ci95_high"))
-    return Interval(low, high) if low is not None and high is not None else None
+def _interval(block: AccuracyShown) -> Interval | None:
+    return Interval(block.low, block.high) if block.low is not None and block.high is not None else None
 
 
-def headline_rows(v2: Mapping[str, Any]) -> list[Headline]:
+def headline_rows(v2: V2Shown) -> list[Headline]:
     """The combined accuracy blocks, then each domain's (module docstring)."""
     rows = []
-    scopes = [("combined", dig(v2, ("combined", "accuracy")))]
-    scopes += [(d, dig(block, ("accuracy",))) for d, block in (v2.get("domains") or {}).items()]
-    for scope, acc in scopes:
+    for scope, blocks in v2.accuracy.items():
         for key, label in ACCURACY:
-            block = (acc or {}).get(key)
-            if isinstance(block, Mapping):
-                rows.append(Headline(f"{label} ({scope})", _num(block.get("value")), _interval(block), block.get("n"),
-                                     METHOD.get(str(block.get("method")), str(block.get("method") or "no interval"))))
+            block = blocks.get(key)
+            if block is not None:
+                rows.append(Headline(f"{label} ({scope})", block.value, _interval(block), block.n,
+                                     METHOD.get(str(block.method), str(block.method or "no interval"))))
     return rows
 
 
-def category_rows(v2: Mapping[str, Any]) -> tuple[TypeResult, ...]:
+def category_rows(v2: V2Shown) -> tuple[TypeResult, ...]:
     """Each category's pct_correct over count, then the abstention categories together."""
-    by = v2.get("by_category") or {}
-    blocks = [*((by.get("non_abstention_by_category") or {}).items()), ("abstention (all)", by.get("abstention_overall"))]
-    return tuple(TypeResult(name, _num(b.get("pct_correct")), None, int(b.get("count") or 0))
-                 for name, b in blocks if isinstance(b, Mapping))
+    return tuple(TypeResult(c.name, c.pct_correct, None, c.count) for c in v2.categories)
 
 
 def custody_facts(run: Mapping[str, Any]) -> tuple[Fact, ...]:
-    v, m, r, j, t = (run.get(k) or {} for k in ("variant", "memory", "reader", "judge", "token_counter"))
-    custody = v.get("custody") or {}
-    official = lambda b: _flag(b.get("official"), "official", "not official")  # noqa: E731
+    r = _shown(run)
+    official = lambda flag: _flag(flag, "official", "not official")  # noqa: E731
     return (
-        Fact("dataset", v.get("name")), Fact("data root", v.get("data_root"), code=True),
-        Fact("haystack", v.get("haystack")), Fact("source", v.get("source")),
-        Fact("dataset revision", v.get("revision"), code=True),
-        Fact("custody record", custody.get("file"), code=True),
-        Fact("custody record sha256", custody.get("sha256"), code=True),
-        Fact("verification", _flag(v.get("sha256_verified"), "every file verified against the dataset pins",
+        Fact("dataset", r.variant_name), Fact("data root", r.variant_data_root, code=True),
+        Fact("haystack", r.variant_haystack), Fact("source", r.variant_source),
+        Fact("dataset revision", r.variant_revision, code=True),
+        Fact("custody record", r.custody_file, code=True),
+        Fact("custody record sha256", r.custody_sha256, code=True),
+        Fact("verification", _flag(r.variant_sha256_verified, "every file verified against the dataset pins",
                                    "NOT verified")),
-        Fact("memory system", m.get("name")), Fact("memory code fingerprint", m.get("fingerprint_sha256"), code=True),
-        Fact("reader", " ".join(str(x) for x in (r.get("name"), r.get("model")) if x) or None),
-        Fact("reader status", official(r)),
-        Fact("checker", " ".join(str(x) for x in (j.get("name"), j.get("model")) if x) or None),
-        Fact("checker prompt-set sha256", j.get("prompt_set_sha256"), code=True),
-        Fact("checker status", official(j)),
-        Fact("token counter", t.get("name")), Fact("token counter status", official(t)),
+        Fact("memory system", r.memory_name), Fact("memory code fingerprint", r.memory_fingerprint_sha256, code=True),
+        Fact("reader", " ".join(x for x in (r.reader_name, r.reader_model) if x) or None),
+        Fact("reader status", official(r.reader_official)),
+        Fact("checker", " ".join(x for x in (r.judge_name, r.judge_model) if x) or None),
+        Fact("checker prompt-set sha256", r.judge_prompt_set_sha256, code=True),
+        Fact("checker status", official(r.judge_official)),
+        Fact("token counter", r.token_counter_name), Fact("token counter status", official(r.token_counter_official)),
     )
 
 
@@ -157,18 +162,17 @@ def report(p: Mapping[str, Any], card: str = "", baseline: str | None = None, **
         raise ConfigError("--judge-audit", "a judge audit measures LongMemEval (V1) judges; LongMemEval-V2's "
                           "report has no judge-validity section", fix="set benchmark to longmemeval")
     fix = "run stage v2 (dvc repro v2) first"
-    v2 = read_doc(p["paths.metrics_v2"], fix)
+    v2 = V2Shown.from_record(read_doc(p["paths.metrics_v2"], fix), file=str(p["paths.metrics_v2"]))
     run = read_doc(p["paths.run_manifest_v2"], fix)
     verdict = gate(run, str(p["paths.run_manifest_v2"]))
-    settings = v2.get("settings") or {}
     return Report(
-        title=f"Mnemetric report: LongMemEval-V2, memory {settings.get('memory', 'unknown')} on "
-              f"{v2.get('v2', 'unknown')} ({settings.get('tier') or settings.get('haystack') or 'unknown'})",
+        title=f"Mnemetric report: LongMemEval-V2, memory {v2.memory or 'unknown'} on "
+              f"{v2.option or 'unknown'} ({v2.tier or v2.haystack or 'unknown'})",
         equivalence=Equivalence(verdict.value, verdict.reasons) if verdict else
         Equivalence(False, ("the run manifest records no official_equivalence",)),
         custody=custody_facts(run), headline=tuple(headline_rows(v2)), per_type=category_rows(v2),
         per_type_title="Accuracy per category (pct_correct, upstream aggregated_metrics)",
-        series_name=str(settings.get("memory") or "this run"), result_card=card,
+        series_name=v2.memory or "this run", result_card=card,
         notes=("intervals are a Mnemetric addition (exact Clopper-Pearson per proportion); the category "
                "numbers are upstream's aggregated_metrics breakdown, web and enterprise together",),
         sections=report_sections())
@@ -177,23 +181,19 @@ def report(p: Mapping[str, Any], card: str = "", baseline: str | None = None, **
 # ---------------------------------------------------------------------------------------------
 # `mnemetric runs`
 
-HEADLINE = (("overall", ("combined", "accuracy", "overall_full_set", "value")),
-            ("non_abs", ("combined", "accuracy", "non_abstention_only", "value")),
-            ("abs", ("combined", "accuracy", "abstention_only", "value")))
+HEADLINE = (("overall", "overall_full_set"), ("non_abs", "non_abstention_only"), ("abs", "abstention_only"))
 
 
 def summary(params: Mapping[str, Any], read: Callable[[str], Any]) -> RunSummary:
     """V2's row of `mnemetric runs`: combined accuracy (full set, non-abstention, abstention); keys: the V2
     option, data root, haystack, domains, memory, reader, checker, token counter."""
-    paths = params.get("paths") or {}
-    v2 = read(paths.get("metrics_v2", V2_METRICS)) or {}
-    manifest_path = paths.get("run_manifest_v2", RUN_MANIFEST)
+    p = V2ParamsShown.from_record(params)
+    metrics_path = p.paths.get("metrics_v2", V2_METRICS)
+    combined = V2Shown.from_record(read(metrics_path), file=metrics_path).accuracy.get("combined", {})
+    manifest_path = p.paths.get("run_manifest_v2", RUN_MANIFEST)
     run = read(manifest_path)
-    section = params.get("v2") or {}
-    name = lambda key: dig(section, (key, "name"))  # noqa: E731
-    keys = {"benchmark": dig(params, ("benchmark", "name")), "v2": section.get("name"),
-            "data_root": section.get("data_root"), "haystack": section.get("haystack"),
-            "domains": ",".join(section.get("domains") or []) or None, "reader": name("reader"),
-            "checker": name("checker"), "token_counter": name("token_counter")}
-    return RunSummary(headline={label: _num(dig(v2, (*path,))) for label, path in HEADLINE}, keys=keys,
-                      official=gate(run, manifest_path), memory=name("memory"))
+    keys = {"benchmark": p.benchmark, "v2": p.name, "data_root": p.data_root, "haystack": p.haystack,
+            "domains": ",".join(p.domains or ()) or None, "reader": p.components["reader"],
+            "checker": p.components["checker"], "token_counter": p.components["token_counter"]}
+    headline = {label: combined[key].value if key in combined else None for label, key in HEADLINE}
+    return RunSummary(headline=headline, keys=keys, official=gate(run, manifest_path), memory=p.components["memory"])

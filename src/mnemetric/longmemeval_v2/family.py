@@ -91,7 +91,7 @@ class LongMemEvalV2Family:
     task_metrics: Mapping[str, TaskMetric] = field(default_factory=lambda: TASK_METRICS)
     required_sections: Sequence[str] = ()
     crosscheck: CrosscheckScripts | None = None
-    inventory_review: Callable[..., None] | None = None
+    inventory_review: Callable[..., Any] | None = None
     run_manifest: str | None = "metrics/run-v2.json"
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     card: CardSpec | None = CARD

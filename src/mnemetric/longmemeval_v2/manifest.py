@@ -27,6 +27,7 @@ from mnemetric.longmemeval_v2.gate import SECTION as PROTOCOL
 from mnemetric.longmemeval_v2.gate import GateFacts
 from mnemetric.official import KEY as OFFICIAL_KEY
 from mnemetric.official import OfficialEquivalence
+from mnemetric.records import Fields
 
 MANIFEST_SCHEMA = "mnemetric.longmemeval-v2.run-manifest/1"
 SECTIONS = ("variant", "suite", "memory", "reader", "judge", "token_counter", "counts")
@@ -125,3 +126,71 @@ def read_manifest(path: str | Path) -> RunManifestV2:
 
     raw = read_json_file(path, missing_fix="run the V2 stages first (dvc repro v2_metrics)")
     return RunManifestV2.from_record(raw, file=str(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# What the doors show (the card's custody bullets, the report's custody facts), of any manifest
+
+_TEXT = ((str,), "a string")
+_FLAG = ((bool,), "true or false")
+_COUNT = ((int,), "an integer")
+SHOWN: Mapping[str, tuple[tuple[str, ...], Any]] = {
+    **{f"variant_{k}": (("variant", k), _TEXT)
+       for k in ("name", "source", "repo", "revision", "data_root", "haystack")},
+    "variant_sha256_verified": (("variant", "sha256_verified"), _FLAG),
+    "custody_file": (("variant", "custody", "file"), _TEXT),
+    "custody_sha256": (("variant", "custody", "sha256"), _TEXT),
+    **{f"memory_{k}": (("memory", k), _TEXT) for k in ("name", "fingerprint_sha256", "config_sha256")},
+    "reader_name": (("reader", "name"), _TEXT), "reader_model": (("reader", "model"), _TEXT),
+    "reader_official": (("reader", "official"), _FLAG),
+    "judge_name": (("judge", "name"), _TEXT), "judge_model": (("judge", "model"), _TEXT),
+    "judge_prompt_set_sha256": (("judge", "prompt_set_sha256"), _TEXT),
+    "judge_official": (("judge", "official"), _FLAG),
+    "token_counter_name": (("token_counter", "name"), _TEXT),
+    "token_counter_official": (("token_counter", "official"), _FLAG),
+    **{f"counts_{k}": (("counts", k), _COUNT) for k in ("questions", "judged", "failed")},
+}
+"""What the doors read of metrics/run-v2.json: attribute -> (path, kind)."""
+
+
+@dataclass(frozen=True)
+class RunV2Shown:
+    """What the doors (the card's custody bullets, the report's custody facts) read of metrics/run-v2.json, typed:
+    :data:`SHOWN`. A key the manifest lacks (an older or partial one) is None and shows as not recorded; one of
+    the wrong type is an InputError naming the file and the key."""
+
+    variant_name: str | None = None
+    variant_source: str | None = None
+    variant_repo: str | None = None
+    variant_revision: str | None = None
+    variant_data_root: str | None = None
+    variant_haystack: str | None = None
+    variant_sha256_verified: bool | None = None
+    custody_file: str | None = None
+    custody_sha256: str | None = None
+    memory_name: str | None = None
+    memory_fingerprint_sha256: str | None = None
+    memory_config_sha256: str | None = None
+    reader_name: str | None = None
+    reader_model: str | None = None
+    reader_official: bool | None = None
+    judge_name: str | None = None
+    judge_model: str | None = None
+    judge_prompt_set_sha256: str | None = None
+    judge_official: bool | None = None
+    token_counter_name: str | None = None
+    token_counter_official: bool | None = None
+    counts_questions: int | None = None
+    counts_judged: int | None = None
+    counts_failed: int | None = None
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str = "metrics/run-v2.json") -> RunV2Shown:
+        top = Fields.shown(raw, file=file, fix="regenerate it (dvc repro v2_metrics)")
+        values = {}
+        for attr, (path, kind) in SHOWN.items():
+            view = top
+            for part in path[:-1]:
+                view = view.within(part)
+            values[attr] = view.maybe(path[-1], kind)
+        return cls(**values)

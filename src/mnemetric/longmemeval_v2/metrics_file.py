@@ -11,7 +11,7 @@ by_category (upstream's per-category breakdowns of the combined — or only — 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from mnemetric.errors import InputError
 from mnemetric.io import write_json_atomic
 from mnemetric.official import KEY as OFFICIAL_KEY
 from mnemetric.official import OfficialEquivalence
+from mnemetric.records import Fields
 
 MEASURED = "measured on this machine: see metrics/v2-latency.json (not part of this reproducible file)"
 CATEGORY_SECTIONS = ("non_abstention_by_category", "abstention_by_category", "combined_abstention_by_category",
@@ -100,3 +101,71 @@ def read_metrics(path: str | Path) -> V2Metrics:
 
     raw = read_json_file(path, missing_fix="run the V2 stages first (dvc repro v2_metrics)")
     return V2Metrics.from_record(raw, file=str(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# What the doors show (the report, `mnemetric runs`), of any revision
+
+ACCURACY_KEYS = ("overall_full_set", "non_abstention_only", "abstention_only")
+_TEXT = ((str,), "a string")
+_COUNT = ((int,), "an integer")
+_NUMBER = ((int, float), "a number")
+
+
+@dataclass(frozen=True)
+class AccuracyShown:
+    """One accuracy block (``{value, correct, n, ci95_low, ci95_high, method}``) as shown (None: not recorded)."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int | None
+    method: str | None
+
+
+@dataclass(frozen=True)
+class CategoryShown:
+    """One category of ``by_category``: ``pct_correct`` over ``count`` (0 when not recorded)."""
+
+    name: str
+    pct_correct: float | None
+    count: int
+
+
+@dataclass(frozen=True)
+class V2Shown:
+    """What the doors read of metrics/v2.json, typed: the option's name (``v2``), ``settings.{memory, tier,
+    haystack}``, the accuracy blocks (:data:`ACCURACY_KEYS`) of the combined run then of each domain, and the
+    categories (``by_category.non_abstention_by_category.<name>``, then ``abstention_overall`` as
+    "abstention (all)"). A key the file lacks is None (shows "—"); one of the wrong type an InputError naming
+    the file and the key."""
+
+    option: str | None = None
+    memory: str | None = None
+    tier: str | None = None
+    haystack: str | None = None
+    accuracy: Mapping[str, Mapping[str, AccuracyShown]] = field(default_factory=dict)
+    """scope ("combined", then each domain) -> accuracy key -> block, the blocks the file has."""
+    categories: tuple[CategoryShown, ...] = ()
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str) -> V2Shown:
+        f = Fields.shown(raw, file=file, fix="regenerate it (dvc repro v2_metrics)")
+        settings, domains, by = f.within("settings"), f.within("domains"), f.within("by_category")
+        scopes = {"combined": f.within("combined").within("accuracy")}
+        scopes |= {d: domains.within(d).within("accuracy") for d in domains.raw}
+        accuracy = {scope: {k: _accuracy(acc.within(k)) for k in ACCURACY_KEYS if acc.raw.get(k) is not None}
+                    for scope, acc in scopes.items()}
+        cats = by.within("non_abstention_by_category")
+        blocks = [(name, cats.within(name)) for name in cats.raw if cats.raw[name] is not None]
+        if by.raw.get("abstention_overall") is not None:
+            blocks.append(("abstention (all)", by.within("abstention_overall")))
+        return cls(f.maybe("v2", _TEXT), settings.maybe("memory", _TEXT), settings.maybe("tier", _TEXT),
+                   settings.maybe("haystack", _TEXT), accuracy,
+                   tuple(CategoryShown(name, b.maybe("pct_correct", _NUMBER), b.maybe("count", _COUNT) or 0)
+                         for name, b in blocks))
+
+
+def _accuracy(block: Fields) -> AccuracyShown:
+    return AccuracyShown(block.maybe("value", _NUMBER), block.maybe("ci95_low", _NUMBER),
+                         block.maybe("ci95_high", _NUMBER), block.maybe("n", _COUNT), block.maybe("method", _TEXT))

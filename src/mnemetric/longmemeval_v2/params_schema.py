@@ -48,3 +48,34 @@ class V2:
 V2_COMPONENTS = ("memory", "reader", "checker", "token_counter")
 SECTIONS: dict[str, Section] = {
     "v2": Section(V2, components=V2_COMPONENTS, fix="choose an option with -S v2/{group}=<option> (conf/v2/{group}/)")}
+
+
+@dataclass(frozen=True)
+class V2ParamsShown:
+    """What V2's row of `mnemetric runs` reads of a revision's params.yaml, typed: ``benchmark.name``, the
+    ``v2`` option's name, data root, haystack and domains, its components' names, and the ``paths`` of its
+    metrics files. A key the file lacks is None; one of the wrong type an InputError naming params.yaml and
+    the key."""
+
+    benchmark: Optional[str] = None
+    name: Optional[str] = None
+    data_root: Optional[str] = None
+    haystack: Optional[str] = None
+    domains: Optional[tuple[str, ...]] = None
+    components: dict[str, Optional[str]] = field(default_factory=dict)
+    """:data:`V2_COMPONENTS` -> the chosen option's ``name`` (None as well where an older params.yaml held a
+    plain string there, the layout before components were conf groups: shown as not recorded, as before)."""
+    paths: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str = "params.yaml") -> V2ParamsShown:
+        from mnemetric.records import Fields
+
+        text = ((str,), "a string")
+        f = Fields.shown(raw, file=file, fix="compose it again (mnemetric compose)")
+        v2, paths = f.within("v2"), f.within("paths")
+        return cls(f.within("benchmark").maybe("name", text), v2.maybe("name", text), v2.maybe("data_root", text),
+                   v2.maybe("haystack", text), v2.maybe_strings("domains"),
+                   {c: None if isinstance(v2.raw.get(c), str) else v2.within(c).maybe("name", text)
+                    for c in V2_COMPONENTS},
+                   {k: v for k in paths.raw if (v := paths.maybe(k, text)) is not None})

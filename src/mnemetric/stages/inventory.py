@@ -8,7 +8,8 @@ when present, and the tests' ``@pytest.mark.task`` markers from their committed 
 (data/inventory/task-markers.json, :data:`mnemetric.custody.task_markers.MARKERS_FILE`, kept equal to tests/ by a
 test), so that editing a test reruns no stage. The families are every
 option of the ``benchmark`` conf group (:func:`mnemetric.family.conf_families`). Every status is
-recomputed by :func:`mnemetric.custody.inventory.derive_inventory` (its docstring has the rules).
+recomputed by :func:`mnemetric.custody.inventory.derive` (its docstring has the rules) and the
+inventory written by its typed writer (:mod:`mnemetric.custody.inventory_file`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mnemetric.custody.inventory import derive_inventory, metrics_files
+from mnemetric.custody.inventory import derive, metrics_files
+from mnemetric.custody.inventory_file import read_inventory, write_inventory
 from mnemetric.custody.task_markers import MARKERS_FILE, read_markers
 from mnemetric.custody.manifest import read_json_file
 from mnemetric.errors import InputError
 from mnemetric.family import Family, conf_families
-from mnemetric.io import write_json_atomic
 from mnemetric.stages import run
 
 PARAMS: list[str] = []
@@ -50,13 +51,13 @@ def main() -> None:
     families = list(conf_families())
     manifests = run_manifests(families)
     crosscheck = {**read_json_file(CROSSCHECK), "path": CROSSCHECK} if Path(CROSSCHECK).is_file() else None
-    inventory = derive_inventory(read_json_file(BASE), run_manifests=manifests, crosscheck=crosscheck,
-                                 markers=read_markers(MARKERS_FILE),
-                                 metrics=metrics_docs(metrics_files(families)), families=families)
-    write_json_atomic(OUT, inventory)
-    tasks = [t for f in inventory["families"] for t in f["tasks"]]
-    counts = {s: sum(t["coverage_status"] == s for t in tasks) for s in ("measured", "mapped", "unmapped")}
-    print(f"inventory: {', '.join(f'{n} {s}' for s, n in counts.items())}; complete {json.dumps(inventory['complete'])}"
+    inventory = derive(read_inventory(BASE), run_manifests=manifests, crosscheck=crosscheck,
+                       markers=read_markers(MARKERS_FILE),
+                       metrics=metrics_docs(metrics_files(families)), families=families)
+    write_inventory(OUT, inventory)
+    tasks = [t for f in inventory.families for t in f.tasks]
+    counts = {s: sum(t.coverage_status == s for t in tasks) for s in ("measured", "mapped", "unmapped")}
+    print(f"inventory: {', '.join(f'{n} {s}' for s, n in counts.items())}; complete {json.dumps(inventory.complete)}"
           f" → {OUT}")
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from mnemetric.custody.inventory_file import Inventory
 from mnemetric.execute import ModelCall
 from mnemetric.family import CardRow, CardSpec, FamilyBase, RunSummary, TaskMetric
 from mnemetric.io import write_json_atomic, write_jsonl_atomic
@@ -134,10 +135,8 @@ def report(p: Mapping[str, Any], card: str, baseline: str | None = None, **optio
                   per_type_title="Recall per question kind", result_card=card)
 
 
-def review(inv: dict, manifests: Sequence[Mapping[str, Any]], crosscheck: Any) -> None:
-    fam = next(f for f in inv["families"] if f["benchmark"] == "Quiz")
-    if isinstance(fam.get("implementation"), dict):
-        fam["implementation"]["official_run"] = any(m["official_equivalence"]["value"] for m in manifests)
+def review(inv: Inventory, manifests: Sequence[Mapping[str, Any]], crosscheck: Any) -> Inventory:
+    return inv.with_implementation("quiz", official_run=any(m["official_equivalence"]["value"] for m in manifests))
 
 
 @dataclass(frozen=True)
@@ -152,7 +151,7 @@ class Quiz(FamilyBase):
         "recall": TaskMetric("metrics/quiz.json", "recall.acc", "recall.n"),
         "hard": TaskMetric("metrics/quiz.json", "per_kind.hard.acc", "per_kind.hard.n")})
     required_sections: Sequence[str] = ("variant", "reader", "counts")
-    inventory_review: Callable[..., None] | None = review
+    inventory_review: Callable[..., Any] | None = review
     run_manifest: str | None = "metrics/run-quiz.json"
     manifest_sections: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = sections
     card: CardSpec | None = CARD

@@ -210,3 +210,90 @@ def read_qa_detail(path: str | Path) -> QADetail:
     """Read and validate metrics/detail/qa.json."""
     raw = read_json_file(path, missing_fix="run `dvc repro qa_metrics` first", fix=_FIX)
     return QADetail.from_record(raw, file=str(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# What the doors show (the card, `mnemetric runs`): either layout, of any revision
+
+
+POINT_KEYS: Final = ("value", "point", "accuracy", "mean")
+"""The keys a number may sit under where a file holds a block instead (the detail's ``{accuracy, n}``;
+older layouts used the others), in the order they are tried."""
+_POINT: Final = ((int, float, Mapping), "a number or an object holding one")
+
+
+def point(f: Fields, name: str) -> float | None:
+    """The number in field ``name``: the number itself, or the first of :data:`POINT_KEYS` of its block
+    (None: absent, null, or a block holding none of them)."""
+    value = f.maybe(name, _POINT)
+    if not isinstance(value, Mapping):
+        return value
+    block = f.within(name)
+    return next((block.maybe(k, OPTIONAL_NUMBER) for k in POINT_KEYS if k in block.raw), None)
+
+
+@dataclass(frozen=True)
+class ShownRate:
+    """One accuracy as shown: value, 95% interval bounds and n (None: the file does not say)."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    n: int | None = None
+
+
+def _bounds(f: Fields) -> tuple[float | None, float | None]:
+    return f.maybe("low", OPTIONAL_NUMBER), f.maybe("high", OPTIONAL_NUMBER)
+
+
+_COUNT: Final = ((int,), "an integer")
+
+
+@dataclass(frozen=True)
+class JudgeShown:
+    """The judge block as shown: its models and prompt-set sha256 (None: not recorded)."""
+
+    models: tuple[str, ...] | None
+    prompt_set_sha256: str | None
+
+
+@dataclass(frozen=True)
+class QAShown:
+    """What the doors read of metrics/detail/qa.json or the headline metrics/qa.json, typed; a field the
+    file lacks is None (an older or partial file shows "—"), a field of the wrong type an InputError naming
+    the file and the field.
+
+    ``overall``/``task_averaged``: the number (:func:`point`), over ``n``, with ``ci95.<key>.low|high``;
+    ``abstention``: the number (the detail's ``{accuracy, n}`` or the headline's plain number) with its
+    ``n`` (detail only) and ``ci95.abstention``; ``per_type.<type>``: the number, and in the detail its
+    ``ci95.low|high`` and ``n``; ``judge``: the detail's judge block (the headline names the judge only)."""
+
+    overall: ShownRate
+    task_averaged: ShownRate
+    abstention: ShownRate
+    per_type: Mapping[str, ShownRate]
+    judge: JudgeShown | None = None
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str) -> QAShown:
+        f = Fields.shown(raw, file=file, fix=_FIX)
+        ci95 = f.within("ci95")
+        n = f.maybe("n", _COUNT)
+
+        def rate(key: str, count: int | None) -> ShownRate:
+            return ShownRate(point(f, key), *_bounds(ci95.within(key)), count)
+
+        abstention = f.within("abstention") if isinstance(f.raw.get("abstention"), Mapping) else None
+        per = f.within("per_type")
+        types = {}
+        for t in per.raw:
+            block = per.within(t) if isinstance(per.raw[t], Mapping) else None
+            types[t] = ShownRate(point(per, t), *(_bounds(block.within("ci95")) if block else (None, None)),
+                                 block.maybe("n", _COUNT) if block else None)
+        judge = f.within("judge") if isinstance(f.raw.get("judge"), Mapping) else None
+        if judge is None:
+            f.maybe("judge", ((str,), "a judge name or a judge block"))
+        return cls(rate("overall", n), rate("task_averaged", n),
+                   rate("abstention", abstention.maybe("n", _COUNT) if abstention else None), types,
+                   JudgeShown(judge.maybe_strings("models"), judge.maybe("prompt_set_sha256", OPTIONAL_STRING))
+                   if judge else None)

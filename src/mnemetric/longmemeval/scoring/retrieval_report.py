@@ -31,6 +31,7 @@ from typing import Any
 from mnemetric.errors import InputError
 from mnemetric.io import require_file
 from mnemetric.official import OfficialEquivalence
+from mnemetric.records import OPTIONAL_NUMBER, Fields
 from mnemetric.longmemeval.rules import QUESTION_TYPES
 from mnemetric.longmemeval.scoring.retrieval_averaging import AVERAGING_RULES, average_over, split_at_k
 from mnemetric.longmemeval.scoring.scored_retrieval import ScoredRetrieval, levels_from_record, mapping_from_record
@@ -291,3 +292,33 @@ def read_retrieval_detail(path: str | Path) -> RetrievalDetail:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(file, "<root>", "(file)", f"not valid JSON: {exc}") from None
     return RetrievalDetail.from_record(raw, file=file)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the doors show (the card, `mnemetric runs`): the headline or the detail, of any revision
+
+
+@dataclass(frozen=True)
+class RetrievalShown:
+    """What the doors read of metrics/detail/retrieval.json or the headline metrics/retrieval.json, typed:
+    ``granularity`` and the ``exclude_abs`` rule's ``n`` and means (level -> metric -> mean). A field the
+    file lacks is None (shows "—"); one of the wrong type is an InputError naming the file and the field."""
+
+    granularity: str | None
+    n: int | None
+    means: Mapping[str, Mapping[str, float | None]]
+    """exclude_abs: level (session / turn) -> metric -> mean, the levels the file has."""
+
+    def mean(self, level: str, metric: str) -> float | None:
+        return (self.means.get(level) or {}).get(metric)
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str) -> RetrievalShown:
+        f = Fields.shown(raw, file=file, fix="regenerate it with `dvc repro retrieval_metrics`")
+        rule = f.within("exclude_abs")
+        means = {}
+        for level in LEVELS:
+            block = rule.within(level)
+            means[level] = {k: block.maybe(k, OPTIONAL_NUMBER) for k in block.raw}
+        return cls(f.maybe("granularity", ((str,), "a string")), rule.maybe("n", ((int,), "an integer")),
+                   {lv: m for lv, m in means.items() if lv in rule.raw})
