@@ -6,9 +6,9 @@ The stages run in-process in a workspace holding the composed params.yaml (the t
 archives verified through a pinned checksums.sha256, the official reader and checker options with their prices
 from conf/config.yaml, the official token counter on a tiny processor folder when its packages are installed):
 v2_prepare (download + verify + extract) → v2_memory → v2_read → v2_check → v2_metrics (metrics/v2.json and
-metrics/v2-latency.json). Only the reader and checker
-TEXTS are stand-ins (the real ones are upstream's pinned files), so the run completes and is not official for
-that reason alone (and, without torchvision, for the counter's).
+metrics/v2-latency.json). Only the reader and checker TEXTS are stand-ins (the real ones are upstream's pinned
+files), so the run completes and is not official for that reason alone (and, without torchvision, for the
+counter's).
 """
 
 from __future__ import annotations
