@@ -114,3 +114,17 @@ def test_the_page_is_the_headline_family_s_named_by_params_benchmark(tmp_path):
     assert "data/custody/v2-sample.json" in page and "o200k-standin" in page  # V2's data custody, token counter
     assert "0.210" not in page  # V1's overall interval (metrics/detail/qa.json) is not V2's page
     assert "LongMemEval-V2 result: memory `full-context` on `sample` (suite `full`)" in page  # V2's card
+    # with the committed V2 measurements beside them: latency, LAFS, the memory's build and calls, failure
+    # attribution and tokens by item type join the page (issue 17 items 4 and 6), as the files say
+    for rel in ("metrics/v2-latency.json", "metrics/detail/v2.json"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, tmp_path / rel)
+    assert "memory query latency" not in page and "Failure attribution" not in page
+    proc = stage(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "reports/index.html").read_text(encoding="utf-8")
+    for shown in ("memory query latency", "No LAFS: the data is not the verified official tier", "build time",
+                  "Failure attribution", "memory returned nothing relevant", "checker disputed",
+                  "kept context by item type"):
+        assert shown in page, shown
+    assert offline(page)

@@ -277,6 +277,23 @@ def test_timeout_then_success(server):
     assert server.count == 2
 
 
+def test_a_timeout_names_the_settings_that_govern_the_request(server):
+    """The client's own timeout and attempts (llm.timeout, llm.max_attempts), or, for a request carrying its own
+    transport (``timeout`` / ``max_retries`` in its params: the client's do not apply), its component's."""
+    client = make_client(server, timeout=0.3, max_attempts=1)
+    server.add_faults(Fault.slow(1.5))
+    with pytest.raises(LLMRequestError) as info:
+        run(client, ask(0))
+    assert "timed out after 0.3s (raise timeout, lower max_concurrency)" in str(info.value)
+    assert "(or raise max_attempts)" in str(info.value)
+    server.add_faults(Fault.slow(1.5))
+    with pytest.raises(LLMRequestError) as info:
+        run(client, ask(1, timeout=0.3, max_retries=0))
+    text = str(info.value)
+    assert "timed out after 0.3s (raise the timeout the request's component sets, lower max_concurrency)" in text
+    assert "(or raise that component's max_retries)" in text and "max_attempts" not in text
+
+
 def test_malformed_json_then_success(server):
     server.add_faults(Fault.malformed())
     client = make_client(server)

@@ -27,7 +27,7 @@ def root(tmp_path):
 
 
 def test_the_sample_passes_for_both_tiers():
-    for extra in ([], ["--tier", "medium"], ["--no-images"]):
+    for extra in ([], ["--tier", "medium"], ["--no-images"], ["--haystack", "medium"]):  # a tier, as v2 run takes it
         out = cli(SAMPLE, *extra)
         assert (out.returncode, out.stdout) == (0, ""), out.stderr
         assert "0 problem(s)" in out.stderr

@@ -5,9 +5,10 @@ tests/support/v2_tier.py) and the OpenAI API (tests/support/openai_server.py) fo
 The stages run in-process in a workspace holding the composed params.yaml (the tier option, the screenshot
 archives verified through a pinned checksums.sha256, the official reader and checker options with their prices
 from conf/config.yaml, the official token counter on a tiny processor folder when its packages are installed):
-v2_prepare (download + verify + extract) → v2_memory → v2_read → v2_check → v2_metrics. Only the reader and checker
-TEXTS are stand-ins (the real ones are upstream's pinned files), so the run completes and is not official for
-that reason alone (and, without torchvision, for the counter's).
+v2_prepare (download + verify + extract) → v2_memory → v2_read → v2_check → v2_metrics (metrics/v2.json and
+metrics/v2-latency.json). Only the reader and checker TEXTS are stand-ins (the real ones are upstream's pinned
+files), so the run completes and is not official for that reason alone (and, without torchvision, for the
+counter's).
 """
 
 from __future__ import annotations
@@ -114,6 +115,15 @@ def test_the_official_tier_runs_to_its_metrics_through_the_stages(tier, processo
     assert usage["responses"] == 14 and usage["unpriced_models"] == [] and usage["usd"] > 0  # priced by conf
     if processor is not None:
         assert run["token_counter"]["name"].startswith("qwen3.5-9b-processor")
+    # ...and to metrics/v2-latency.json: measured here (cold), LAFS computed, the data being the verified tier
+    latency = json.loads((ws / "metrics" / "v2-latency.json").read_text())
+    assert (latency["v2"], latency["measured"], latency["source"]["carried"]) == (tier_name, True, False)
+    assert latency["cache"] == {"timed_cache_served": 0, "warm": False}
+    assert latency["query_seconds"]["combined"]["n"] == 14 and latency["query_seconds"]["combined"]["avg_seconds"] > 0
+    assert latency["lafs"]["computed"] is True and latency["lafs"]["tier"] == tier_name
+    assert latency["lafs"]["accuracy_percentage_points"] == pytest.approx(
+        100 * m["combined"]["accuracy"]["overall_full_set"]["value"])
+    assert latency["official"] is False  # the stand-in texts: v2.json's verdict
 
 
 def test_an_unpriced_reader_stops_before_any_request_naming_the_fix(tier, tmp_path, monkeypatch):

@@ -135,7 +135,9 @@ def test_unofficial_sampling_and_a_gate_reason_are_named(tmp_path, tier):
     assert "run/v2.json" in text and "web/run_args.json" in text and "temperature 0.0 (official 0.6)" in text
 
 
-@pytest.mark.parametrize("missing", ["run_args.json", "runtime_inputs/haystack.json", "per_question.jsonl"])
+@pytest.mark.parametrize("missing", ["run_args.json", "runtime_inputs/haystack.json", "per_question.jsonl",
+                                     "aggregated_metrics.json", "runtime_inputs/questions.json",
+                                     "runtime_inputs/memory_config.json"])
 def test_a_run_folder_missing_a_file_upstream_needs_is_refused(tmp_path, tier, missing):
     data, pins = tier
     run = official_run(tmp_path, data)
@@ -144,6 +146,12 @@ def test_a_run_folder_missing_a_file_upstream_needs_is_refused(tmp_path, tier, m
         build(tmp_path, [("a", run)], pins)
     with pytest.raises(InputError, match=rf"run/enterprise/{missing}.*missing"):
         export_runs([("a", run)], tmp_path / "exported")
+    # a package missing it: `--check` refuses it, naming the member
+    built = build(tmp_path, [("a", official_run(tmp_path, data, "whole"))], pins)
+    (built.folder / "operating_points" / "a" / "enterprise" / missing).unlink()
+    hand = write_tarball(built.folder, tmp_path / "hand" / "sub.tar.gz")
+    with pytest.raises(InputError, match=rf"hand/sub.tar.gz:sub/operating_points/a/enterprise/{missing}.*missing"):
+        check_tarball(hand, data_root=data, pins=pins)
 
 
 def test_tampered_numbers_are_refused(tmp_path, tier):

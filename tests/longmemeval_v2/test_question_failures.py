@@ -80,3 +80,47 @@ def test_the_reader_knobs_are_conf_keys_with_upstreams_defaults(server, tmp_path
     assert call.params_sent["temperature"] == 0.0 and "timeout" not in call.params_sent  # transport: not in the key
     assert call.params["timeout"] == 30.0 and call.params["max_retries"] == 2
     assert call.key == OpenAIReader(texts, base_url=server.base_url, params=sampling).calls(ITEMS[:1])[0].key
+
+
+def test_in_the_stages_a_reader_timeout_fails_that_question_and_a_plain_rerun_asks_only_it(tmp_path, monkeypatch):
+    """Under DVC: stage v2_read writes its rows with the timed-out question failed, then exits 3 naming it and
+    the re-ask command (`dvc repro`: a failed stage is not committed, so it runs again); that rerun sends the
+    one failed request (the rest come from the cache) and v2_check and v2_metrics finish with nothing failed."""
+    import json
+
+    import yaml
+
+    from mnemetric.config import compose
+    from mnemetric.llm.failures import PartialFailure
+    from mnemetric.longmemeval_v2.step_rows import ReadRow, read_rows
+    from mnemetric.stages import v2_check, v2_memory, v2_metrics, v2_prepare, v2_read
+    from tests.conftest import ROOT
+
+    ws = tmp_path / "ws"
+    (ws / "data" / "fingerprints").mkdir(parents=True)
+    (ws / "data" / "fingerprints" / "v2-memory.json").write_text(json.dumps({"sha256": "0" * 64}))
+    monkeypatch.chdir(ws)
+    monkeypatch.setenv("MNEMETRIC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer(reply=answer) as api:
+        params = compose([f"v2.data_root={ROOT / 'data' / 'sample-v2'}", "v2/reader=openai",
+                          "v2.reader._target_=tests.support.v2_tier.standin_reader", f"v2.reader.base_url={api.base_url}",
+                          "v2.reader.timeout=1", "v2.reader.max_retries=0", "llm.max_concurrency=1"], ROOT / "conf")
+        (ws / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        v2_prepare.main()
+        v2_memory.main()
+        api.add_faults(Fault.slow(3.0))  # the first question's only attempt times out
+        with pytest.raises(PartialFailure) as err:
+            v2_read.main()
+        first = api.count
+        rows = read_rows(ws / "data" / "v2-runs" / "read.jsonl", ReadRow)
+        failed = [r for r in rows if r.failed]
+        assert len(rows) == 14 and len(failed) == 1 and "timed out after 1.0s" in failed[0].failed
+        assert err.value.exit_code == 3 and failed[0].question_id in str(err.value) and "dvc repro" in str(err.value)
+        v2_read.main()  # the plain rerun
+        assert api.count == first + 1
+        assert not any(r.failed for r in read_rows(ws / "data" / "v2-runs" / "read.jsonl", ReadRow))
+        v2_check.main()
+        v2_metrics.main()
+    metrics = json.loads((ws / "metrics" / "v2.json").read_text())
+    assert metrics["combined"]["questions"] == 14 and metrics["combined"]["failed"] == 0

@@ -79,7 +79,9 @@ def load_memory(input_dir, requested_config=None):
 from .rag import Recorder  # noqa: E402
 from .codex import NeedsPackage  # noqa: E402
 '''
-RAG_PY = '''from .memory import Memory, register_memory
+RAG_PY = '''from pathlib import Path
+
+from .memory import Memory, register_memory
 
 
 @register_memory
@@ -88,6 +90,11 @@ class Recorder(Memory):
 
     def __init__(self, memory_params):
         super().__init__(memory_params)
+        model = (memory_params.get("embedding_params") or {}).get("model")
+        if model and not Path(model).is_dir():  # as transformers' AutoTokenizer.from_pretrained offline
+            raise OSError(f"We couldn't connect to 'https://huggingface.co' to load the files of {model}")
+        if memory_params.get("broken"):
+            raise OSError(28, "No space left on device")
         self.inserted, self.runtime, self.contexts = [], None, []
 
     def configure_runtime(self, **kwargs):
@@ -200,6 +207,29 @@ def test_built_as_upstream_builds_it_raw_rows_and_the_question_row(standin, tmp_
     quiet = um.UpstreamMemory("rec", SAMPLE, query_context="none", workspace=tmp_path / "ws")
     quiet.before_query(with_image["id"])
     assert quiet.query("text")[0]["value"] == "saw  of 0"
+
+
+def test_an_embedding_model_not_at_hand_names_its_key_and_how_to_get_it(standin, tmp_path):
+    """rag and agentrunbook_r load their embedding model's tokenizer when built (transformers, Hugging Face cache or
+    hub): the OSError it raises offline names v2.memory.params.embedding_params.model and the download, not the
+    option's constructor keys; another OSError is the memory's own build failure."""
+    from mnemetric.config import build
+    from mnemetric.errors import PluginError
+
+    model = str(tmp_path / "no-such-tokenizer")
+    section = {"_target_": TARGET, "name": "upstream-rec", "method": "rec", "root": str(SAMPLE),
+               "workspace": str(tmp_path / "ws"), "params": {"embedding_params": {"model": model}}}
+    with pytest.raises(ConfigError) as err:
+        build(section, "v2.memory")
+    text = str(err.value)
+    assert text.startswith("v2.memory.params.embedding_params.model: upstream-rec could not be built: OSError: ")
+    assert f"hf download {model} --exclude '*.safetensors'" in text
+    assert "-S v2.memory.params.embedding_params.model=<a local folder" in text
+    assert "constructor arguments" not in text
+    (tmp_path / "no-such-tokenizer").mkdir()
+    assert build(section, "v2.memory").memory.memory_params["embedding_params"] == {"model": model}
+    with pytest.raises(PluginError, match=r"upstream-rec: build: OSError: \[Errno 28\] No space left on device"):
+        um.UpstreamMemory("rec", SAMPLE, params={"broken": True}, workspace=tmp_path / "ws")
 
 
 def test_save_then_load_skips_the_inserts(standin, tmp_path):

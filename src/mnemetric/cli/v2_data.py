@@ -8,7 +8,7 @@ from pathlib import Path
 
 from mnemetric.errors import InputError
 from mnemetric.cli.registry import Handler
-from mnemetric.cli.v2 import both
+from mnemetric.cli.v2 import _haystack, both
 
 
 @both("validate", "check a LongMemEval-V2 data root and list every problem",
@@ -24,8 +24,9 @@ def _v2_validate(p: argparse.ArgumentParser) -> Handler:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--tier", choices=("small", "medium"), default=None,
                        help="validate haystacks/lme_v2_<tier>.json (default: small)")
-    which.add_argument("--haystack", type=Path, default=None,
-                       help="a haystack file instead of a tier (a relative path is tried as given, then under DATA_ROOT)")
+    which.add_argument("--haystack", default=None,
+                       help="small, medium (as --tier) or a haystack file (a relative path is tried as given, then "
+                            "under DATA_ROOT), as `mnemetric v2 run --haystack` takes it")
     p.add_argument("--no-images", action="store_true", help="do not require question images and screenshots to exist")
 
     def run(a: argparse.Namespace) -> int:
@@ -33,11 +34,7 @@ def _v2_validate(p: argparse.ArgumentParser) -> Handler:
         if not a.data_root.is_dir():
             raise InputError(str(a.data_root), "<root>", "<root>", "is not a folder",
                              fix="pass the folder that holds questions.jsonl and trajectories.jsonl")
-        haystack: str | Path = a.tier or "small"
-        if a.haystack is not None:
-            haystack = a.haystack
-            if not a.haystack.is_absolute() and not a.haystack.exists() and (a.data_root / a.haystack).exists():
-                haystack = a.data_root / a.haystack
+        haystack = a.tier or "small" if a.haystack is None else _haystack(a.data_root, a.haystack)
         problems = validate_root(a.data_root, haystack, check_images=not a.no_images)
         for prob in problems:
             print(f"{prob.file}: {prob.record}: {prob.field}: {prob.message}")

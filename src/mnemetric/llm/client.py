@@ -37,7 +37,7 @@ from mnemetric.llm.claims import new_token
 from mnemetric.llm.embed import EmbedMixin
 from mnemetric.llm.replies import chat_result, check_text_from, non_answer_reason, parse_chat_response, usage_of
 from mnemetric.llm.tally import note
-from mnemetric.llm.retry import RetryPolicy, parse_retry_after, send_with_retries
+from mnemetric.llm.retry import RetryPolicy, parse_retry_after, send_with_retries, transport_knobs
 from mnemetric.llm.types import ChatRequest, ChatResult, LLMRequestError, MalformedResponse, Usage
 
 __all__ = ["ChatRequest", "ChatResult", "LLMClient", "LLMRequestError", "MalformedResponse", "Usage",
@@ -204,7 +204,8 @@ class LLMClient(EmbedMixin):
             async with self._loop_state().semaphore:
                 return await send_with_retries(call, self._policy(params), model=model, base_url=self.base_url,
                                                timeout=float(params.get("timeout") or self.timeout), scrub=self._scrub,
-                                               on_retry=lambda: self.stats.record_retry(model))
+                                               on_retry=lambda: self.stats.record_retry(model),
+                                               knobs=transport_knobs(params))
         except BaseException:
             self.budget.settle(estimate, 0.0)
             raise

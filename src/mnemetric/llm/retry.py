@@ -104,10 +104,26 @@ def fatal_message(status: int, model: str, base_url: str, detail: str) -> str:
     return f"LLM request failed (HTTP {status}): {fix}. Server said: {detail}"
 
 
-def gave_up_message(model: str, base_url: str, timeout: float, attempts: int, last: BaseException | None) -> str:
-    """Why the retry loop stopped, and what to do."""
+OWN_TIMEOUT = "the timeout the request's component sets"
+OWN_RETRIES = "that component's max_retries"
+"""The knobs a request that carries its own transport (``timeout`` / ``max_retries`` in its params) answers to:
+the llm settings' ``timeout`` and ``max_attempts`` do not apply to it."""
+
+
+def transport_knobs(params: Mapping[str, Any]) -> tuple[str, str]:
+    """The names of the timeout and attempts settings that govern a request with these params: its own
+    (:data:`OWN_TIMEOUT`, :data:`OWN_RETRIES`) where it carries ``timeout`` / ``max_retries``, else the llm
+    settings' ``timeout`` and ``max_attempts``."""
+    return (OWN_TIMEOUT if params.get("timeout") else "timeout",
+            OWN_RETRIES if params.get("max_retries") is not None else "max_attempts")
+
+
+def gave_up_message(model: str, base_url: str, timeout: float, attempts: int, last: BaseException | None,
+                    knobs: tuple[str, str] = ("timeout", "max_attempts")) -> str:
+    """Why the retry loop stopped, and what to do (``knobs``: the names of the timeout and attempts settings
+    that govern this request)."""
     if isinstance(last, openai.APITimeoutError):
-        what = f"timed out after {timeout}s (raise timeout, lower max_concurrency)"
+        what = f"timed out after {timeout}s (raise {knobs[0]}, lower max_concurrency)"
     elif isinstance(last, openai.APIConnectionError):
         what = f"could not connect to {base_url} (is the server running? check OPENAI_BASE_URL)"
     elif isinstance(last, MalformedResponse):
@@ -117,13 +133,15 @@ def gave_up_message(model: str, base_url: str, timeout: float, attempts: int, la
     else:
         what = repr(last)
     return (f"LLM request to model '{model}' at {base_url} failed after {attempts} attempt(s): {what}. "
-            "Responses received so far are cached; rerun to resume (or raise max_attempts).")
+            f"Responses received so far are cached; rerun to resume (or raise {knobs[1]}).")
 
 
 async def send_with_retries(call: Callable[[], Awaitable[dict[str, Any]]], policy: RetryPolicy, *, model: str,
                             base_url: str, timeout: float, scrub: Callable[[str], str],
-                            on_retry: Callable[[], None]) -> dict[str, Any]:
-    """Run ``call`` under ``policy``; raise :class:`LLMRequestError` when it cannot work."""
+                            on_retry: Callable[[], None],
+                            knobs: tuple[str, str] = ("timeout", "max_attempts")) -> dict[str, Any]:
+    """Run ``call`` under ``policy``; raise :class:`LLMRequestError` when it cannot work (its message names
+    ``knobs``, see :func:`gave_up_message`)."""
     last: BaseException | None = None
     for attempt in range(1, policy.max_attempts + 1):
         retry_after = None
@@ -140,6 +158,6 @@ async def send_with_retries(call: Callable[[], Awaitable[dict[str, Any]]], polic
         if attempt < policy.max_attempts:
             on_retry()
             await asyncio.sleep(policy.backoff(attempt, retry_after))
-    message = gave_up_message(model, base_url, timeout, policy.max_attempts, last)
+    message = gave_up_message(model, base_url, timeout, policy.max_attempts, last, knobs)
     status = last.status_code if isinstance(last, openai.APIStatusError) else None
     raise LLMRequestError(scrub(message), status=status, attempts=policy.max_attempts, no_reply=True) from None

@@ -301,6 +301,23 @@ def raw_rows(path: Path, key: str = "id") -> dict[str, dict[str, Any]]:
         return _RAW[cache_key]
 
 
+def build_os_error(name: str, template: Mapping[str, Any], exc: OSError) -> ConfigError | PluginError:
+    """What an OSError raised while upstream builds (or loads) a memory means to the user. A method with an
+    embedding model (rag_query_to_slice*, agentrunbook_r) loads that model's tokenizer at build with transformers'
+    AutoTokenizer, from the Hugging Face cache or hub: offline or unknown, that is the OSError, so the error names
+    the conf key and how to get the files; any other OSError is the memory's own, named as such."""
+    embedding = (template.get("memory_params") or {}).get("embedding_params")
+    model = embedding.get("model") if isinstance(embedding, Mapping) else None
+    if not model:
+        return PluginError(name, "build", f"{type(exc).__name__}: {exc}")
+    return ConfigError("v2.memory.params.embedding_params.model",
+                       f"{name} could not be built: {type(exc).__name__}: {exc} (the memory loads the tokenizer of "
+                       f"its embedding model {model!r} with transformers when it is built)",
+                       fix=f"put {model}'s tokenizer files in the Hugging Face cache on a machine with network "
+                           f"access (hf download {model} --exclude '*.safetensors'), or set "
+                           f"-S v2.memory.params.embedding_params.model=<a local folder holding them>")
+
+
 class UpstreamMemory:
     """One upstream memory (module docstring); built from a conf option under conf/v2/memory/upstream-*.yaml."""
 
@@ -335,6 +352,8 @@ class UpstreamMemory:
                                           generation_top_p=reader_top_p, cancel_event=threading.Event())
         except RuntimeError as exc:  # upstream's require()
             raise PluginError(self.name, "build", str(exc)) from None
+        except OSError as exc:  # e.g. transformers' AutoTokenizer: the embedding model's files not at hand
+            raise build_os_error(self.name, template, exc) from None
         self._trajectories = self.root / "trajectories.jsonl"
 
     def _runtime_config(self, template: Mapping[str, Any], trace_dir: Path) -> dict[str, Any]:
