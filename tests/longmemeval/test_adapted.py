@@ -199,3 +199,14 @@ def test_adapted_records_are_a_sized_stream_read_anew_per_pass(tmp_path):
     adapt_file(V3, BUNDLED, out)
     assert [r.eval.question_id for r in records] == [ids[1], ids[0]]  # file order, a fresh pass each time
     assert list(records) == [every[1], every[5]]
+
+
+@pytest.mark.parametrize("adapter", [V3, V2], ids=["v3", "v2"])
+def test_to_record_is_asdict_of_each_half(dataset, adapter):
+    """to_record spells ``dataclasses.asdict`` out (for speed): the same keys in the same order, the same
+    values, so the adapted file's bytes do not change; a field added to a view and not to to_record fails."""
+    for position, inst in enumerate(load_instances(dataset)):
+        rec = adapter.adapt(inst, position)
+        expected = {"memory": asdict(rec.memory), "eval": asdict(rec.eval)}
+        assert json.dumps(rec.to_record(), ensure_ascii=False) == json.dumps(expected, ensure_ascii=False)
+        assert rec.to_record() == json.loads(json.dumps(expected))
