@@ -46,6 +46,7 @@ which the strict reader takes over: ijson keeps a path per level, so its memory 
 of the depth (100,000 levels would take gigabytes); the strict reader names the item instead."""
 _RUNS = (b"[" * 64, b"{" * 64)
 """Deep nesting inside one read (where the balance above can be back to 0 at its end)."""
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 PAIR = 12
 """Bytes of a surrogate pair's two escapes; a backslash this close to a read's end may start a cut one."""
 
@@ -56,14 +57,18 @@ class Suspect(Exception):
 
 class _Object(dict):
     """A JSON object as ijson builds it (``map_type``): notes a key stored twice (ijson stores keys
-    in file order, so a second store of a key is a repeated key)."""
+    in file order, so a second store of a key is a repeated key). Called once per key of the file, so
+    the common path (a new key) is one ``setdefault`` and two ``len``, C calls that are cheaper than
+    ``key in self`` plus ``dict.__setitem__``; a key already there is then overwritten, as a dict does."""
 
     __slots__ = ()
 
-    def __setitem__(self, key: str, value: Any) -> None:
-        if key in self:
+    def __setitem__(self, key: str, value: Any, _new=dict.setdefault, _len=len, _set=dict.__setitem__) -> None:
+        size = _len(self)
+        _new(self, key, value)
+        if _len(self) == size:  # the key was there: store the new value, note the repeat
+            _set(self, key, value)
             _local.repeated = True
-        dict.__setitem__(self, key, value)
 
 
 class _Scanned:
@@ -86,13 +91,14 @@ class _Scanned:
             if not more:
                 break  # the end of the file: nothing to wait for
             data += more
-        self.depth += data.count(b"[") + data.count(b"{") - data.count(b"]") - data.count(b"}")
+        brackets = data.translate(None, _NOT_BRACKETS)  # one pass; the counts then run over the brackets alone
+        self.depth += brackets.count(b"[") + brackets.count(b"{") - brackets.count(b"]") - brackets.count(b"}")
         if self.depth > MAX_DEPTH or any(run in data for run in _RUNS):
             self.suspect = "deep nesting"
             return b""  # never given to yajl: ijson ends with an error, the strict reader takes over
         if any(s in data for s in _SPACES):
             self.suspect = "a form feed or vertical tab"
-        elif b"\\u" in data and _lone_surrogate(data):
+        elif b"\\" in data and b"\\u" in data and _lone_surrogate(data):  # memchr first: most text has no escape
             self.suspect = "a lone surrogate escape"
         return data
 

@@ -82,6 +82,10 @@ def bench_stream(args: Any) -> dict[str, Any]:
                         "--seed", str(args.seed), "--out", str(m_file)], cwd=ROOT, env=env, check=True,
                        stdout=subprocess.DEVNULL)
         gen_s = time.perf_counter() - t0
+        # The package's bytecode, written as an install writes it: under PYTHONDONTWRITEBYTECODE (set on some
+        # machines) every timed process would otherwise compile each module it imports from source again.
+        subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "src")], cwd=ROOT, env=env, check=True,
+                       stdout=subprocess.DEVNULL)
         m = str(m_file)
         out_new, out_old = folder / "adapted.new.jsonl", folder / "adapted.strict.jsonl"
         commands: dict[str, list[str]] = {name: [PY, "-c", code, m] for name, code in READERS.items()}
@@ -124,7 +128,8 @@ def bench_stream(args: Any) -> dict[str, Any]:
                     "generate_s": round(gen_s, 1)},
         "notes": ("each figure: min/median/max over --repeats fresh processes, interleaved; wall_s and cpu_s of "
                   "the whole process (interpreter start and imports included); peak_mib = ru_maxrss of that "
-                  "process (os.wait4). The CLI rows include the CLI's own import cost (see the --help row)."),
+                  "process (os.wait4). The CLI rows include the CLI's own import cost (see the --help row). "
+                  "src/ is byte-compiled first (python -m compileall), as an install does."),
         "figures": figures,
         "adapted_identical_to_strict_reader": same,
         "targets": targets,
