@@ -107,7 +107,8 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
     hpath = haystack_path(root, haystack)
     own = None
     if executor is None and (getattr(reader, "calls_model", False) or getattr(checker, "calls_model", False)
-                             or getattr(factory, "calls_models", False) is True):
+                             or getattr(factory, "calls_models", False) is True
+                             or getattr(factory, "uses_model_proxy", False) is True):
         from mnemetric.execute import build_executor
 
         executor = own = build_executor(None, {})
