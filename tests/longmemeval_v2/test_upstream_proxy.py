@@ -19,6 +19,7 @@ from mnemetric.longmemeval_v2.run import write_run
 from mnemetric.longmemeval_v2.steps import memory_step
 from tests.parity.test_v2_upstream_memory import (SAMPLE, _counter, _same_items, checkout,  # noqa: F401 (fixtures)
                                                   embedding_tokenizer, reply)
+from tests.conftest import ROOT
 from tests.support.openai_server import FakeOpenAIServer
 
 METHOD = "upstream-rag_query_to_slice"
@@ -94,6 +95,40 @@ def test_memory_side_counts_the_baseline_s_requests_and_a_rerun_sends_none(env, 
         assert latencies2.memory_side["web"].requests_sent == 0 and latencies2.memory_side["web"].cache_served > 0
         assert latencies2.memory_cost["requests"] == cost["requests"]
         assert latencies2.memory_cost["usage"] == cost["usage"]  # the cost of the work: the same warm
+
+
+def test_v2_run_routes_the_baseline_through_its_budget_and_writes_memory_cost(env, embedding_tokenizer, tmp_path,
+                                                                             capsys):
+    """`mnemetric v2 run` with a project's rag option (its endpoints set): --max-requests 1 stops it with the budget
+    error (no traceback, no output folder); unbounded, OUT/memory_cost.json and OUT/usage.json count the memory's
+    requests; a rerun sends nothing; runtime_inputs/memory_config.json names the real endpoints, never the proxy."""
+    from mnemetric.cli import main
+
+    with FakeOpenAIServer() as embeddings:
+        folder = tmp_path / "conf" / "v2" / "memory"
+        folder.mkdir(parents=True)
+        shipped = (ROOT / "src" / "mnemetric" / "conf" / "v2" / "memory" / f"{METHOD}.yaml").read_text()
+        (folder / "rag-here.yaml").write_text(shipped.replace("params: {}", json.dumps({"params": {
+            "embedding_params": {"model": embedding_tokenizer, "base_url": embeddings.base_url},
+            "controller_params": {"base_url": "http://127.0.0.1:9/v1"}}})[1:-1]).replace(
+            f"name: {METHOD}", "name: rag-here"))
+        args = ["v2", "run", str(SAMPLE), "--haystack", "small", "--domain", "web", "--memory", "rag-here",
+                "--token-counter", "o200k", "--conf", str(tmp_path / "conf")]
+        assert main([*args, "--out", str(tmp_path / "tight"), "--max-requests", "1"]) != 0
+        err = capsys.readouterr().err
+        assert "budget" in err and "max_requests" in err and "Traceback" not in err, err
+        assert embeddings.count == 1 and not (tmp_path / "tight").exists()
+        assert main([*args, "--out", str(tmp_path / "ok")]) == 0, capsys.readouterr().err
+        sent = embeddings.count - 1
+        assert main([*args, "--out", str(tmp_path / "again")]) == 0, capsys.readouterr().err
+        assert embeddings.count == sent + 1  # the rerun: every request answered by the response cache
+    cost = json.loads((tmp_path / "ok" / "memory_cost.json").read_text())
+    assert cost["memory"] == "rag-here" and cost["uses_model_proxy"] and cost["requests"]["embeddings"] >= sent > 1
+    assert json.loads((tmp_path / "again" / "memory_cost.json").read_text()) == cost
+    usage = json.loads((tmp_path / "ok" / "usage.json").read_text())
+    assert usage["per_model"][embedding_tokenizer]["responses"] > 0
+    text = (tmp_path / "ok" / "web" / "runtime_inputs" / "memory_config.json").read_text()
+    assert embeddings.base_url in text and "127.0.0.1:9/v1" in text and "/r1/v1" not in text
 
 
 def test_a_whole_run_routes_the_memory_and_keeps_upstream_s_memory_config(env, embedding_tokenizer, tmp_path,
