@@ -147,3 +147,30 @@ def test_a_whole_run_routes_the_memory_and_keeps_upstream_s_memory_config(env, e
     write_run(tmp_path / "out", first, settings)
     text = (tmp_path / "out" / "web" / "runtime_inputs" / "memory_config.json").read_text()
     assert embeddings.base_url in text and "127.0.0.1:9/v1" in text and "/r1/v1" not in text
+
+
+def test_stage_v2_memory_writes_the_baseline_s_requests_per_phase(env, embedding_tokenizer, tmp_path, monkeypatch):
+    """Stage v2_memory (params.yaml composed from conf/): memory-cost.json holds the requests per phase (the same
+    bytes on a rerun the cache answers), memory-usage.json their work; with executor.workers 2 the memory is still
+    built here (its clients talk to this process's proxy)."""
+    from mnemetric.stages import v2_memory, v2_prepare
+    from tests.longmemeval_v2.test_selection import _stage_workspace
+
+    with FakeOpenAIServer() as embeddings:
+        ws, _ = _stage_workspace(tmp_path, monkeypatch, f"v2/memory={METHOD}", "v2.haystack=medium",
+                                 "executor.workers=2", "llm.budget.max_usd=null",
+                                 f"+v2.memory.params.embedding_params.model={embedding_tokenizer}",
+                                 f"+v2.memory.params.embedding_params.base_url={embeddings.base_url}")
+        v2_prepare.main()
+        v2_memory.main()
+        sent = embeddings.count
+        path = ws / "data" / "v2-runs" / "memory-cost.json"
+        cold = path.read_bytes()
+        v2_memory.main()
+        assert embeddings.count == sent > 1
+    assert path.read_bytes() == cold
+    cost = json.loads(cold)
+    assert cost["uses_model_proxy"] and set(cost["systems"][METHOD]) == {"ingest", "query"}
+    assert cost["requests"]["embeddings"] >= sent
+    usage = json.loads((ws / "data" / "v2-runs" / "memory-usage.json").read_text())
+    assert usage["per_model"][embedding_tokenizer]["responses"] == cost["usage"]["responses"] > 0

@@ -113,6 +113,9 @@ PROXIED = frozenset({"rag", "agentrunbook_r"})
 """memory_type → its model calls go through OpenAI SDK clients it builds from ``controller_base_url`` /
 ``embedding_base_url`` (memory_modules/agentrunbook_r.py ``_get_controller_client``, ``_get_embedding_client``,
 ``_get_async_controller_client``; rag.py borrows the first two): the ones routed through the model proxy."""
+CLIENT_SLOTS = ("controller_base_url", "embedding_base_url", "controller_max_retries", "controller_timeout_seconds",
+                "_runtime_local", "_async_controller_client")
+"""What :meth:`UpstreamMemory._route_clients` reads and replaces on such a memory (all there at :data:`REVISION`)."""
 QUERY_CONTEXTS = ("upstream", "none")
 _LOCK = threading.RLock()
 _LOADED: dict[str, Any] = {}
@@ -321,6 +324,8 @@ class UpstreamMemory:
     """One upstream memory (module docstring); built from a conf option under conf/v2/memory/upstream-*.yaml."""
 
     fingerprint_files = staticmethod(fingerprint_files)
+    uses_model_proxy = False
+    """Set per memory when it is built (:data:`PROXIED`, :data:`CLIENT_SLOTS`)."""
 
     def __init__(self, method: str, root: str | Path, name: str | None = None, checkout: str | None = None,
                  params: Mapping[str, Any] | None = None, workspace: str | Path | None = None,
@@ -338,7 +343,6 @@ class UpstreamMemory:
         template = memory_template(self.checkout, method, params, self.root)
         memory_type = str(template["memory_type"])
         self._upstream = load_package(self.checkout, memory_type)
-        self.uses_model_proxy = memory_type in PROXIED  # the UsesModelProxy capability (module docstring)
         base = Path(workspace or Path(".mnemetric") / "v2-upstream-workspace")
         base.mkdir(parents=True, exist_ok=True)
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{memory_type}-", dir=base)).resolve()
@@ -348,6 +352,8 @@ class UpstreamMemory:
                 self.memory = self._upstream.load_memory(load_dir, requested_config=template)
             else:
                 self.memory = self._upstream.build_memory(self._runtime_config(template, trace_dir))
+            # the UsesModelProxy capability (module docstring): the method's memory with upstream's client slots
+            self.uses_model_proxy = memory_type in PROXIED and all(hasattr(self.memory, a) for a in CLIENT_SLOTS)
             self._route_clients()
             self.memory.configure_runtime(query_trace_dir=trace_dir, generation_temperature=reader_temperature,
                                           generation_top_p=reader_top_p, cancel_event=threading.Event())
