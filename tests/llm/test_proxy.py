@@ -172,3 +172,28 @@ def test_stopping_waits_for_the_request_in_flight_so_its_paid_answer_is_cached(s
         proxy.stop()  # as an interrupted run does
         assert len(ex.cache) == 1  # answered and committed before the proxy went away
         worker.join(5)
+
+
+def test_a_route_per_real_endpoint_and_the_callers_tallies_count_the_requests(server):
+    """Code whose clients talk to two endpoints gets one proxy URL per endpoint (``route``): each request reaches its
+    own endpoint through the executor, and the tallies open where the attribution block was opened count them."""
+    from tests.support.openai_server import FakeOpenAIServer
+    from mnemetric.llm.tally import tallying
+
+    with FakeOpenAIServer() as other, _executor() as ex, ModelProxy(ex, base_url=server.base_url) as proxy:
+        embeddings_url = proxy.route(other.base_url)
+        assert proxy.route(other.base_url) == embeddings_url != proxy.base_url == proxy.route(server.base_url)
+        assert embeddings_url.endswith("/r1/v1")
+        chat = _library(proxy)
+        embed = openai.OpenAI(base_url=embeddings_url, api_key=proxy.api_key, max_retries=0)
+        with tallying() as tally, proxy.attribute(system="toy", phase="ingest", question_id="q1"):
+            _chat(chat)
+            embed.embeddings.create(model="m-embed", input=["alpha", "beta"])
+        unknown = openai.OpenAI(base_url=embeddings_url.replace("/r1/", "/r9/"), api_key="x", max_retries=0)
+        with pytest.raises(PluginError, match="no endpoint POST /r9/v1/embeddings"):  # an unknown route: named
+            with proxy.attribute(system="toy", phase="query", question_id="q1"):
+                with pytest.raises(openai.NotFoundError):
+                    unknown.embeddings.create(model="m-embed", input="alpha")
+    assert [r.path for r in server.requests] == ["/v1/chat/completions"]
+    assert [r.path for r in other.requests] == ["/v1/embeddings"] and other.requests[0].body["input"] == ["alpha", "beta"]
+    assert tally.requests_sent == 2 and tally.work_responses == 3

@@ -23,7 +23,9 @@ notes and query bundles at insert and query time, the loopback server answering 
 codex and agentrunbook_c (the stand-in CLI). agentrunbook_c_v2's run is skipped (NOT_OFFLINE: its runner needs the
 openai-agents package and the Responses API over a websocket; docs/v2-upstream-baselines.md); its config, which
 upstream ships no file for, is compared with the one run_eval.py builds. Compared per (method, tier, domain): every
-request body (reader, judge, embeddings) as a multiset of canonical JSON; each question's memory_context and score;
+request body (reader, judge, the memory's controller and embeddings) as a multiset of canonical JSON — the memory's
+as its clients sent them to our loopback model proxy (rag and agentrunbook_r: mnemetric.execute.access
+UsesModelProxy), the proxy having forwarded each distinct one once through the run's executor; each question's memory_context and score;
 the domain's overall accuracy; the run folder's runtime_inputs/memory_config.json against the one run_eval.py
 writes, byte for byte.
 """
@@ -124,6 +126,40 @@ def _bodies(server: FakeOpenAIServer) -> dict[str, Counter]:
     return out
 
 
+@pytest.fixture
+def at_the_proxy(monkeypatch) -> dict[str, Counter]:
+    """The requests upstream's memory clients made to our model proxy (path under /v1 → canonical bodies), as they
+    arrived: what upstream's clients sent to the server in upstream's own run."""
+    from mnemetric.llm.proxy import ModelProxy
+
+    seen: dict[str, Counter] = {}
+    handle = ModelProxy.handle
+
+    def recording(self, path, body):
+        seen.setdefault(self.split(path)[1], Counter())[json.dumps(body, sort_keys=True)] += 1
+        return handle(self, path, body)
+
+    monkeypatch.setattr(ModelProxy, "handle", recording)
+    return seen
+
+
+def _same_requests(theirs: dict[str, Counter], server: dict[str, Counter], proxy: dict[str, Counter]) -> None:
+    """Request for request: what upstream's memory clients asked (at our proxy) and what our reader and judge sent
+    (at our server) are what upstream sent its server. What the proxy forwarded through the run's executor is each
+    distinct request once (the response cache answers a repeat; an embeddings request's texts one per cache row, in
+    the executor's own request shape: ``encoding_format`` float, repeats and cached texts left out)."""
+    assert sorted(set(server) | set(proxy)) == sorted(theirs)
+    door_embeddings = proxy.get("/v1/embeddings", Counter())
+    assert door_embeddings == theirs.get("/v1/embeddings", Counter())
+    texts = [t for body in server.get("/v1/embeddings", Counter()).elements() for t in json.loads(body)["input"]]
+    asked = {t for body in door_embeddings for t in json.loads(body)["input"]}
+    assert sorted(texts) == sorted(set(texts)) == sorted(asked)  # every text the memory asked for, once
+    door_chat, server_chat = proxy.get("/v1/chat/completions", Counter()), server.get("/v1/chat/completions", Counter())
+    forwarded = Counter(set(door_chat))
+    assert all(server_chat[b] >= 1 for b in forwarded)  # forwarded as the memory's client sent it
+    assert (server_chat - forwarded) + door_chat == theirs["/v1/chat/completions"]
+
+
 def _same_items(items) -> list[tuple[str, str]]:
     """Items with an image copied into a memory workspace named by its path inside the workspace (each side's
     workspace is its own folder) and its bytes."""
@@ -185,7 +221,7 @@ def run_ours(method: str, tier: str, domain: str, server: FakeOpenAIServer, toke
 
 @pytest.mark.parametrize(("method", "tier", "domain"), CASES)
 def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenizer, codex_binary, tmp_path, monkeypatch,
-                                                    method, tier, domain):
+                                                    at_the_proxy, method, tier, domain):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -198,9 +234,11 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
         monkeypatch.setenv("OPENAI_BASE_URL", our_server.base_url)
         ours, settings = run_ours(method, tier, domain, our_server, embedding_tokenizer, codex_binary)
     theirs, mine = _bodies(theirs_server), _bodies(our_server)
-    assert sorted(mine) == sorted(theirs)
-    for path in theirs:
-        assert mine[path] == theirs[path], path
+    _same_requests(theirs, mine, at_the_proxy)
+    if method.startswith("rag") or method == "agentrunbook_r":  # its clients talked to our model proxy
+        assert at_the_proxy["/v1/embeddings"]
+    else:
+        assert not at_the_proxy
     n = sum(sum(c.values()) for c in theirs.values())
     assert n >= len(up_rows)  # at least one reader request per question
     if method.startswith("rag") or method == "agentrunbook_r":

@@ -166,7 +166,9 @@ def _haystack(root: Path, given: str) -> str | Path:
             "intervals, LAFS gain, official_equivalence with reasons), each atomically; OUT/usage.json holds the "
             "cost of the work and the run log the counters. Every model call (a memory that declares use_executor, "
             "e.g. dense with backend openai; the reader and LLM checkers) goes through ONE executor: one budget "
-            "(--max-requests, --max-usd) and one usage ledger for the whole run. "
+            "(--max-requests, --max-usd) and one usage ledger for the whole run; upstream's rag and agentrunbook_r "
+            "baselines' own OpenAI clients reach it through the loopback model proxy (their requests per phase: "
+            "OUT/memory_cost.json). "
             "Before use, every data file is checked against the data root's custody record (--custody; by default "
             "the data/custody/v2-*.json that names DATA_ROOT): a changed file stops the run, named; with no record "
             "the data counts as not verified, and only verified official data can make the run official. "
@@ -233,6 +235,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         from datetime import datetime, timezone
 
         from mnemetric.cli.shards import light_executor
+        from mnemetric.io import write_json_atomic
         from mnemetric.llm.run_log import finish_stage_run
         from mnemetric.llm.usage import write_usage
         from mnemetric.longmemeval_v2.data_custody import find_custody, verify_root
@@ -267,6 +270,9 @@ def _run(p: argparse.ArgumentParser) -> Handler:
             finish_stage_run("v2 run", executor.usage, start)
             written = write_run(a.out, result, settings, started_at_utc=started_at_utc)
             write_usage(a.out / "usage.json", executor.usage.work)
+            if result.memory_cost is not None:  # a UsesModelProxy memory's requests per phase
+                write_json_atomic(a.out / "memory_cost.json", result.memory_cost)
+                written.append(a.out / "memory_cost.json")
             manifest = record_part(a.out, result, settings, part, select=select, data=data)
             written += [manifest] if manifest is not None else []
         finally:

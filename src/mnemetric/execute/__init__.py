@@ -8,16 +8,16 @@ CLI builds ONE executor per run (conf group ``executor``, by ``_target_``) and p
 has one budget and one usage ledger whatever its components.
 
 Modules: :mod:`.calls` (ModelCall, CallOutcome), :mod:`.executor` (the Executor protocol and
-:func:`build_executor`), :mod:`.access` (the CallsModels capability: how a memory system gets the executor), :mod:`.immediate` (ImmediateExecutor: the live client loop), :mod:`.batch` (BatchExecutor: the OpenAI Batch API, with
+:func:`build_executor`), :mod:`.access` (the CallsModels and UsesModelProxy capabilities: how a memory system gets the executor), :mod:`.immediate` (ImmediateExecutor: the live client loop), :mod:`.batch` (BatchExecutor: the OpenAI Batch API, with
 :mod:`.batch_remote` and :mod:`.batch_collect`; its ledger is :mod:`mnemetric.llm.batch_ledger`).
 """
 
 from mnemetric.execute.calls import (ANSWER, FAILURE, KINDS, NON_ANSWER, NO_REPLY, PENDING, CallOutcome, ModelCall,
                                      latency_measured, measuring_latency, sent_params)
-from mnemetric.execute.access import CallsModels, calls_models, give_executor
+from mnemetric.execute.access import CallsModels, UsesModelProxy, calls_models, give_executor, uses_model_proxy
 from mnemetric.execute.executor import Executor, build_executor
 from mnemetric.execute.immediate import ImmediateExecutor
 
 __all__ = ["ANSWER", "FAILURE", "KINDS", "NON_ANSWER", "NO_REPLY", "PENDING", "CallOutcome", "CallsModels", "Executor",
-           "ImmediateExecutor", "ModelCall", "build_executor", "calls_models", "give_executor", "latency_measured",
-           "measuring_latency", "sent_params"]
+           "ImmediateExecutor", "ModelCall", "UsesModelProxy", "build_executor", "calls_models", "give_executor",
+           "latency_measured", "measuring_latency", "sent_params", "uses_model_proxy"]

@@ -23,6 +23,12 @@ Contract (what an adapter relies on)::
 * ``port``: 0 (default) takes a free port; a port in use is a :class:`~mnemetric.errors.ConfigError`.
 * The real endpoint: ``base_url`` (None: ``$OPENAI_BASE_URL``, else OpenAI) with ``$OPENAI_API_KEY``, as
   every other model call of the run (the cache key names the real endpoint, never the proxy's port).
+  Code whose clients talk to several endpoints (a controller model here, embeddings there) asks
+  :meth:`ModelProxy.route` for one base URL per real endpoint: ``route(real)`` is
+  ``http://127.0.0.1:PORT/r<n>/v1``, and the requests that arrive under it go to ``real``.
+* Context: a request is served in a copy of the context the current attribution block was opened in
+  (:mod:`contextvars`), so the caller's open tallies (:func:`mnemetric.llm.tally.tallying`) count the
+  library's calls as if the caller had made them.
 * Attribution: :meth:`ModelProxy.attribute` sets (memory system, phase "ingest" | "query", question_id)
   for the requests that arrive while it is open (a proxy serves one memory system's questions one after
   another; requests outside any block count under phase "setup"). :attr:`ModelProxy.ledger`
@@ -40,6 +46,7 @@ Contract (what an adapter relies on)::
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import threading
 import time
@@ -50,7 +57,7 @@ from typing import Any
 from mnemetric.errors import ConfigError, MnemetricError, PluginError
 from mnemetric.execute.calls import ANSWER, PENDING
 from mnemetric.llm.budget import BudgetExceeded
-from mnemetric.llm.proxy_http import (CHAT, EMBEDDINGS, SERVED, QuietServer, Rejected, all_answered, chat_call,
+from mnemetric.llm.proxy_http import (CHAT, EMBEDDINGS, PREFIX, SERVED, QuietServer, Rejected, all_answered, chat_call,
                                       chat_reply, embedding_calls, embeddings_reply, error_body, handler_for)
 from mnemetric.llm.proxy_ledger import PHASES, ProxyLedger, Snapshot
 
@@ -121,6 +128,8 @@ class ModelProxy:
         self._server: QuietServer | None = None
         self._thread: threading.Thread | None = None
         self._raised = 0
+        self._routes: dict[str, str | None] = {}
+        self._context: contextvars.Context | None = None
 
     # -- lifetime ----------------------------------------------------------------------------------
     @property
@@ -133,6 +142,26 @@ class ModelProxy:
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT/v1``: what a library is given as its OpenAI base URL."""
         return f"http://{self.host}:{self.port}/v1"
+
+    def route(self, real_base_url: str | None) -> str:
+        """The base URL under which requests go to ``real_base_url`` (module docstring): one per distinct real
+        endpoint, stable for the proxy's lifetime; None is the default endpoint (:attr:`base_url`)."""
+        if real_base_url is None or real_base_url == self.real_base_url:
+            return self.base_url
+        with self._lock:
+            name = next((n for n, url in self._routes.items() if url == real_base_url), None)
+            if name is None:
+                name = f"r{len(self._routes) + 1}"
+                self._routes[name] = real_base_url
+        return f"http://{self.host}:{self.port}/{name}{PREFIX}"
+
+    def split(self, path: str) -> tuple[str | None, str]:
+        """(the real endpoint, the path under ``/v1``) of a request path; an unknown route keeps the path (so the
+        reply names it)."""
+        head, _, rest = path.lstrip("/").partition("/")
+        if head in self._routes and rest:
+            return self._routes[head], "/" + rest
+        return self.real_base_url, path
 
     def start(self) -> ModelProxy:
         try:
@@ -179,8 +208,9 @@ class ModelProxy:
         if phase not in PHASES:
             raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
         who, previous = Attribution(str(system), phase, question_id), self._who
+        before = self._context
         with self._lock:
-            self._who = who
+            self._who, self._context = who, contextvars.copy_context()
         start = time.monotonic()
         try:
             yield who
@@ -190,7 +220,7 @@ class ModelProxy:
             raise
         finally:
             with self._lock:
-                self._who = previous
+                self._who, self._context = previous, before
             self.ledger.add_seconds(who.system, who.phase, time.monotonic() - start)
         self.raise_failures()
 
@@ -217,12 +247,16 @@ class ModelProxy:
             self.failures.append(ProxyFailure(self._who, call, error, message))
 
     def handle(self, path: str, body: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
-        """Serve one request body: (HTTP status, reply body). Never raises."""
+        """Serve one request body (``path``: as it arrived, a route's prefix included): (HTTP status, reply
+        body). Never raises."""
+        real, path = self.split(path)
         call_name = f"POST {path} (model {body.get('model')!s})"
         with self._lock:
-            who = self._who
+            who, context = self._who, self._context
             try:
-                return self._serve(path, body, who)
+                if context is not None:  # the attribution block's context (module docstring)
+                    return context.run(self._serve, path, body, who, real)
+                return self._serve(path, body, who, real)
             except Rejected as exc:
                 self.failures.append(ProxyFailure(who, call_name, None, exc.message))
                 return exc.status, error_body(exc.message, exc.kind)
@@ -238,12 +272,13 @@ class ModelProxy:
                 return 500, error_body(f"mnemetric model proxy: internal error {type(exc).__name__}: {exc}",
                                        "server_error")
 
-    def _serve(self, path: str, body: Mapping[str, Any], who: Attribution) -> tuple[int, dict[str, Any]]:
+    def _serve(self, path: str, body: Mapping[str, Any], who: Attribution,
+               real: str | None) -> tuple[int, dict[str, Any]]:
         tag = who.question_id
         usage = self.executor.usage
         text = _body_text(body)
         if path == CHAT:
-            call = chat_call(body, self.real_base_url, tag)
+            call = chat_call(body, real, tag)
             before = Snapshot.of(usage)
             ok = False
             try:
@@ -257,7 +292,7 @@ class ModelProxy:
             stored = cache.get(call.key) if cache is not None else None
             return 200, chat_reply(outcome, call, stored, tokens)
         if path == EMBEDDINGS:
-            calls, encoding = embedding_calls(body, self.real_base_url, tag)
+            calls, encoding = embedding_calls(body, real, tag)
             before = Snapshot.of(usage)
             ok = False
             try:

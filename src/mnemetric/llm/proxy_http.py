@@ -1,7 +1,8 @@
 """The model proxy's HTTP side: OpenAI request bodies → :class:`~mnemetric.execute.ModelCall` records, and
 outcomes → OpenAI reply bodies (generic; :mod:`mnemetric.llm.proxy` holds the contract).
 
-Served: ``POST <prefix>/chat/completions`` and ``POST <prefix>/embeddings`` (prefix ``/v1``), streaming off.
+Served: ``POST <prefix>/chat/completions`` and ``POST <prefix>/embeddings`` (prefix ``/v1``, or ``/r<n>/v1`` for a
+route to another real endpoint: :meth:`mnemetric.llm.proxy.ModelProxy.route`), streaming off.
 Chat parameters the ``openai`` SDK takes by name travel as they are; any other key of the body goes in
 ``extra_body`` (so the request the real endpoint sees is the one the library made). Embeddings inputs are
 a string or a list of strings; ``encoding_format`` "float" or "base64" (the SDK's default) is applied here
@@ -182,7 +183,7 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self._path()
-        if path not in (CHAT, EMBEDDINGS):
+        if self.proxy.split(path)[1] not in (CHAT, EMBEDDINGS):
             self._reject_other("POST")
             return
         try:

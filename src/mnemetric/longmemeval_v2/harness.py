@@ -33,6 +33,11 @@ evaluation/harness.py build_prompt_row (lines ~540-596) and main (~1139-1320); c
   (mnemetric/longmemeval/retrieve.py). A memory that makes model calls without declaring it (through an executor
   of its own) may run on the workers; its calls are then tallied (``memory_side``) but never spend the run's budget
   nor reach its ledger.
+* A memory whose own OpenAI clients call models (the UsesModelProxy capability, :mod:`mnemetric.execute.access`:
+  upstream's rag and agentrunbook_r baselines, :mod:`.upstream_memory`) is built and queried here too, while the
+  caller serves the loopback model proxy over the run's executor (:func:`.steps.memory_step`): each build is
+  attributed to phase "ingest" of the question it is built for, each query (with its hooks) to phase "query", so
+  its requests spend the run's budget, are cached, counted in its ledger and in ``memory_side``.
 
 Mnemetric's additions, never in upstream's per_question fields (measurements: the untracked latency sidecar and
 metrics/v2-latency.json, :mod:`.latency`): ``memory_build_seconds`` — perf_counter around building the memory
@@ -45,13 +50,15 @@ marked warm and gets no LAFS (:mod:`.latency`).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mnemetric.execute.access import calls_models
+from mnemetric.execute.access import calls_models, uses_model_proxy
 from mnemetric.execute.calls import measuring_latency
+from mnemetric.llm.proxy import current as current_proxy
 from mnemetric.llm.tally import tallying
 from mnemetric.longmemeval_v2.memory import MemoryFactory, TrajectoryMemory, build_memory, is_shared, validate_items
 from mnemetric.longmemeval_v2.tokens import TokenCounter, fit_to_budget
@@ -129,15 +136,25 @@ def _timed_query(memory: TrajectoryMemory, question: MemoryQuestion, *, system: 
     return MemoryOutcome(kept, duration, post_duration, metadata, original, final, timed_cache_served=timed.cache_served)
 
 
-def _built(factory: MemoryFactory, lists: Sequence[Sequence[str]], trajectories: Mapping[str, Trajectory],
-           shared: bool, executor: Any = None) -> Iterator[tuple[TrajectoryMemory, float]]:
+def attributed(system: str, phase: str, question_id: str | None) -> Any:
+    """While a model proxy serves this run (a UsesModelProxy memory), count its requests for (system, phase,
+    question); else nothing."""
+    proxy = current_proxy()
+    if proxy is None:
+        return contextlib.nullcontext()
+    return proxy.attribute(system=system, phase=phase, question_id=question_id)
+
+
+def _built(factory: MemoryFactory, questions: Sequence[MemoryQuestion], trajectories: Mapping[str, Trajectory],
+           shared: bool, executor: Any = None, system: str = "") -> Iterator[tuple[TrajectoryMemory, float]]:
     """:func:`~.memory.memories` with the seconds each question's memory took to build (0.0 when reused)."""
     memory = None
-    for ids in lists:
+    for question in questions:
         seconds = 0.0
         if memory is None or not shared:
             started = time.perf_counter()
-            memory = build_memory(factory, ids, trajectories, executor)
+            with attributed(system, "ingest", question.question_id):
+                memory = build_memory(factory, question.haystack_ids, trajectories, executor)
             seconds = time.perf_counter() - started
         yield memory, seconds
 
@@ -178,6 +195,12 @@ def factory_calls_models(factory: MemoryFactory) -> bool:
     return known if isinstance(known, bool) else calls_models(factory())
 
 
+def factory_uses_model_proxy(factory: MemoryFactory) -> bool:
+    """Whether the memories ``factory`` builds declare UsesModelProxy (as :func:`factory_calls_models`)."""
+    known = getattr(factory, "uses_model_proxy", None)
+    return known if isinstance(known, bool) else uses_model_proxy(factory())
+
+
 def run_memory(factory: MemoryFactory, questions: Sequence[MemoryQuestion], trajectories: Mapping[str, Trajectory],
                *, system: str, counter: TokenCounter, max_tokens: int, mapper: Any = None,
                shared: bool | None = None) -> Iterator[MemoryOutcome]:
@@ -187,10 +210,13 @@ def run_memory(factory: MemoryFactory, questions: Sequence[MemoryQuestion], traj
     the rule's answer decided over a larger run these questions are a shard of (None: decided over ``questions``)."""
     lists = [q.haystack_ids for q in questions]
     shared = is_shared(lists) if shared is None else shared
-    if len(questions) > 1 and not shared and on_workers(mapper) and not factory_calls_models(factory):
+    if (len(questions) > 1 and not shared and on_workers(mapper) and not factory_calls_models(factory)
+            and not factory_uses_model_proxy(factory)):
         task = MemoryTask(factory, trajectories, system=system, counter=counter, max_tokens=max_tokens)
         yield from list(mapper.map(task, questions, desc="v2 memory"))  # the whole map: the pool ends cleanly
         return
-    for question, (memory, seconds) in zip(questions, _built(factory, lists, trajectories, shared, mapper)):
-        outcome = query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)
+    for question, (memory, seconds) in zip(questions, _built(factory, questions, trajectories, shared, mapper,
+                                                             system)):
+        with attributed(system, "query", question.question_id):
+            outcome = query_memory(memory, question, system=system, counter=counter, max_tokens=max_tokens)
         yield replace(outcome, memory_build_seconds=seconds)

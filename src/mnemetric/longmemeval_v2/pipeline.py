@@ -5,7 +5,9 @@ token_counter; no dispatch by name). No component holds a client: the reader and
 :class:`mnemetric.execute.ModelCall` records, and the run's ONE executor (built by the stage or the CLI from
 the ``executor`` and ``llm:`` settings) sends them — one budget and one usage ledger for the run. The
 memory option is built afresh whenever the shared-haystack rule asks for a new memory (:mod:`.memory`); a memory
-that calls models (the CallsModels capability: ``dense``) is handed that same executor when it is built.
+that calls models (the CallsModels capability: ``dense``) is handed that same executor when it is built; one whose
+own OpenAI clients call models (UsesModelProxy: upstream's rag, agentrunbook_r) talks to the loopback model proxy
+over it.
 The offline reader and checker need no model and no network (the bundled sample's default); the reader
 and LLM checkers read the pinned upstream texts at run time (MNEMETRIC_LONGMEMEVAL_V2_DIR, else the
 cache, else a download). The CLI names options (``--memory bm25``) and gets the same conf files
@@ -65,10 +67,12 @@ class Components:
 class MemoryOption:
     """A memory conf option as a factory: each call builds a fresh memory from ``section`` (picklable, for a worker
     pool or a Dask cluster). ``calls_models``: whether its memories declare CallsModels (then the harness hands
-    each the run's executor and keeps it in this process: :mod:`.harness`)."""
+    each the run's executor and keeps it in this process: :mod:`.harness`); ``uses_model_proxy``: whether they
+    declare UsesModelProxy (then the memory step serves the model proxy around them, in this process)."""
 
     section: Mapping[str, Any]
     calls_models: bool = False
+    uses_model_proxy: bool = False
 
     def __call__(self) -> Any:
         from mnemetric.config import build
@@ -79,11 +83,11 @@ class MemoryOption:
 def memory_factory(s: Mapping[str, Any]) -> tuple[MemoryOption, str]:
     """The memory option as a factory (built once now, so a bad target fails before any data is read, and to see
     whether it calls models) and its name."""
-    from mnemetric.execute.access import calls_models
+    from mnemetric.execute.access import calls_models, uses_model_proxy
 
     memory = _section(s, "memory")
     probe = MemoryOption(memory)()
-    return MemoryOption(memory, calls_models(probe)), str(memory["name"])
+    return MemoryOption(memory, calls_models(probe), uses_model_proxy(probe)), str(memory["name"])
 
 
 def component(s: Mapping[str, Any], group: str) -> Any:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,10 @@ class V2Run:
     """What the gate read (run-v2.json's ``protocol`` section)."""
     facts: Mapping[str, Any] = field(default_factory=dict)
     """The components' facts blocks as :func:`finish` got them (private facts kept: a shard part records them)."""
+    memory_cost: Mapping[str, Any] | None = None
+    """A UsesModelProxy memory's requests through the model proxy, per system and phase
+    (:func:`mnemetric.llm.memory_cost.memory_cost_record`; `mnemetric v2 run` writes it to OUT/memory_cost.json);
+    None for any other memory."""
 
 
 def tier_of(haystack: str | Path) -> str | None:
@@ -107,7 +111,8 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
     hpath = haystack_path(root, haystack)
     own = None
     if executor is None and (getattr(reader, "calls_model", False) or getattr(checker, "calls_model", False)
-                             or getattr(factory, "calls_models", False) is True):
+                             or getattr(factory, "calls_models", False) is True
+                             or getattr(factory, "uses_model_proxy", False) is True):
         from mnemetric.execute import build_executor
 
         executor = own = build_executor(None, {})
@@ -130,8 +135,9 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
     if select is not None:  # a shard's reason names the whole run's selection, not the shard's part of it
         chosen = len(memory) if keep is None else sum(map(len, chosen_questions(root, domains, select).values()))
         subset = subset_reason(root, domains, select, chosen)
-    return finish(settings, rows, facts, data=data, images=check_images, subset=subset,
+    done = finish(settings, rows, facts, data=data, images=check_images, subset=subset,
                   extra_reasons=[shard_reason] if shard_reason else ())
+    return replace(done, memory_cost=latencies.memory_cost) if latencies.memory_cost is not None else done
 
 
 def subset_reason(root: str | Path, domains: Sequence[str], select: Selection | None, chosen: int) -> str | None:

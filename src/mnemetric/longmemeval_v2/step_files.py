@@ -5,7 +5,9 @@ git) and the small facts file each step writes beside its rows, typed: reader be
   and :class:`MemoryFacts` — the run settings the step decided, the data check against the custody record
   (:class:`~.data_custody.DataCheck`), the token counter and the memory option — and the usage sidecar of the
   memory's model calls through the run's executor (:func:`mnemetric.llm.usage.write_usage`: the cost of the work,
-  the same cold or warm; zeros for a memory that calls none).
+  the same cold or warm; zeros for a memory that calls none); ``memory-cost.json``: what a UsesModelProxy memory
+  (upstream's rag, agentrunbook_r) asked through the model proxy per phase (:mod:`mnemetric.llm.memory_cost`'s
+  tracked record; ``uses_model_proxy: false`` and zeros for any other memory).
 * ``read.jsonl`` + ``read.json`` + ``read-usage.json`` (stage v2_read): rows, the reader's facts, the usage
   sidecar.
 * ``check.jsonl`` + ``check.json`` + ``check-usage.json`` (stage v2_check): the same for the checker.
@@ -43,6 +45,10 @@ class StepFiles:
 
     def usage(self, step: str) -> Path:
         return self.folder / f"{step}-usage.json"
+
+    def memory_cost(self) -> Path:
+        """A UsesModelProxy memory's requests per system and phase (stage v2_memory)."""
+        return self.folder / "memory-cost.json"
 
 
 def latency_file(runs_dir: str | Path) -> Path:

@@ -88,6 +88,9 @@ class Latencies:
     build: dict[tuple[str, str], float] = field(default_factory=dict)
     cache_served: dict[tuple[str, str], int] = field(default_factory=dict)
     memory_side: dict[str, CallTally] = field(default_factory=dict)
+    memory_cost: dict[str, Any] | None = None
+    """A UsesModelProxy memory's requests through the model proxy (:func:`mnemetric.llm.memory_cost.memory_cost_record`:
+    per system and phase, only what the inputs decide); None for any other memory. Not in the sidecar."""
 
     def of(self, domain: str, question_id: str) -> tuple[float, float] | None:
         return self.seconds.get((domain, question_id))
@@ -137,7 +140,26 @@ def memory_step(root: Path, haystack: Path, domains: Sequence[str], factory: Mem
     workers build per-question memories in parallel when ``executor.workers`` > 1 or its map is remote (Dask;
     :func:`.harness.run_memory`; the memory's calls there are tallied into ``memory_side`` as here).
     ``keep``: a question shard (question id → asked?): only those questions are asked, each keeping the index and
-    the shared-haystack decision of the run without ``keep`` (:mod:`.shards`)."""
+    the shared-haystack decision of the run without ``keep`` (:mod:`.shards`). A memory that declares
+    UsesModelProxy (upstream's rag, agentrunbook_r) gets the loopback model proxy over ``mapper`` for the whole
+    step (:func:`mnemetric.llm.memory_cost.serving`): its requests then spend the run's budget, are cached and
+    counted in ``memory_side``; ``Latencies.memory_cost`` is then the proxy's record per (system, phase) and this
+    run's facts (sent, replayed, hit rate) go to stderr and the run log."""
+    from mnemetric.llm.memory_cost import finish_memory_run, memory_cost_record, serving
+
+    proxied = mapper is not None and getattr(factory, "uses_model_proxy", False) is True  # a conf option says so
+    with serving(proxied, mapper, None, system) as proxy:  # a UsesModelProxy memory's clients → the run's executor
+        rows, latencies = _memory_rows(root, haystack, domains, factory, counter=counter, max_tokens=max_tokens,
+                                       system=system, images_on=images_on, select=select, mapper=mapper, keep=keep)
+    if proxy is not None:
+        finish_memory_run("v2_memory", system, proxy)  # this run's facts: stderr, the run log
+        latencies.memory_cost = memory_cost_record(system, proxy)
+    return rows, latencies
+
+
+def _memory_rows(root: Path, haystack: Path, domains: Sequence[str], factory: MemoryFactory, *, counter: TokenCounter,
+                 max_tokens: int, system: str, images_on: bool, select: Selection | None, mapper: Any,
+                 keep: Callable[[str], bool] | None) -> tuple[list[MemoryRow], Latencies]:
     rows, latencies = [], Latencies()
     lists = read_haystack(haystack)
     per_domain = chosen_questions(root, domains, select)

@@ -22,6 +22,18 @@ code ours:
 * ``save_dir``: after the inserts, upstream's ``save_memory`` (memory_config.json + the backend's state);
   ``load_dir``: upstream's ``load_memory(dir, requested_config=<the config>)`` instead of a build, and the
   inserts are skipped (as upstream's harness does).
+* Model calls (:data:`PROXIED`): rag and agentrunbook_r call their controller model (chat completions) and their
+  embedding model (embeddings) through OpenAI SDK clients they build lazily from their config's ``base_url``. They
+  declare UsesModelProxy (:mod:`mnemetric.execute.access`): when the harness serves the loopback model proxy
+  (:mod:`mnemetric.llm.proxy`, stage v2_memory and ``mnemetric v2 run``), right after the memory is built and
+  before ``configure_runtime`` its clients — the per-thread sync ones and the async controller — are replaced by
+  clients at ``proxy.route(<the config's base_url>)`` with the proxy's dummy key (each client's timeout and
+  retries as upstream sets them); the memory's config (its ``base_url`` attributes, what ``memory_config`` and
+  ``save_memory`` write) is left as upstream's. The proxy sends each request through the run's executor to that
+  base_url with the run's key (``$OPENAI_API_KEY``: the config's ``api_key_env`` / ``api_key_file`` are not
+  read). codex and agentrunbook_c run the Codex CLI and agentrunbook_c_v2 the OpenAI Agents SDK, which speak
+  OpenAI's Responses API (over a websocket for the latter) from their own process or runner: the proxy does not
+  serve it, so their calls stay their own (docs/v2-upstream-baselines.md).
 * Only the method's own import closure inside memory_modules is executed: memory.py imports every backend
   at its end, and the backends the method does not import are given inert placeholders (so
   agentrunbook_c_v2's openai-agents is not needed to run rag). A package the method imports that is missing
@@ -97,6 +109,13 @@ ASSETS = {"agentrunbook_c": "memory_modules/assets/agentrunbook_c/"}
 RUNTIME_TYPES = frozenset({"rag", "agentrunbook_r", "codex", "agentrunbook_c", "agentrunbook_c_v2"})
 TRACE_TYPES = frozenset({"codex", "agentrunbook_c", "agentrunbook_c_v2"})
 PIP_NAMES = {"agents": "openai-agents", "PIL": "pillow", "yaml": "pyyaml"}
+PROXIED = frozenset({"rag", "agentrunbook_r"})
+"""memory_type → its model calls go through OpenAI SDK clients it builds from ``controller_base_url`` /
+``embedding_base_url`` (memory_modules/agentrunbook_r.py ``_get_controller_client``, ``_get_embedding_client``,
+``_get_async_controller_client``; rag.py borrows the first two): the ones routed through the model proxy."""
+CLIENT_SLOTS = ("controller_base_url", "embedding_base_url", "controller_max_retries", "controller_timeout_seconds",
+                "_runtime_local", "_async_controller_client")
+"""What :meth:`UpstreamMemory._route_clients` reads and replaces on such a memory (all there at :data:`REVISION`)."""
 QUERY_CONTEXTS = ("upstream", "none")
 _LOCK = threading.RLock()
 _LOADED: dict[str, Any] = {}
@@ -322,6 +341,8 @@ class UpstreamMemory:
     """One upstream memory (module docstring); built from a conf option under conf/v2/memory/upstream-*.yaml."""
 
     fingerprint_files = staticmethod(fingerprint_files)
+    uses_model_proxy = False
+    """Set per memory when it is built (:data:`PROXIED`, :data:`CLIENT_SLOTS`)."""
 
     def __init__(self, method: str, root: str | Path, name: str | None = None, checkout: str | None = None,
                  params: Mapping[str, Any] | None = None, workspace: str | Path | None = None,
@@ -348,6 +369,9 @@ class UpstreamMemory:
                 self.memory = self._upstream.load_memory(load_dir, requested_config=template)
             else:
                 self.memory = self._upstream.build_memory(self._runtime_config(template, trace_dir))
+            # the UsesModelProxy capability (module docstring): the method's memory with upstream's client slots
+            self.uses_model_proxy = memory_type in PROXIED and all(hasattr(self.memory, a) for a in CLIENT_SLOTS)
+            self._route_clients()
             self.memory.configure_runtime(query_trace_dir=trace_dir, generation_temperature=reader_temperature,
                                           generation_top_p=reader_top_p, cancel_event=threading.Event())
         except RuntimeError as exc:  # upstream's require()
@@ -355,6 +379,26 @@ class UpstreamMemory:
         except OSError as exc:  # e.g. transformers' AutoTokenizer: the embedding model's files not at hand
             raise build_os_error(self.name, template, exc) from None
         self._trajectories = self.root / "trajectories.jsonl"
+
+    def _route_clients(self) -> None:
+        """Point the memory's OpenAI clients at the running model proxy (module docstring); nothing when no proxy
+        runs (the memory then calls its config's endpoints itself, as upstream's harness does)."""
+        from mnemetric.llm.proxy import current
+
+        proxy = current()
+        if not self.uses_model_proxy or proxy is None:
+            return
+        from mnemetric.llm.sdk import openai
+
+        m = self.memory
+        controller, embedding = proxy.route(m.controller_base_url), proxy.route(m.embedding_base_url)
+        key, retries, timeout = proxy.api_key, m.controller_max_retries, m.controller_timeout_seconds
+        clients = types.SimpleNamespace(  # shared by every thread (upstream keeps one per thread)
+            controller_client=openai.OpenAI(base_url=controller, api_key=key, max_retries=retries, timeout=timeout),
+            embedding_client=openai.OpenAI(base_url=embedding, api_key=key, max_retries=3, timeout=1200.0))
+        m._runtime_local = clients  # noqa: SLF001 - upstream's client slots (files pinned by sha256)
+        m._async_controller_client = openai.AsyncOpenAI(base_url=controller, api_key=key, max_retries=retries,
+                                                        timeout=timeout)
 
     def _runtime_config(self, template: Mapping[str, Any], trace_dir: Path) -> dict[str, Any]:
         """evaluation/harness.py inject_runtime_memory_params (facts in the module docstring)."""

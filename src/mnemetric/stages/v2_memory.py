@@ -13,6 +13,10 @@ metrics/v2-latency.json). A memory that calls models (the CallsModels capability
 openai``) does so through this stage run's ONE executor (the ``executor`` option with the ``llm:`` settings: its
 ``llm.budget`` stops the run when spent) and is built and queried in this process; memory-usage.json holds the
 cost of that work (DVC output; zeros for a memory that calls none) and the run's counters go to the run log.
+A memory whose own OpenAI clients call models (UsesModelProxy: upstream's rag, agentrunbook_r) talks to the loopback
+model proxy over that executor (the same budget, cache and ledger); memory-cost.json (DVC output) holds its requests
+per phase (ingest, query), ``uses_model_proxy: false`` and zeros for any other memory; this run's hit rate goes to
+stderr and the run log.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from pathlib import Path
 from mnemetric.errors import ConfigError
 from mnemetric.execute import build_executor
 from mnemetric.fingerprint import read_fingerprint
+from mnemetric.io import write_json_atomic
+from mnemetric.llm.memory_cost import memory_cost_record
 from mnemetric.llm.run_log import finish_stage_run
 from mnemetric.llm.usage import write_usage
 from mnemetric.longmemeval_v2.data_custody import verify_root
@@ -73,6 +79,7 @@ def main() -> None:
     files = StepFiles.at(p["paths.v2_steps"])
     write_rows(files.rows("memory"), rows)
     write_usage(files.usage("memory"), executor.usage.work)  # the cost of the work, never per-run counters
+    write_json_atomic(files.memory_cost(), latencies.memory_cost or memory_cost_record(name, None))
     settings = run_settings(hpath, p["v2.haystack"], domains, memory=name, reader="", checker="",
                             token_counter=counter.name, max_tokens=int(p["v2.max_tokens"]),
                             memory_query_context=query_context_of(p["v2.memory"]))

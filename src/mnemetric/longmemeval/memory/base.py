@@ -21,7 +21,8 @@ is special-cased):
   (reset + the haystack's sessions) or "query" (retrieve) — of the question, and runs the system in its own
   process. The system points its library at ``mnemetric.llm.proxy.active().base_url`` with the proxy's
   dummy ``api_key`` (e.g. when it is first reset). Declared by inheriting :class:`UsesModelProxy` or by a
-  class attribute ``uses_model_proxy = True``.
+  class attribute ``uses_model_proxy = True``. Also the generic capability of :mod:`mnemetric.execute.access`
+  (re-exported here), which the LongMemEval-V2 harness honours for upstream's own baselines.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol, runtime_checkable
 
-from mnemetric.execute.access import CallsModels, calls_models  # noqa: F401 (re-exported: the V1 capability)
+from mnemetric.execute.access import (CallsModels, UsesModelProxy, calls_models,  # noqa: F401 (re-exported)
+                                     uses_model_proxy)
 from mnemetric.longmemeval.adapted import MemorySession, Query
 from mnemetric.longmemeval.rules import GRANULARITIES  # noqa: F401 (re-exported)
 
@@ -65,17 +67,6 @@ class LabelledCeiling:
     """Optional capability: a labelled ceiling (see the module docstring). Inherit to declare it."""
 
     labelled_ceiling: ClassVar[bool] = True
-
-
-class UsesModelProxy:
-    """Optional capability: the system's library calls models through the model proxy (module docstring)."""
-
-    uses_model_proxy: ClassVar[bool] = True
-
-
-def uses_model_proxy(memory: object) -> bool:
-    """Whether ``memory`` declares :class:`UsesModelProxy` (``uses_model_proxy`` is exactly True)."""
-    return getattr(memory, "uses_model_proxy", False) is True
 
 
 def is_labelled_ceiling(memory: object) -> bool:
