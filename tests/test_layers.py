@@ -120,3 +120,48 @@ def test_no_stage_imports_the_openai_sdk_before_it_sends_a_request():
                           env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert done.returncode == 0, done.stderr
     assert len(stages) > 15
+
+
+SQL_MODULES = {"llm/cache.py", "llm/claims.py", "llm/batch_ledger.py"}
+"""The model-call store: the response cache (and its vector table), its single-flight claims table, the
+batch ledger beside it. A manifest, a family or a door reads evidence from tracked files, never from them."""
+CONCURRENT_MODULES = {"llm/gather.py", "execute/immediate.py"}
+"""The one client loop: the immediate executor runs its calls through llm.gather; no component owns one."""
+
+
+def _uses(path: Path, module: str, names: tuple[str, ...]) -> bool:
+    """Whether ``path`` imports ``module`` or calls ``module.<name>`` / a from-imported ``<name>``."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == module for a in node.names) and not names:
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module == module and (
+                not names or any(a.name in names for a in node.names)):
+            return True
+        if (isinstance(node, ast.Attribute) and node.attr in names and isinstance(node.value, ast.Name)
+                and node.value.id == module):
+            return True
+    return False
+
+
+def test_sql_lives_in_the_model_call_store_only():
+    """Issue 15 item 3: run manifests are built from tracked files; no SQL outside the llm store modules."""
+    bad = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+                 if _uses(p, "sqlite3", ()) and str(p.relative_to(SRC)) not in SQL_MODULES)
+    assert not bad, bad
+
+
+def test_no_component_owns_a_client_loop():
+    """Issue 15 item 2: model calls are data sent by the run's executor; only it gathers them."""
+    bad = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+                 if _uses(p, "asyncio", ("gather", "run", "as_completed", "wait")) and
+                 str(p.relative_to(SRC)) not in CONCURRENT_MODULES)
+    assert not bad, bad
+
+
+def test_the_store_and_loop_rules_see_a_use(tmp_path):
+    sample = tmp_path / "m.py"
+    sample.write_text("import asyncio\nimport sqlite3\n\nasync def f(xs):\n    return await asyncio.gather(*xs)\n")
+    assert _uses(sample, "sqlite3", ()) and _uses(sample, "asyncio", ("gather",))
+    sample.write_text("from asyncio import gather\n")
+    assert _uses(sample, "asyncio", ("gather",)) and not _uses(sample, "sqlite3", ())

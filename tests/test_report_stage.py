@@ -11,14 +11,15 @@ import sys
 from pathlib import Path
 
 from tests.conftest import ROOT
-from tests.longmemeval.test_report import DATA, QA, RETRIEVAL
+from tests.longmemeval.test_report import DATA_RECORD, QA_RECORD, RETRIEVAL
 
 URL = re.compile(r"https?://")
 
 
 def setup(tmp: Path, run: dict | None) -> None:
     shutil.copy2(ROOT / "params.yaml", tmp / "params.yaml")
-    files = {"metrics/detail/qa.json": QA, "metrics/detail/retrieval.json": RETRIEVAL, "metrics/data.json": DATA}
+    files = {"metrics/detail/qa.json": QA_RECORD, "metrics/detail/retrieval.json": RETRIEVAL,
+             "metrics/data.json": DATA_RECORD}
     if run is not None:
         files["metrics/run.json"] = run
     for rel, body in files.items():

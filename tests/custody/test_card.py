@@ -86,6 +86,10 @@ def test_the_title_names_the_manifest_s_benchmark_else_the_family_s_display_name
     assert render_card(Tiny(), run, {"m": {"a": 0.5}}, None).startswith(
         "#### Tiny result: memory `bm25` on `s` (suite `full`)\n\n| metric |")
     assert render_card(Tiny(), RUN, {"m": None}, None).startswith("#### LongMemEval result:")
+    # a manifest without a memory, variant or suite (a family that has none) shows "—", not "None"
+    bare = {k: v for k, v in RUN.items() if k not in ("memory", "variant", "suite")}
+    assert render_card(Tiny(), bare, {"m": None}, None).startswith(
+        "#### LongMemEval result: memory — on — (suite —)\n")
 
 
 def test_no_rows_print_the_family_s_empty_text():

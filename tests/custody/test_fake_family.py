@@ -138,7 +138,7 @@ def test_the_manifest_frame_refuses_sections_quiz_s_gate_needs_or_frame_keys(qui
 def test_quiz_s_card_goes_through_the_same_frame(quiz_run):
     params, family, _, _, _, url = quiz_run
     lines = card_from_files(family, params).splitlines()
-    assert lines[:7] == ["#### Quiz result: memory `None` on `exam` (suite `all`)", "",
+    assert lines[:7] == ["#### Quiz result: memory — on `exam` (suite `all`)", "",
                          "| metric | value | 95% interval | n |", "|---|---|---|---|",
                          "| recall | 0.6667 | — | 3 |", "| recall (easy) | 0.5000 | — | 2 |",
                          "| recall (hard) | 1.0000 | — | 1 |"]

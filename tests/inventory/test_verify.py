@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mnemetric.cli import main
-from mnemetric.custody.inventory import verify_reviewed_sources
+from mnemetric.custody.inventory import Inventory, verify_reviewed_sources
 from mnemetric.errors import ConfigError, InputError
 
 from tests.conftest import ROOT
@@ -28,12 +28,16 @@ def source(path: str, sha: str) -> dict:
     return {"path": path, "sha256": sha, "url": f"{V1_REPO}/blob/{V1_REV}/{path}"}
 
 
-def inventory(v1_sources, v2_sources=None) -> dict:
+def inventory_record(v1_sources, v2_sources=None) -> dict:
     inv = helpers.seed()
     inv["families"][0]["reviewed_sources"] = v1_sources
     if v2_sources is not None:
         inv["families"][1]["reviewed_sources"] = v2_sources
     return inv
+
+
+def inventory(v1_sources, v2_sources=None) -> Inventory:
+    return Inventory.from_record(inventory_record(v1_sources, v2_sources), file="inv.json")
 
 
 @pytest.fixture()
@@ -91,7 +95,7 @@ def write_inventory(tmp_path: Path, inv: dict) -> Path:
 
 
 def test_cli_exit_0_when_every_file_matches(tmp_path, checkout, capsys):
-    inv = write_inventory(tmp_path, inventory([source("README.md", SHA_ABC)]))
+    inv = write_inventory(tmp_path, inventory_record([source("README.md", SHA_ABC)]))
     assert main(["inventory", "verify", "--upstream-dir", str(checkout), "--inventory", str(inv)]) == 0
     out = capsys.readouterr().out
     assert "  match    README.md" in out
@@ -103,7 +107,7 @@ def test_cli_exit_1_and_names_every_bad_file(tmp_path, checkout, capsys):
     v2 = tmp_path / "LongMemEval-V2"
     v2.mkdir()
     (v2 / "README.md").write_bytes(b"")
-    inv = write_inventory(tmp_path, inventory(SOURCES, [source("README.md", SHA_EMPTY)]))
+    inv = write_inventory(tmp_path, inventory_record(SOURCES, [source("README.md", SHA_EMPTY)]))
     code = main(["inventory", "verify", "--checkout", f"longmemeval={checkout}", "--checkout", f"longmemeval-v2={v2}",
                  "--inventory", str(inv)])
     captured = capsys.readouterr()
@@ -113,6 +117,27 @@ def test_cli_exit_1_and_names_every_bad_file(tmp_path, checkout, capsys):
     assert "  missing  src/a_folder.py (no such file)" in captured.out
     assert f"LongMemEval-V2 {V2_REPO}" in captured.out
     assert "3 match, 1 mismatch, 2 missing" in captured.err
+
+
+@pytest.mark.parametrize(("edit", "record", "field"), [
+    (lambda inv: inv["families"][0]["reviewed_sources"][0].update(sha256=7), "families[0]",
+     "reviewed_sources[0].sha256"),
+    (lambda inv: inv["families"][0]["reviewed_sources"][0].pop("path"), "families[0]", "reviewed_sources[0].path"),
+    (lambda inv: inv["families"][0].update(repository=None), "families[0]", "repository"),
+    (lambda inv: inv["families"][1].update(reviewed_sorces=[]), "families[1]", "reviewed_sorces"),
+    (lambda inv: inv.update(schema="other/v1"), "<file>", "schema"),
+])
+def test_cli_reads_the_inventory_typed_and_names_a_bad_field(tmp_path, checkout, capsys, edit, record, field):
+    """`inventory verify` reads the inventory through its typed reader (custody/inventory_file.py): a wrong type,
+    a missing or a misspelt field is one message naming the file, the record and the field, exit 2, before any
+    file is hashed (it used to read the file as dicts: a misspelt key was skipped, a wrong type a traceback)."""
+    raw = inventory_record([source("README.md", SHA_ABC)])
+    edit(raw)
+    inv = write_inventory(tmp_path, raw)
+    code = main(["inventory", "verify", "--upstream-dir", str(checkout), "--inventory", str(inv)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"{inv}" in err and record in err and field in err
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -180,11 +205,12 @@ def test_real_v2_checkout_and_the_seeds_other_revision():
     v2 = next(f for f in seed["families"] if f["benchmark"] == "LongMemEval-V2")
     head = git_head(root)
     if head == v2["revision"]:
-        assert {r.status for r in verify_reviewed_sources(seed, {v2["repository"]: root})} == {"match"}
+        typed = Inventory.from_record(seed, file=str(SEED))
+        assert {r.status for r in verify_reviewed_sources(typed, {v2["repository"]: root})} == {"match"}
         return
     if head != V2_PINNED:
         pytest.skip(f"{root} is at {head}, neither {v2['revision']} nor {V2_PINNED}")
     v2["reviewed_sources"] = [{"path": p, "sha256": s, "url": f"{V2_REPO}/blob/{V2_PINNED}/{p}"}
                               for p, s in V2_AT_PIN.items()] + v2["reviewed_sources"]
-    results = verify_reviewed_sources(seed, {v2["repository"]: root})
+    results = verify_reviewed_sources(Inventory.from_record(seed, file=str(SEED)), {v2["repository"]: root})
     assert [(r.path, r.status) for r in results] == [(p, "match") for p in V2_AT_PIN] + [("README.md", "mismatch")]

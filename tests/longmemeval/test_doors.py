@@ -40,7 +40,7 @@ FULL_CARD = "".join([
     "  - judge endpoint(s) ['http://127.0.0.1:8000/v1'] are not the official API https://api.openai.com/v1\n"
 ])
 PARTIAL_CARD = "".join([
-    '#### LongMemEval result: memory `None` on `s` (suite `None`)\n'
+    '#### LongMemEval result: memory — on `s` (suite —)\n'
     '\n'
     '| metric | value | 95% interval | n |\n'
     '|---|---|---|---|\n'

@@ -89,7 +89,7 @@ def test_an_older_params_layout_with_plain_string_components_shows_them_as_not_r
 
 PARTIAL_RUN = {"variant": {"name": "x", "repo": "r"}, "reader": {"official": True}}
 PARTIAL_CARD = "".join([
-    '#### LongMemEval-V2 result: memory `None` on `x` (suite `None`)\n'
+    '#### LongMemEval-V2 result: memory — on `x` (suite —)\n'
     '\n'
     '(no LongMemEval-V2 metrics)\n'
     '\n'

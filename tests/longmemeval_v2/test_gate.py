@@ -58,3 +58,17 @@ def test_the_committed_sample_manifest_s_verdict_is_the_family_gate_s():
     del run["protocol"]
     assert official_reasons(run) == ["the LongMemEval-V2 run manifest has no protocol section to check "
                                      "(regenerate it: dvc repro v2_metrics)"]
+
+
+def test_a_subset_or_a_shard_is_a_gate_fact_the_manifest_keeps():
+    """A run that asked part of the questions is never official, and the gate says so from the manifest: the
+    subset and the shard are facts of the protocol section (absent for a whole run, so its layout is kept)."""
+    subset = "a subset of the questions: 4 of 14 (limit=2); official results ask every question"
+    part = replace(OFFICIAL, subset=subset, shard="shard 1/2 of the run")
+    assert reasons(part) == [subset, "shard 1/2 of the run"]
+    record = json.loads(json.dumps(part.to_record()))
+    assert GateFacts.from_record(record, file="run-v2.json") == part
+    assert official_reasons({"protocol": record}) == [subset, "shard 1/2 of the run"]
+    assert "subset" not in OFFICIAL.to_record() and "shard" not in OFFICIAL.to_record()
+    with pytest.raises(InputError, match=r"protocol\.subset"):
+        GateFacts.from_record({**record, "subset": 4}, file="run-v2.json")

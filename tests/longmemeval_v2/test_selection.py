@@ -115,6 +115,12 @@ def test_the_stages_ask_only_the_subset_the_params_choose_and_the_run_is_never_o
     assert "a subset of the questions: 4 of 14 (per_type=1, limit=2); official results ask every question" \
         in verdict["reasons"]
     assert metrics["combined"]["questions"] == 4
+    # the family's gate, deciding again from metrics/run-v2.json alone, gives the same verdict (the subset is a
+    # gate fact of the manifest's protocol section, not a reason added beside the gate)
+    from mnemetric.custody.gate import gate
+    from mnemetric.longmemeval_v2.family import FAMILY
+    run = json.loads((ws / "metrics" / "run-v2.json").read_text())
+    assert run["official_equivalence"] == verdict and gate(run, FAMILY).to_record() == verdict
 
 
 def test_the_stages_refuse_a_shard_and_name_the_command_that_shards(tmp_path, monkeypatch):

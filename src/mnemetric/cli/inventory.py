@@ -130,28 +130,26 @@ def checkouts(a: argparse.Namespace) -> dict[str, Path]:
 
 
 def _verify(a: argparse.Namespace) -> int:
-    from mnemetric.custody.inventory import verify_reviewed_sources
+    from mnemetric.custody.inventory import Inventory, verify_reviewed_sources
     from mnemetric.errors import InputError
     from mnemetric.family import family_named
     _refuse(a, ("--seed", "--out", "--run-manifest", "--crosscheck", "--metrics"))
     given = {family_named(name).display_name: (name, folder) for name, folder in checkouts(a).items()}
-    inventory = read_json(a.inventory)
-    families = {f.get("benchmark"): f for f in inventory.get("families", []) if isinstance(f, dict)} \
-        if isinstance(inventory, dict) else {}
+    inventory = Inventory.from_record(read_json(a.inventory), file=str(a.inventory))  # typed: a bad field is named
+    families = {f.benchmark: f for f in inventory.families}
     dirs: dict[str, Path] = {}
     for bench, (_, folder) in given.items():
-        if bench not in families or not isinstance(families[bench].get("repository"), str):
-            raise InputError(str(a.inventory), "<file>", "families", f"no {bench} family with a repository")
-        dirs[families[bench]["repository"]] = folder
+        if bench not in families:
+            raise InputError(str(a.inventory), "<file>", "families", f"no {bench} family")
+        dirs[families[bench].repository] = folder
     results = verify_reviewed_sources(inventory, dirs, file=str(a.inventory))
     for bench, fam in families.items():
         if bench not in given:
-            print(f"{bench}: not checked (no --checkout for it): {len(fam.get('reviewed_sources', []))} "
-                  "reviewed source(s)")
+            print(f"{bench}: not checked (no --checkout for it): {len(fam.reviewed_sources)} reviewed source(s)")
             continue
         folder = given[bench][1]
-        print(f"{bench} {fam['repository']} @ {fam.get('revision')}: checkout {folder}{_head(folder)}")
-        for r in (r for r in results if r.repository == fam["repository"]):
+        print(f"{bench} {fam.repository} @ {fam.revision}: checkout {folder}{_head(folder)}")
+        for r in (r for r in results if r.repository == fam.repository):
             detail = "" if r.status == "match" else (
                 f" (expected {r.expected_sha256}, got {r.actual_sha256})" if r.status == "mismatch" else " (no such file)")
             print(f"  {r.status:8} {r.path}{detail}")

@@ -82,8 +82,8 @@ def render_card(family: Family, run: Mapping[str, Any], docs: Mapping[str, Mappi
                           fix="choose a benchmark whose family defines a card (Family.card)")
     r = ManifestShown.from_record(run, file=file)
     rows = list(family.card.rows(docs))
-    lines = [f"#### {r.benchmark or family.display_name} result: memory `{r.memory_name}` on "
-             f"`{r.variant_name}` (suite `{r.suite_name}`)", ""]
+    lines = [f"#### {r.benchmark or family.display_name} result: memory {code(r.memory_name)} on "
+             f"{code(r.variant_name)} (suite {code(r.suite_name)})", ""]
     lines += table(rows) if rows else [family.card.empty]
     custody = family.card.custody or (lambda run, outputs, params: frame_lines(run, outputs, params, file))
     lines += ["", *custody(run, outputs, params), *gate_lines(run, file)]

@@ -1,8 +1,13 @@
 """Fill the report model (mnemetric.report.model) from the V1 metric files; flips against a baseline.
 
 Pure functions build the model from already-read inputs (:func:`build_report`, :func:`flips_between`);
-:func:`read_inputs` is the I/O edge that reads them (each file through ``mnemetric.io``; the retrieval
-detail typed, through :func:`~mnemetric.longmemeval.scoring.retrieval_report.read_retrieval_detail`).
+:func:`read_inputs` is the I/O edge that reads them, each through its typed reader: the QA detail
+(:class:`~mnemetric.longmemeval.scoring.qa_detail.QADetail`), the retrieval detail
+(:func:`~mnemetric.longmemeval.scoring.retrieval_report.read_retrieval_detail`), metrics/data.json
+(:class:`~mnemetric.longmemeval.data_stats.DataMetrics`) and the run manifest's verdict
+(:class:`~mnemetric.official.OfficialEquivalence`); the interval and cost objects those files keep as objects
+are read by name (:class:`IntervalShown`, :func:`cost_rows`). A field of the wrong type, or one the writer
+always writes and the file lacks, is an InputError naming the file and the field.
 
 Sources, each number shown exactly as its file holds it:
 
@@ -24,12 +29,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from mnemetric.errors import InputError
 from mnemetric.io import atomic_open, require_file, sha256_file
+from mnemetric.longmemeval.data_stats import DataMetrics, read_data_metrics
 from mnemetric.longmemeval.scoring.qa import QUESTION_TYPES
+from mnemetric.longmemeval.scoring.qa_detail import QADetail
 from mnemetric.longmemeval.scoring.retrieval_averaging import split_at_k
 from mnemetric.longmemeval.scoring.retrieval_report import RetrievalDetail, read_retrieval_detail
 from mnemetric.report.model import (
@@ -46,6 +54,7 @@ from mnemetric.report.model import (
     TypeResult,
 )
 from mnemetric.official import KEY, OfficialEquivalence
+from mnemetric.records import OPTIONAL_NUMBER, STRING, Fields
 from mnemetric.stats import compare_paired
 
 RULE = "exclude_abs"
@@ -54,45 +63,57 @@ UPSTREAM_PROFILE = "longmemeval-session-upstream-v1"
 RETRIEVAL_HEADLINE = ("recall_all@5", "recall_all@10", "ndcg_any@5", "ndcg_any@10",
                       "recall@5", "recall@10", "ndcg@5", "ndcg@10")
 COST_STAGES = ("retrieve", "answer", "judge", "total")
+QA_DETAIL: Final = "metrics/detail/qa.json"
+RETRIEVAL_DETAIL: Final = "metrics/detail/retrieval.json"
 
 
-def _interval(ci: Mapping[str, Any] | None) -> Interval | None:
-    return Interval(ci["low"], ci["high"]) if ci and ci.get("low") is not None and ci.get("high") is not None else None
+_CI_FIX: Final = "regenerate it with `dvc repro` (the stage that writes it)"
 
 
-def equivalence(qa: Mapping[str, Any], run: Mapping[str, Any] | None) -> Equivalence:
-    """From the run manifest when there is one, else from the QA metrics (module docstring)."""
-    doc, file = (run, "metrics/run.json") if run is not None and KEY in run else (qa, "metrics/detail/qa.json")
-    gate = OfficialEquivalence.from_record(doc.get(KEY), file=file)
+@dataclass(frozen=True)
+class IntervalShown:
+    """An interval object (mnemetric.stats' ``{low, high, method, ...}``) as the page shows it: the bounds when
+    both are numbers, its method (None: the file does not say); a bound or method of the wrong type is an
+    InputError naming the file and the field."""
+
+    interval: Interval | None
+    method: str | None
+
+    @classmethod
+    def of(cls, raw: Any, *, file: str, field: str) -> IntervalShown:
+        if raw is None:
+            return cls(None, None)
+        f = Fields.of(raw, file=file, record="<file>", prefix=f"{field}.", fix=_CI_FIX, field=field)
+        low, high = f.maybe("low", OPTIONAL_NUMBER), f.maybe("high", OPTIONAL_NUMBER)
+        return cls(Interval(low, high) if low is not None and high is not None else None,
+                   f.maybe("method", STRING))
+
+
+def equivalence(qa: QADetail, run: OfficialEquivalence | None) -> Equivalence:
+    """From the run manifest when there is one, else from the QA detail (module docstring)."""
+    gate = run if run is not None else qa.official_equivalence
     return Equivalence(gate.value, gate.reasons)
 
 
-def custody(qa: Mapping[str, Any], retrieval: RetrievalDetail, data: Mapping[str, Any],
-            judged_sha256: str | None = None) -> Custody:
-    variant, adapter, suite = data.get("variant") or {}, data.get("adapter") or {}, data.get("suite") or {}
-    judge = qa.get("judge") or {}
-    models = judge.get("models") or []
+def custody(qa: QADetail, retrieval: RetrievalDetail, data: DataMetrics, judged_sha256: str | None = None) -> Custody:
+    models = qa.judge.models
     return Custody(
-        dataset_variant=str(variant.get("name") or qa.get("variant") or "unknown"),
-        dataset_revision=variant.get("revision"), dataset_sha256=variant.get("sha256"),
-        dataset_verified=variant.get("sha256_verified"),
-        suite=str(suite.get("name") or qa.get("suite") or "unknown"), suite_ids_sha256=suite.get("ids_sha256"),
-        adapter_schema=adapter.get("schema"), memory_system=str(qa.get("memory") or retrieval.memory or "unknown"),
-        memory_fingerprint=retrieval.memory_fingerprint, reader=str(qa.get("reader") or "unknown"),
-        judge_model=", ".join(models) if models else None, judge_prompt_set_sha256=judge.get("prompt_set_sha256"),
+        dataset_variant=data.variant, dataset_revision=data.revision, dataset_sha256=data.sha256,
+        dataset_verified=data.sha256_verified, suite=data.suite, suite_ids_sha256=data.suite_ids_sha256,
+        adapter_schema=data.adapter_schema, memory_system=str(qa.names.get("memory") or retrieval.memory or "unknown"),
+        memory_fingerprint=retrieval.memory_fingerprint, reader=str(qa.names.get("reader") or "unknown"),
+        judge_model=", ".join(models) if models else None, judge_prompt_set_sha256=qa.judge.prompt_set_sha256,
         judged_file_sha256=judged_sha256)
 
 
-def qa_headline_rows(qa: Mapping[str, Any]) -> list[Headline]:
-    ci = qa.get("ci95") or {}
-    rows = [Headline("overall accuracy", qa.get("overall"), _interval(ci.get("overall")), qa.get("n"),
-                     (ci.get("overall") or {}).get("method", "")),
-            Headline("task-averaged accuracy", qa.get("task_averaged"), _interval(ci.get("task_averaged")),
-                     qa.get("n"), (ci.get("task_averaged") or {}).get("method", "no interval")),
-            Headline("abstention accuracy", (qa.get("abstention") or {}).get("accuracy"),
-                     _interval(ci.get("abstention")), (qa.get("abstention") or {}).get("n"),
-                     (ci.get("abstention") or {}).get("method", ""))]
-    return rows
+def qa_headline_rows(qa: QADetail, file: str = QA_DETAIL) -> list[Headline]:
+    ci = {k: IntervalShown.of(qa.ci95.get(k), file=file, field=f"ci95.{k}")
+          for k in ("overall", "task_averaged", "abstention")}
+    return [Headline("overall accuracy", qa.overall, ci["overall"].interval, qa.n, ci["overall"].method or ""),
+            Headline("task-averaged accuracy", qa.task_averaged, ci["task_averaged"].interval, qa.n,
+                     ci["task_averaged"].method or "no interval"),
+            Headline("abstention accuracy", qa.abstention_accuracy, ci["abstention"].interval, qa.abstention_n,
+                     ci["abstention"].method or "")]
 
 
 def retrieval_headline_rows(retrieval: RetrievalDetail) -> list[Headline]:
@@ -102,16 +123,20 @@ def retrieval_headline_rows(retrieval: RetrievalDetail) -> list[Headline]:
         means, cis = block.means.get(level) or {}, (block.ci95 or {}).get(level) or {}
         for name in RETRIEVAL_HEADLINE:
             if name in means:
-                ci = cis.get(name)
-                rows.append(Headline(f"{name} ({level})", means[name], _interval(ci), block.n,
-                                     (ci or {}).get("method", "no interval")))
+                ci = IntervalShown.of(cis.get(name), file=RETRIEVAL_DETAIL, field=f"{RULE}.ci95.{level}.{name}")
+                rows.append(Headline(f"{name} ({level})", means[name], ci.interval, block.n,
+                                     ci.method or "no interval"))
     return rows
 
 
-def per_type(qa: Mapping[str, Any]) -> tuple[TypeResult, ...]:
-    blocks = qa.get("per_type") or {}
-    return tuple(TypeResult(t, blocks[t].get("accuracy"), _interval(blocks[t].get("ci95")), blocks[t].get("n", 0))
-                 for t in QUESTION_TYPES if t in blocks)
+def per_type(qa: QADetail, file: str = QA_DETAIL) -> tuple[TypeResult, ...]:
+    out = []
+    for t in QUESTION_TYPES:
+        if t in qa.per_type:
+            block = qa.per_type[t]
+            ci = IntervalShown.of(block.ci95, file=file, field=f"per_type.{t}.ci95")
+            out.append(TypeResult(t, block.accuracy, ci.interval, block.n))
+    return tuple(out)
 
 
 def curves(retrieval: RetrievalDetail) -> tuple[Curve, ...]:
@@ -127,13 +152,19 @@ def curves(retrieval: RetrievalDetail) -> tuple[Curve, ...]:
     return tuple(out)
 
 
-def cost_rows(cost: Mapping[str, Any] | None) -> tuple[CostRow, ...]:
-    """One row per stage and the total; ``requests`` shows the responses used (cost of the work)."""
+def cost_rows(cost: Mapping[str, Any] | None, file: str = QA_DETAIL) -> tuple[CostRow, ...]:
+    """One row per stage and the total; ``requests`` shows the responses used (cost of the work). The cost
+    block's layout: :func:`~mnemetric.longmemeval.scoring.qa_report.cost_block` (a stage's counts read by name)."""
     if not cost:
         return ()
-    return tuple(CostRow(stage, cost[stage].get("responses", 0), None, cost[stage].get("prompt_tokens", 0),
-                         cost[stage].get("completion_tokens", 0), float(cost[stage].get("usd", 0.0)))
-                 for stage in COST_STAGES if isinstance(cost.get(stage), Mapping))
+    f = Fields.of(cost, file=file, record="<file>", prefix="cost.", fix=_CI_FIX, field="cost")
+    rows = []
+    for stage in COST_STAGES:
+        if isinstance(cost.get(stage), Mapping):
+            s = f.at(stage)
+            rows.append(CostRow(stage, s.count("responses"), None, s.count("prompt_tokens"),
+                                s.count("completion_tokens"), float(s.amount("usd"))))
+    return tuple(rows)
 
 
 def flips_between(baseline: Mapping[str, bool], current: Mapping[str, bool], types: Mapping[str, str],
@@ -151,17 +182,18 @@ def flips_between(baseline: Mapping[str, bool], current: Mapping[str, bool], typ
     return Flips(baseline_name, rows, cmp.diff, Interval(cmp.low, cmp.high) if cmp.interval else None, cmp.p_value)
 
 
-def build_report(qa: Mapping[str, Any], retrieval: RetrievalDetail, data: Mapping[str, Any], *,
-                 run: Mapping[str, Any] | None = None, judged_sha256: str | None = None,
+def build_report(qa: QADetail, retrieval: RetrievalDetail, data: DataMetrics, *,
+                 run: OfficialEquivalence | None = None, judged_sha256: str | None = None,
                  flips: Flips | None = None, result_card: str = "", title: str | None = None) -> Report:
-    """The report model from the QA detail, retrieval detail and data metrics (module docstring)."""
-    name = title or f"Mnemetric report: {qa.get('memory', 'unknown')} on {qa.get('variant', 'unknown')}"
-    notes = tuple(n for n in ((qa.get("bootstrap") or {}).get("note"), retrieval.bootstrap.get("note")) if n)
+    """The report model from the QA detail, retrieval detail and data metrics, typed (module docstring);
+    ``run``: the run manifest's verdict (None: no manifest)."""
+    name = title or f"Mnemetric report: {qa.names.get('memory') or 'unknown'} on {qa.names.get('variant') or 'unknown'}"
+    notes = tuple(n for n in (qa.bootstrap.get("note"), retrieval.bootstrap.get("note")) if n)
     return Report(title=name, equivalence=equivalence(qa, run), custody=custody(qa, retrieval, data, judged_sha256),
                   headline=tuple(qa_headline_rows(qa) + retrieval_headline_rows(retrieval)), per_type=per_type(qa),
-                  series_name=str(qa.get("memory") or "this run"),
+                  series_name=str(qa.names.get("memory") or "this run"),
                   retrieval_title=f"Retrieval: recall against k ({retrieval.profile} profile)",
-                  curves=curves(retrieval), flips=flips, cost=cost_rows(qa.get("cost")),
+                  curves=curves(retrieval), flips=flips, cost=cost_rows(qa.cost),
                   result_card=result_card, notes=notes)
 
 
@@ -179,14 +211,18 @@ def read_json(path: str | Path, *, fix: str) -> dict[str, Any]:
 
 def read_inputs(qa_detail: str | Path, retrieval_detail: str | Path, data_metrics: str | Path,
                 run_manifest: str | Path | None) -> dict[str, Any]:
-    """The four inputs of :func:`build_report` read from disk; the run manifest is optional."""
+    """The four inputs of :func:`build_report` read from disk, each through its typed reader (QADetail,
+    RetrievalDetail, DataMetrics; the run manifest's verdict, OfficialEquivalence, when that file exists)."""
     fix = "run `dvc repro` (or the qa_metrics / retrieval_metrics / data_metrics stage) first"
     qa = read_json(qa_detail, fix=fix)
+    check_layout(qa, str(qa_detail))
     require_file(retrieval_detail, fix=fix)
-    out = {"qa": qa, "retrieval": read_retrieval_detail(retrieval_detail),
-           "data": read_json(data_metrics, fix=fix), "run": None}
+    require_file(data_metrics, fix=fix)
+    out = {"qa": QADetail.from_record(qa, file=str(qa_detail)), "retrieval": read_retrieval_detail(retrieval_detail),
+           "data": read_data_metrics(data_metrics), "run": None}
     if run_manifest is not None and Path(run_manifest).exists():
-        out["run"] = read_json(run_manifest, fix="rerun the stage that writes the run manifest")
+        run = read_json(run_manifest, fix="rerun the stage that writes the run manifest")
+        out["run"] = OfficialEquivalence.from_record(run.get(KEY), file=str(run_manifest))
     return out
 
 
@@ -250,7 +286,6 @@ def report_model(p: Mapping[str, Any], card: str = "", baseline: str | None = No
     no section)."""
     inputs = read_inputs(detail(p["paths.metrics_qa"]), detail(p["paths.metrics_retrieval"]), p["paths.metrics_data"],
                          Path(p["paths.metrics_qa"]).parent / "run.json")
-    check_layout(inputs["qa"], str(detail(p["paths.metrics_qa"])))
     judged = Path(p["paths.judged"])
     flips = baseline_flips(p, baseline, **flip_options) if baseline else None
     model = build_report(inputs["qa"], inputs["retrieval"], inputs["data"], run=inputs["run"],

@@ -16,6 +16,8 @@ and leaderboard at be15ea6e995462f3391c1a610892df3f67dfa7bd (upstream-v2-protoco
 9. no question failed where upstream aborts the run;
 10. the memory saw the question text and image only (not upstream's query context at be15ea6, which hands a
     memory the whole question row, gold answer included: :mod:`.upstream_memory`).
+11. every question of the run was asked: not a subset (``v2.subset``, ``--question-ids`` / ``--per-type`` /
+    ``--limit``) and not one shard of it (``--shard K/N``).
 
 The facts these rules read are one typed record, :class:`GateFacts`, which metrics/run-v2.json keeps as its
 ``protocol`` section: the gate decides from the manifest alone (``official_reasons(manifest)``), and the run
@@ -35,6 +37,8 @@ from mnemetric.records import Fields
 
 SECTION = "protocol"
 """The run manifest's section holding :class:`GateFacts`."""
+OPTIONAL = ("subset", "shard")
+"""Facts the section holds only when set."""
 
 
 @dataclass(frozen=True)
@@ -64,9 +68,16 @@ class GateFacts:
     memory_query_context: str = QUESTION_ONLY
     """What the memory saw of each question (:data:`~.memory.QUESTION_ONLY`, or :data:`~.memory.UPSTREAM_ROW`:
     the whole question row, gold answer included)."""
+    subset: str | None = None
+    """Which questions a subset run asked (:meth:`.selection.Selection.reason`: "a subset of the questions: 4 of
+    14 (limit=2); ..."), None when it asked every question."""
+    shard: str | None = None
+    """Which part of the run a shard is (``shard K/N ...``, :mod:`.shards`), None for a whole run."""
 
     def to_record(self) -> dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """The protocol section; ``subset`` / ``shard`` only when set (a whole run's section keeps its layout)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()
+                if k not in OPTIONAL or v is not None}
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str) -> GateFacts:
@@ -81,6 +92,7 @@ class GateFacts:
                    "memory_context_max_tokens": f.integer("memory_context_max_tokens"), "failed": f.count("failed"),
                    "memory_query_context": (f.optional_string("memory_query_context")
                                             if "memory_query_context" in raw else None) or QUESTION_ONLY}
+        values |= {k: f.optional_string(k) if k in f.raw else None for k in OPTIONAL}
         return cls(**{x.name: values[x.name] for x in fields(cls)})
 
 
@@ -114,6 +126,7 @@ def reasons(g: GateFacts) -> list[str]:
                    "query context, the whole question row with its gold answer; set v2.memory.query_context=none)")
     if g.token_counter_note:
         out.append(g.token_counter_note)
+    out += [text for text in (g.subset, g.shard) if text]
     return out
 
 

@@ -135,8 +135,7 @@ def run_v2(root: str | Path, haystack: str | Path, domains: Sequence[str] = DOMA
     if select is not None:  # a shard's reason names the whole run's selection, not the shard's part of it
         chosen = len(memory) if keep is None else sum(map(len, chosen_questions(root, domains, select).values()))
         subset = subset_reason(root, domains, select, chosen)
-    done = finish(settings, rows, facts, data=data, images=check_images, subset=subset,
-                  extra_reasons=[shard_reason] if shard_reason else ())
+    done = finish(settings, rows, facts, data=data, images=check_images, subset=subset, shard=shard_reason)
     return replace(done, memory_cost=latencies.memory_cost) if latencies.memory_cost is not None else done
 
 
@@ -149,15 +148,16 @@ def subset_reason(root: str | Path, domains: Sequence[str], select: Selection | 
 
 def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]], facts: Mapping[str, Any], *,
            data: DataCheck | None, images: bool, subset: str | None = None,
-           extra_reasons: Sequence[str] = ()) -> V2Run:
+           shard: str | None = None) -> V2Run:
     """Aggregate each domain, combine both, decide official_equivalence, summarise (module docstring).
     ``facts``: :mod:`.facts` blocks ``reader``, ``checker``, ``token_counter`` (the run's provenance); ``subset``:
-    the reason a subset run is not official (:meth:`.selection.Selection.reason`)."""
+    the reason a subset run is not official (:meth:`.selection.Selection.reason`); ``shard``: a shard's. Both are
+    gate facts (the manifest's ``protocol`` section), so the family's gate decides them from the manifest too."""
     aggregated = {d: aggregate(r, file=f"{d} per_question rows") for d, r in rows.items()}
     combined = (combine_aggregates(aggregated["web"], aggregated["enterprise"])
                 if set(rows) == set(DOMAINS) else None)
-    protocol = gate_facts(settings, rows, facts, data=data, images=images)
-    reasons = gate_reasons(protocol) + ([subset] if subset else []) + list(extra_reasons)
+    protocol = gate_facts(settings, rows, facts, data=data, images=images, subset=subset, shard=shard)
+    reasons = gate_reasons(protocol)
     provenance = {k: {f: v for f, v in block.items() if f not in PRIVATE_FACTS} for k, block in facts.items()}
     result = summary(settings, rows, aggregated, combined, reasons)
     if result["lafs"].get("computed") and not (data is not None and data.sha256_verified):
@@ -171,7 +171,8 @@ PRIVATE_FACTS = ("texts_pinned", "note")
 
 
 def gate_facts(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]], facts: Mapping[str, Any], *,
-               data: DataCheck | None, images: bool = True) -> GateFacts:
+               data: DataCheck | None, images: bool = True, subset: str | None = None,
+               shard: str | None = None) -> GateFacts:
     """What the gate reads of this run (:class:`mnemetric.longmemeval_v2.gate.GateFacts`), from its settings, rows
     and the steps' facts."""
     reader, checker, counter = facts["reader"], facts["checker"], facts["token_counter"]
@@ -187,7 +188,7 @@ def gate_facts(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionR
         token_counter_note=counter.get("note") or None,
         memory_context_max_tokens=int(settings["memory_context_max_tokens"]),
         memory_query_context=str(settings.get("memory_query_context") or QUESTION_ONLY),
-        failed=sum(1 for rs in rows.values() for r in rs if r.failed))
+        failed=sum(1 for rs in rows.values() for r in rs if r.failed), subset=subset, shard=shard)
 
 
 def official_reasons(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]],
