@@ -166,6 +166,24 @@ def test_merge_refuses_overlaps_gaps_and_mismatches_naming_them(tmp_path, record
     assert not out.exists()
 
 
+def test_merge_refuses_a_log_part_among_contexts_parts_and_an_out_that_is_a_part(tmp_path, records, capsys):
+    """retrieve writes two outputs per shard whose manifests agree on command, settings and data: the manifest
+    names which output it is, so the parts of one are never joined with the other's; and --out naming a part
+    would overwrite it."""
+    (p1, c1), (p2, c2), (p3, c3) = _shards(tmp_path, records)
+    out = tmp_path / "merged.jsonl"
+    with pytest.raises(InputError, match=r"p2\.jsonl: shard manifest: field 'output': 'retrieval log', but .*p1\.ctx\.jsonl has 'contexts'"):
+        merge(out, [c1, p2, c3])
+    assert not out.exists()
+    before = p1.read_bytes()
+    for target in (p1, Path(f"{p1}.failures.jsonl"), Path(f"{p1}.shard.json")):
+        assert main(["merge", "--out", str(target), str(p1), str(p2), str(p3)]) == 2
+        err = capsys.readouterr().err
+        assert "--out" in err and "would overwrite it" in err and "Traceback" not in err, err
+    assert p1.read_bytes() == before and not Path(f"{p1}.failures.jsonl").exists()
+    assert main(["merge", "--out", str(out), str(p1), str(p2), str(p3)]) == 0
+
+
 def _copy_manifest(src: Path, dst: Path) -> Path:
     shutil.copy(f"{src}.shard.json", f"{dst}.shard.json")
     return dst
