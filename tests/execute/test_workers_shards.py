@@ -84,6 +84,28 @@ def test_a_dask_local_cluster_writes_the_bytes_of_the_immediate_executor(tmp_pat
     assert [p.read_bytes() for p in base] == [p.read_bytes() for p in dask]
 
 
+def test_executor_address_joins_a_running_scheduler_and_writes_the_same_bytes(tmp_path, records):
+    """executor.address: the run joins that scheduler (starts no cluster of its own) and its tasks run on the
+    scheduler's workers; an address nobody listens at is a ConfigError naming executor.address."""
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    from mnemetric.execute.dask import DaskExecutor
+
+    base = _retrieve(tmp_path / "immediate", records, ImmediateExecutor(workers=1, progress=False))
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as watcher:
+        with DaskExecutor(address=cluster.scheduler_address, processes=False, progress=False) as ex:
+            joined = _retrieve(tmp_path / "joined", records, ex)
+            assert ex._cluster is None and ex.dask_client.scheduler.address == cluster.scheduler_address
+        prefixes = watcher.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
+        assert "apply" in prefixes, prefixes  # the scheduler ran the run's per-question tasks
+    assert [p.read_bytes() for p in base] == [p.read_bytes() for p in joined]
+    with DaskExecutor(address="tcp://127.0.0.1:9", progress=False) as ex, \
+            pytest.raises(ConfigError, match=r"(?s)executor\.address.*cannot reach the Dask scheduler"):
+        ex.dask_client
+
+
 def test_executor_dask_is_an_option_of_the_executor_group():
     import yaml
 
