@@ -277,6 +277,15 @@ def _line_ids(path: Path, expected: Sequence[str]) -> list[bytes]:
     return lines
 
 
+def without_sidecars(parts: Sequence[str | Path]) -> list[Path]:
+    """``parts`` without the ``.failures.jsonl`` sidecars of other parts given: a shell glob over the shard
+    outputs (``runs/judged.*.jsonl``) also matches ``runs/judged.1.jsonl.failures.jsonl``, which merge reads
+    beside its part anyway."""
+    given = {Path(p).resolve() for p in parts}
+    return [Path(p) for p in parts if not (str(p).endswith(FAILURES)
+                                           and Path(str(Path(p).resolve())[:-len(FAILURES)]) in given)]
+
+
 def refuse_out_among_parts(out: str | Path, parts: Sequence[str | Path]) -> None:
     """``--out`` naming one of the parts (or its sidecar) would overwrite that part's output with the merge: a
     ConfigError naming it, before anything is read or written."""

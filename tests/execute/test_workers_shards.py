@@ -227,7 +227,9 @@ def test_retrieve_answer_judge_on_2_shards_merge_to_the_unsharded_chain(tmp_path
     full = chain(tmp_path / "full", None)
     parts = [chain(tmp_path / f"s{k}", f"{k}/2") for k in (1, 2)]
     for name in ("hyp.jsonl", "judged.jsonl"):
-        assert main(["merge", "--out", str(tmp_path / name), *(str(p / name) for p in parts)]) == 0
+        # as a shell glob (runs/judged.*.jsonl) names them: each part and its .failures.jsonl sidecar
+        globbed = [str(f) for p in parts for f in (p / name, p / f"{name}.failures.jsonl")]
+        assert main(["merge", "--out", str(tmp_path / name), *globbed]) == 0, capsys.readouterr().err
         assert (tmp_path / name).read_bytes() == (full / name).read_bytes(), name
         assert (tmp_path / f"{name}.failures.jsonl").read_bytes() == (full / f"{name}.failures.jsonl").read_bytes()
     assert (tmp_path / "hyp.jsonl.usage.json").read_bytes() == (full / "hyp.jsonl.usage.json").read_bytes()

@@ -86,15 +86,18 @@ def light_executor(a: argparse.Namespace, llm: dict | None = None):
          "usage.json summed. Example: "
          "mnemetric merge --out runs/hypotheses.jsonl runs/hyp.1.jsonl runs/hyp.2.jsonl runs/hyp.3.jsonl")
 def _merge(p: argparse.ArgumentParser) -> Handler:
-    p.add_argument("parts", type=Path, nargs="+", metavar="PART", help="the shard outputs (any order)")
+    p.add_argument("parts", type=Path, nargs="+", metavar="PART",
+                   help="the shard outputs (any order; a PART's .failures.jsonl sidecar given too, as a glob such "
+                        "as runs/judged.*.jsonl names it, is read with its part)")
     p.add_argument("--out", type=Path, required=True, default=argparse.SUPPRESS, metavar="OUT",
                    help="the merged file to write")
 
     def run(a: argparse.Namespace) -> int:
         from mnemetric.family import shard_merger
         from mnemetric.llm.usage import part_usage, sum_usage, write_usage
-        from mnemetric.shard import Manifest, merge
+        from mnemetric.shard import Manifest, merge, without_sidecars
 
+        a.parts = without_sidecars(a.parts)  # a glob over the parts also names their .failures.jsonl sidecars
         merger = shard_merger(Manifest.read(a.parts[0]).command)
         if merger is not None:  # a command whose output is a folder: its family joins the parts
             done = merger(a.out, a.parts)
