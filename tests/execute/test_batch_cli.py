@@ -55,6 +55,8 @@ def test_export_then_import_then_the_rerun_sends_nothing(server, tmp_path, capsy
     out = tmp_path / "out.jsonl"
     run_batch_runner(server, exported, out)
     assert main(["batch", "import", str(out)]) == 0 and "3 stored" in capsys.readouterr().out
+    assert main(["batch", "status", "--all", "--offline"]) == 0
+    assert "done/- m chat, 3+0 of 3 done" in capsys.readouterr().out
     with ResponseCache() as cache:
         rows = {c.key: cache.get(c.key) for c in calls(server.base_url, 3)}
     assert main(["batch", "import", str(out)]) == 0  # the same file again: nothing added, nothing changed

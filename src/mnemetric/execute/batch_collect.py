@@ -173,6 +173,7 @@ def import_output(paths: Sequence[str | Path], ledger: Ledger, cache: ResponseCa
     finished = []
     for slot in {s.slot: s for s in owner.values()}.values():
         if all(k in cache for k in ledger.keys(slot.slot)):
+            ledger.update(slot.slot, completed=len(ledger.keys(slot.slot)))  # `batch status`: N+0 of N done
             ledger.finish(slot.slot, note="imported")
             finished.append(slot.slot)
     return {**counts, "slots_done": finished, "ledger": str(ledger.path), "state": DONE}
