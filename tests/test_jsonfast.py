@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -84,6 +85,25 @@ def test_objects_are_plain_dicts_to_callers(tmp_path):
     assert isinstance(item, dict) and item == {"a": {"b": 1}}
     item["a"] = 2  # a caller may overwrite a key: the fast path's repeated-key note is only read while it parses
     assert json.dumps(item) == '{"a": 2}' and jsonfast._local.repeated
+
+
+def test_a_validation_message_names_an_object_as_the_strict_reader_does(tmp_path, monkeypatch):
+    """A field holding an object is named ``dict`` by validate on either reader (the fast path's object type
+    was shown by its class name, ``_Object``)."""
+    from mnemetric.longmemeval import instance
+
+    rec = json.loads((Path(__file__).parent.parent / "data" / "sample" / "longmemeval_sample.json").read_text())[0]
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps([{**rec, "answer": {"x": 1}}]))
+
+    def messages() -> list[str]:
+        found: list[str] = []
+        instance.scan_file(path, lambda f: found.append(str(f)))
+        return [m for m in found if "'answer'" in m]
+
+    fast = messages()
+    monkeypatch.setattr(instance, "iter_json_items", jsonstream.strict_items)
+    assert fast == messages() and len(fast) == 1 and "got dict" in fast[0], fast
 
 
 @pytest.mark.parametrize("text", ["[" + "[" * 100_000 + "]" * 100_000 + "]", "[" + '{"a": [' * 1500])

@@ -71,6 +71,10 @@ class _Object(dict):
             _local.repeated = True
 
 
+_Object.__name__ = _Object.__qualname__ = "dict"
+"""Messages that name a value's type (``got dict``) read the same whichever reader built the item."""
+
+
 class _Scanned:
     """A binary file whose reads are checked for what yajl would accept but strict JSON refuses, and
     never end inside an escape: yajl decodes a surrogate pair cut between two reads as two lone

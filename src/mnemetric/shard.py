@@ -10,10 +10,12 @@ a shard selects the same questions again.
 A sharded output ``OUT`` gets a manifest beside it, ``OUT.shard.json`` (:class:`Manifest`): the command,
 ``K/N``, the sha256 of the settings that decide the output (``config_sha256``), of the universe file
 (``data_sha256``), of the inputs' lineage (``lineage_sha256``: the command, config, data and each input's
-own lineage — an unsharded input by its bytes), the universe size, and for every line of ``OUT`` (and of
+own lineage — an unsharded input by its bytes), the universe size, which of the command's outputs it is
+(``output``, when the command writes more than one: retrieve's retrieval log and contexts share everything
+else), and for every line of ``OUT`` (and of
 its ``.failures.jsonl`` sidecar, when the command writes one) its question id and its sort key: the
-position of its question in the unsharded run's output order. :func:`merge` checks the parts (one command,
-one ``N``, each shard once, the same config, data and lineage, no question twice, each file as its
+position of its question in the unsharded run's output order. :func:`merge` checks the parts (one command
+and output, one ``N``, each shard once, the same config, data and lineage, no question twice, each file as its
 manifest says) and writes the lines in key order — exactly what the unsharded run writes, since every
 command writes its lines in input order and each line depends on its own question only.
 """
@@ -125,6 +127,8 @@ class Manifest:
     failures: FileLines | None = None
     extra: dict[str, Any] | None = None
     """What the command's own merger needs (opaque here; a folder output's family reads it)."""
+    output: str | None = None
+    """Which output of the command (``retrieval log``, ``contexts``); None: its only one."""
 
     def to_record(self) -> dict[str, Any]:
         rec = {"format": FORMAT, "command": self.command, "shard": str(self.shard),
@@ -134,6 +138,8 @@ class Manifest:
             rec["failures"] = self.failures.to_record()
         if self.extra is not None:
             rec["extra"] = self.extra
+        if self.output is not None:
+            rec["output"] = self.output
         return rec
 
     @classmethod
@@ -155,7 +161,8 @@ class Manifest:
             return cls(str(raw["command"]), parse_shard(raw["shard"], f"{file}: shard"), str(raw["config_sha256"]),
                        str(raw["data_sha256"]), str(raw["lineage_sha256"]), int(raw["universe"]),
                        lines(raw["lines"]), lines(raw["failures"]) if raw.get("failures") is not None else None,
-                       dict(raw["extra"]) if raw.get("extra") is not None else None)
+                       dict(raw["extra"]) if raw.get("extra") is not None else None,
+                       str(raw["output"]) if raw.get("output") is not None else None)
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(file, "<file>", str(exc), "missing or malformed", fix=_MERGE_FIX) from None
 
@@ -232,15 +239,16 @@ class ShardRun:
         return self._data
 
     def write_manifest(self, out: str | Path, lines: FileLines, failures: FileLines | None = None,
-                       extra: dict[str, Any] | None = None) -> Path | None:
-        """``OUT.shard.json`` (for an unsharded run: a stale one removed). Write it before committing ``OUT``:
+                       extra: dict[str, Any] | None = None, output: str | None = None) -> Path | None:
+        """``OUT.shard.json`` (for an unsharded run: a stale one removed); ``output`` names which of the
+        command's outputs ``out`` is, when it writes more than one. Write it before committing ``OUT``:
         a crash in between leaves a manifest that disagrees with the file (refused), never a partial
         file that looks whole."""
         if self.shard is None:
             manifest_path(out).unlink(missing_ok=True)
             return None
         m = Manifest(self.command, self.shard, config_sha256(self.config), self._data_sha256(), self.lineage(),
-                     len(self.universe), lines, failures, extra)
+                     len(self.universe), lines, failures, extra, output)
         path = manifest_path(out)
         write_json_atomic(path, m.to_record())
         return path
@@ -269,6 +277,26 @@ def _line_ids(path: Path, expected: Sequence[str]) -> list[bytes]:
     return lines
 
 
+def without_sidecars(parts: Sequence[str | Path]) -> list[Path]:
+    """``parts`` without the ``.failures.jsonl`` sidecars of other parts given: a shell glob over the shard
+    outputs (``runs/judged.*.jsonl``) also matches ``runs/judged.1.jsonl.failures.jsonl``, which merge reads
+    beside its part anyway."""
+    given = {Path(p).resolve() for p in parts}
+    return [Path(p) for p in parts if not (str(p).endswith(FAILURES)
+                                           and Path(str(Path(p).resolve())[:-len(FAILURES)]) in given)]
+
+
+def refuse_out_among_parts(out: str | Path, parts: Sequence[str | Path]) -> None:
+    """``--out`` naming one of the parts (or its sidecar) would overwrite that part's output with the merge: a
+    ConfigError naming it, before anything is read or written."""
+    target = Path(out).resolve()
+    for part in parts:
+        mine = Path(part).resolve()
+        if target in (mine, Path(f"{mine}{FAILURES}"), manifest_path(mine).resolve()) or mine in target.parents:
+            raise ConfigError("--out", f"{out} is the shard output {part} (or inside it): merging would overwrite it",
+                              fix="give --out a new path, e.g. the unsharded run's file name")
+
+
 def check_parts(parts: Sequence[str | Path]) -> list[tuple[Path, Manifest]]:
     """The parts' manifests, checked (module docstring); every problem named with the parts involved."""
     if not parts:
@@ -276,8 +304,8 @@ def check_parts(parts: Sequence[str | Path]) -> list[tuple[Path, Manifest]]:
     got = [(Path(p), Manifest.read(p)) for p in parts]
     first_path, first = got[0]
     for path, m in got[1:]:
-        for what, mine, theirs in (("command", m.command, first.command), ("shard count", m.shard.count,
-                                   first.shard.count)):
+        for what, mine, theirs in (("command", m.command, first.command), ("output", m.output, first.output),
+                                   ("shard count", m.shard.count, first.shard.count)):
             if mine != theirs:
                 raise InputError(str(path), "shard manifest", what, f"{mine!r}, but {first_path} has {theirs!r}",
                                  fix=_MERGE_FIX)
@@ -315,6 +343,7 @@ def _merged(entries: Iterable[tuple[list[int], bytes]]) -> list[bytes]:
 def merge(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
     """Join shard outputs into ``out`` (and ``out.failures.jsonl`` when the parts have failures), atomically;
     returns ``{lines, failures, shards, command}``."""
+    refuse_out_among_parts(out, parts)
     got = check_parts(parts)
     main: list[tuple[list[int], bytes]] = []
     fails: list[tuple[list[int], bytes]] = []
@@ -333,9 +362,10 @@ def merge(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
             "failures": len(fails) if has_failures else None}
 
 
-def record_manifest(run: ShardRun | None, out: str | Path, lines: FileLines, failures: FileLines | None = None) -> None:
+def record_manifest(run: ShardRun | None, out: str | Path, lines: FileLines, failures: FileLines | None = None,
+                    output: str | None = None) -> None:
     """:meth:`ShardRun.write_manifest`, or (no run) remove a stale manifest of ``out``."""
     if run is None:
         manifest_path(out).unlink(missing_ok=True)
     else:
-        run.write_manifest(out, lines, failures)
+        run.write_manifest(out, lines, failures, output=output)

@@ -9,6 +9,8 @@ written to a temporary checkout. Every request waits ``latency_ms`` at the serve
 * sequential: ``LLMClient(max_concurrency=1)``, one request at a time as upstream evaluate_qa.py
   sends them, with an empty cache;
 * concurrent: ``LLMClient(max_concurrency=16)`` with a fresh, empty cache;
+* default: ``LLMClient(max_concurrency=<llm.max_concurrency of conf/config.yaml>)``, the shipped default,
+  with a fresh, empty cache (issue 16's target: >= 20x sequential at the default settings);
 * warm: the concurrent run again on the same cache: nothing may be sent.
 
 Each measurement uses its own temporary cache folder (warm reuses concurrent's, by definition).
@@ -73,6 +75,13 @@ def judge_once(server, prompts, hyps, refs, cache_dir: Path, concurrency: int) -
             "cache_hits": client.stats.cache_hits, "server_max_in_flight": server.max_in_flight}
 
 
+def default_concurrency() -> int:
+    """``llm.max_concurrency`` as shipped (conf/config.yaml)."""
+    import yaml
+
+    return int(yaml.safe_load((ROOT / "conf" / "config.yaml").read_text(encoding="utf-8"))["llm"]["max_concurrency"])
+
+
 def bench_judge(questions: int = 500, latency_ms: int = 100) -> dict[str, Any]:
     """Sequential vs concurrent judge throughput, and a warm-cache rerun (see the module doc)."""
     from mnemetric.longmemeval.judge.upstream_prompts import load_prompt_set
@@ -91,14 +100,19 @@ def bench_judge(questions: int = 500, latency_ms: int = 100) -> dict[str, Any]:
             server.max_in_flight = 0
             concurrent = judge_once(server, prompts, hyps, refs, conc_dir, 16)
             server.max_in_flight = 0
+            default = judge_once(server, prompts, hyps, refs, tmp / "cache-default", default_concurrency())
+            server.max_in_flight = 0
             warm = judge_once(server, prompts, hyps, refs, conc_dir, 16)
-    assert sequential["requests_sent"] == concurrent["requests_sent"] == questions
+    assert sequential["requests_sent"] == concurrent["requests_sent"] == default["requests_sent"] == questions
     assert warm["requests_sent"] == 0 and warm["cache_hits"] == questions
     return {"settings": {"questions": questions, "latency_ms": latency_ms, "model": SPEC["model"],
                          "server": "tests/support/openai_server.py FakeOpenAIServer (in process)",
                          "server_tcp_nodelay": bool(_Handler.disable_nagle_algorithm)},
-            "sequential": sequential, "concurrent": concurrent, "warm": warm,
+            "sequential": sequential, "concurrent": concurrent, "default": default, "warm": warm,
             "speedup_concurrent_vs_sequential": round(sequential["seconds"] / concurrent["seconds"], 1),
+            "speedup_default_vs_sequential": round(sequential["seconds"] / default["seconds"], 1),
+            "targets": {"default settings >= 20x sequential":
+                        sequential["seconds"] / default["seconds"] >= 20},
             "sequential_overhead_ms_per_request": round(sequential["seconds"] * 1000 / questions - latency_ms, 1)}
 
 

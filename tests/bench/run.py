@@ -214,7 +214,8 @@ def bench_judge_section(args: argparse.Namespace) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from judge import bench_judge
 
-    return bench_judge(questions=args.questions, latency_ms=args.latency_ms)
+    return {"command": "python tests/bench/run.py " + " ".join(args.argv), "machine": machine(),
+            **bench_judge(questions=args.questions, latency_ms=args.latency_ms)}
 
 
 def bench_workers_section(args: argparse.Namespace) -> dict[str, Any]:
@@ -254,6 +255,69 @@ SECTIONS = {"retrieval": bench_retrieval, "judge": bench_judge_section, "workers
             "stream": bench_stream_section, "reuse": bench_reuse_section, "batch": bench_batch_section}
 
 
+def _rows(name: str, r: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(figure, value, baseline measured in the same run) for the table ``make bench`` prints."""
+    def get(*path: str) -> Any:
+        node: Any = r
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        return node
+
+    rows: list[tuple[str, str, str]] = []
+    if name == "judge":
+        seq = get("sequential", "seconds")
+        for run in ("concurrent", "default"):
+            if get(run, "seconds"):
+                rows.append((f"judge, {get(run, 'max_concurrency')} in flight", f"{get(run, 'seconds')} s "
+                             f"({seq / get(run, 'seconds'):.1f}x)", f"sequential {seq} s"))
+        rows.append(("judge warm rerun", f"{get('warm', 'requests_sent')} requests", f"{get('warm', 'seconds')} s"))
+    elif name == "workers":
+        one = get("runs", "pool-1", "retrieve_s")
+        for run in ("pool-2", "dask-2"):
+            rows.append((f"retrieve, {run}", f"{get('runs', run, 'retrieve_s')} s", f"pool-1 {one} s"))
+        rows.append(("speedup, 2 workers vs 1", str(get("speedup_2_workers_vs_1")), ""))
+        rows.append(("dask-2 / pool-2", str(get("dask_vs_pool_2")), ""))
+        rows.append(("byte-identical", str(get("byte_identical")), ""))
+    elif name == "stream":
+        base = get("figures", "json.load")
+        for fig, f in (get("figures") or {}).items():
+            rows.append((fig, f"{f['wall_s']['median']} s, {f['peak_mib']['median']} MiB peak",
+                         f"json.load {base['wall_s']['median']} s, {base['peak_mib']['median']} MiB" if base else ""))
+    elif name == "reuse":
+        off = get("dense", "off", "retrieve_s")
+        for run in ("cold", "warm"):
+            rows.append((f"dense, store {run}", f"{get('dense', run, 'retrieve_s')} s", f"store off {off} s"))
+        for level in ("session", "turn"):
+            rows.append((f"reuse ratio ({level})", str(get("reuse", level, "reuse_ratio")), ""))
+        rows.append(("log lines differing", str(get("log_lines_differing")), ""))
+    elif name == "batch":
+        rows.append(("batch cost", f"${get('batch', 'usd')} ({get('cost_ratio_batch_over_live')} of live)",
+                     f"live ${get('live', 'usd')}"))
+        rows.append(("batch seconds", f"{get('batch', 'seconds')} s", f"live {get('live', 'seconds')} s"))
+        rows.append(("rerun sends", str(get("rerun_sent")), ""))
+    elif name.startswith("retrieval"):
+        for level, systems in (get("runs") or {}).items():
+            for system, v in systems.items():
+                for label, one in ((("cold", v["cold"]), ("warm", v["warm"])) if "cold" in v else (("", v),)):
+                    rows.append((f"{system} {level} {label}".rstrip(), f"{one['wall_s']} s, {one['peak_rss_mb']} MB",
+                                 ""))
+    for target, met in (get("targets") or {}).items():
+        rows.append((f"target: {target}", str(met), ""))
+    return rows
+
+
+def print_table(name: str, result: dict[str, Any]) -> None:
+    """One section as a table: each figure, its baseline, then the section's command and machine."""
+    rows = _rows(name, result)
+    width = max([len(f) for f, _, _ in rows] + [6])
+    print(f"-- {name}: {result.get('command', '(command not recorded)')}")
+    machine_ = result.get("machine") or {}
+    print(f"   machine: {machine_.get('nproc', '?')} cores, python {machine_.get('python', '?')}, "
+          f"{machine_.get('platform', '?')}")
+    for fig, value, base in rows:
+        print(f"   {fig:<{width}}  {value:<40}  {base}")
+
+
 def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", choices=sorted(SECTIONS), help="run one section (default: all)")
@@ -274,6 +338,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=3, help="stream: runs of each command (default: %(default)s)")
     p.add_argument("--reuse-questions", type=int, default=50,
                    help="reuse: questions of the dense off/cold/warm runs (default: %(default)s)")
+    p.add_argument("--table", action="store_true",
+                   help="print the table of the figures already in --out (each section's command, machine and "
+                        "baselines) and run nothing")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--adapted", type=Path, help=argparse.SUPPRESS)
     p.add_argument("--granularity", help=argparse.SUPPRESS)
@@ -287,10 +354,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     if args.worker:
         return worker(args)
+    if args.table:
+        for name, result in json.loads(args.out.read_text(encoding="utf-8")).items():
+            print_table(name, result)
+        return 0
     for name in [args.only] if args.only else list(SECTIONS):
         print(f"== {name}", flush=True)
-        merge_results(args.out, args.section or name, SECTIONS[name](args))
+        result = SECTIONS[name](args)
+        merge_results(args.out, args.section or name, result)
         print(f"== {name} → {args.out}", flush=True)
+        print_table(args.section or name, result)
     return 0
 
 

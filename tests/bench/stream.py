@@ -10,7 +10,10 @@ one process; ``/usr/bin/time -v`` reports the same ru_maxrss):
 * the readers: Mnemetric's reader (ijson + the strict guards) and the strict pure-Python reader
   alone (main's reader before issue 16, kept as the fallback that names every flaw);
 * ``mnemetric validate`` and ``mnemetric adapt`` (the CLI, interpreter start and imports included), each
-  also with the strict reader swapped in (before), and the two adapted files compared byte for byte.
+  also with the strict reader swapped in (before), and the two adapted files compared byte for byte;
+* the rest of a full M pass: ``mnemetric retrieve`` (bm25-upstream, session granularity, one worker) over
+  the file and ``mnemetric score-retrieval`` of its log; the pass's peak is the largest of validate, adapt,
+  retrieve and score (issue 16: <= 1 GiB).
 
 ``reuse``: the S-shaped set (run.py's ``--questions`` x ``--sessions``, 500 x 48 by default) is adapted
 and each question's documents are keyed as the embedding store keys them (sha256 of backend id and
@@ -95,6 +98,12 @@ def bench_stream(args: Any) -> dict[str, Any]:
             "validate in process (scan_file, no CLI)": [PY, "-c", SCAN, m],
             "mnemetric adapt": [PY, "-c", CLI, "adapt", m, "--out", str(out_new)],
             "mnemetric adapt, strict reader (before)": [PY, "-c", STRICT, "adapt", m, "--out", str(out_old)],
+            "mnemetric retrieve (bm25-upstream, session)": [
+                PY, "-c", CLI, "retrieve", m, "--memory", "bm25-upstream", "--granularity", "session", "--workers",
+                "1", "--out", str(folder / "log.jsonl")],
+            "mnemetric score-retrieval": [
+                PY, "-c", CLI, "score-retrieval", str(folder / "log.jsonl"), "--granularity", "session", "--profile",
+                "longmemeval-session-upstream-v1", "--out", str(folder / "retrieval.json")],
             "interpreter + mnemetric CLI imports (mnemetric --help)": [PY, "-c", CLI, "--help"],
         }
         runs: dict[str, list[dict[str, float]]] = {name: [] for name in commands}
@@ -117,6 +126,9 @@ def bench_stream(args: Any) -> dict[str, Any]:
         "validate no slower than json.load (median wall)": med["mnemetric validate"] <= med["json.load"],
         "validate no slower than json.load (median cpu)": cpu["mnemetric validate"] <= cpu["json.load"],
         "adapt peak <= 200 MiB": peak["mnemetric adapt"] <= 200,
+        "full pass (validate + adapt + bm25 retrieval + scoring) peak <= 1 GiB": max(
+            peak[n] for n in ("mnemetric validate", "mnemetric adapt", "mnemetric retrieve (bm25-upstream, session)",
+                              "mnemetric score-retrieval")) <= 1024,
     }
     return {
         "date": started.isoformat(timespec="seconds"),

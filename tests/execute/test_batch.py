@@ -4,6 +4,7 @@ nothing, batch and live share the cache, and every bad input is a clear error wi
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -46,6 +47,13 @@ def test_batch_costs_half_of_live_on_the_same_requests_and_a_rerun_sends_nothing
         work = ex.usage.work.to_dict()
     assert [o.text for o in out] == [o.text for o in live_out]
     assert [o.cost_usd for o in out] == [o.cost_usd for o in live_out]  # the work at the live price, per call
+    [made] = server.batch.batches.values()  # what OpenAI's Batch API is given
+    assert (made["endpoint"], made["completion_window"]) == ("/v1/chat/completions", "24h")
+    assert server.batch.files[made["input_file_id"]]["purpose"] == "batch"
+    sent = [json.loads(x) for x in server.batch.files[made["input_file_id"]]["data"].splitlines()]
+    assert [(x["custom_id"], x["method"], x["url"]) for x in sent] == \
+        [(c.key, "POST", "/v1/chat/completions") for c in calls(server.base_url, 5)]
+    assert {x["body"]["model"] for x in sent} == {"m"}  # one model per batch
     assert work["usd"] / live.usage.work.to_dict()["usd"] == pytest.approx(0.5)
     assert ex.usage.usd / live.usage.usd == pytest.approx(0.5)
     assert work["batch_responses"] == 5 and work["per_model"]["m"]["batch_responses"] == 5

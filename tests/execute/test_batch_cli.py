@@ -55,6 +55,14 @@ def test_export_then_import_then_the_rerun_sends_nothing(server, tmp_path, capsy
     out = tmp_path / "out.jsonl"
     run_batch_runner(server, exported, out)
     assert main(["batch", "import", str(out)]) == 0 and "3 stored" in capsys.readouterr().out
+    assert main(["batch", "status", "--all", "--offline"]) == 0
+    assert "done/- m chat, 3+0 of 3 done" in capsys.readouterr().out
+    with ResponseCache() as cache:
+        rows = {c.key: cache.get(c.key) for c in calls(server.base_url, 3)}
+    assert main(["batch", "import", str(out)]) == 0  # the same file again: nothing added, nothing changed
+    assert "0 stored" in (printed := capsys.readouterr().out) and "3 already stored" in printed, printed
+    with ResponseCache() as cache:
+        assert len(cache) == 3 and {c.key: cache.get(c.key) for c in calls(server.base_url, 3)} == rows
     with BatchExecutor({"prices": PRICES}, mode="export", export_dir=str(out_dir), progress=False) as ex:
         assert [o.text for o in ex.run(calls(server.base_url, 3))] == ["echo: q0", "echo: q1", "echo: q2"]
         assert ex.usage.requests_sent == 0 and ex.usage.work.to_dict()["batch_responses"] == 3

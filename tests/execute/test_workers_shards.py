@@ -84,6 +84,28 @@ def test_a_dask_local_cluster_writes_the_bytes_of_the_immediate_executor(tmp_pat
     assert [p.read_bytes() for p in base] == [p.read_bytes() for p in dask]
 
 
+def test_executor_address_joins_a_running_scheduler_and_writes_the_same_bytes(tmp_path, records):
+    """executor.address: the run joins that scheduler (starts no cluster of its own) and its tasks run on the
+    scheduler's workers; an address nobody listens at is a ConfigError naming executor.address."""
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    from mnemetric.execute.dask import DaskExecutor
+
+    base = _retrieve(tmp_path / "immediate", records, ImmediateExecutor(workers=1, progress=False))
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as watcher:
+        with DaskExecutor(address=cluster.scheduler_address, processes=False, progress=False) as ex:
+            joined = _retrieve(tmp_path / "joined", records, ex)
+            assert ex._cluster is None and ex.dask_client.scheduler.address == cluster.scheduler_address
+        prefixes = watcher.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
+        assert "apply" in prefixes, prefixes  # the scheduler ran the run's per-question tasks
+    assert [p.read_bytes() for p in base] == [p.read_bytes() for p in joined]
+    with DaskExecutor(address="tcp://127.0.0.1:9", progress=False) as ex, \
+            pytest.raises(ConfigError, match=r"(?s)executor\.address.*cannot reach the Dask scheduler"):
+        ex.dask_client
+
+
 def test_executor_dask_is_an_option_of_the_executor_group():
     import yaml
 
@@ -166,6 +188,24 @@ def test_merge_refuses_overlaps_gaps_and_mismatches_naming_them(tmp_path, record
     assert not out.exists()
 
 
+def test_merge_refuses_a_log_part_among_contexts_parts_and_an_out_that_is_a_part(tmp_path, records, capsys):
+    """retrieve writes two outputs per shard whose manifests agree on command, settings and data: the manifest
+    names which output it is, so the parts of one are never joined with the other's; and --out naming a part
+    would overwrite it."""
+    (p1, c1), (p2, c2), (p3, c3) = _shards(tmp_path, records)
+    out = tmp_path / "merged.jsonl"
+    with pytest.raises(InputError, match=r"p2\.jsonl: shard manifest: field 'output': 'retrieval log', but .*p1\.ctx\.jsonl has 'contexts'"):
+        merge(out, [c1, p2, c3])
+    assert not out.exists()
+    before = p1.read_bytes()
+    for target in (p1, Path(f"{p1}.failures.jsonl"), Path(f"{p1}.shard.json")):
+        assert main(["merge", "--out", str(target), str(p1), str(p2), str(p3)]) == 2
+        err = capsys.readouterr().err
+        assert "--out" in err and "would overwrite it" in err and "Traceback" not in err, err
+    assert p1.read_bytes() == before and not Path(f"{p1}.failures.jsonl").exists()
+    assert main(["merge", "--out", str(out), str(p1), str(p2), str(p3)]) == 0
+
+
 def _copy_manifest(src: Path, dst: Path) -> Path:
     shutil.copy(f"{src}.shard.json", f"{dst}.shard.json")
     return dst
@@ -187,7 +227,9 @@ def test_retrieve_answer_judge_on_2_shards_merge_to_the_unsharded_chain(tmp_path
     full = chain(tmp_path / "full", None)
     parts = [chain(tmp_path / f"s{k}", f"{k}/2") for k in (1, 2)]
     for name in ("hyp.jsonl", "judged.jsonl"):
-        assert main(["merge", "--out", str(tmp_path / name), *(str(p / name) for p in parts)]) == 0
+        # as a shell glob (runs/judged.*.jsonl) names them: each part and its .failures.jsonl sidecar
+        globbed = [str(f) for p in parts for f in (p / name, p / f"{name}.failures.jsonl")]
+        assert main(["merge", "--out", str(tmp_path / name), *globbed]) == 0, capsys.readouterr().err
         assert (tmp_path / name).read_bytes() == (full / name).read_bytes(), name
         assert (tmp_path / f"{name}.failures.jsonl").read_bytes() == (full / f"{name}.failures.jsonl").read_bytes()
     assert (tmp_path / "hyp.jsonl.usage.json").read_bytes() == (full / "hyp.jsonl.usage.json").read_bytes()

@@ -141,6 +141,9 @@ def test_merge_refuses_overlap_gap_and_mismatch_naming_them(tmp_path, capsys, of
     pq.write_text("".join(pq.read_text().splitlines(keepends=True)[1:]))
     code, _, err = _merge(capsys, tmp_path / "m", p1, p2, p3)
     assert code == 2 and str(p3) in err and "rows" in err and not (tmp_path / "m").exists()
+    before = _files(p1)
+    code, _, err = _merge(capsys, p1, p1, p2, offline_parts("p3b", "3/3"))  # --out naming a part: refused, kept
+    assert code == 2 and "--out" in err and "would overwrite it" in err and _files(p1) == before
     code, out, err = _merge(capsys, tmp_path / "m", p1, p2, offline_parts("p3b", "3/3"))
     assert code == 0, err
 

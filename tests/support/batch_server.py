@@ -155,7 +155,7 @@ class BatchAPI:
     def _route(self, method: str, parts: list[str], raw: bytes, ctype: str) -> tuple[int, dict]:
         if method == "POST" and parts == ["files"]:
             fields = _multipart(raw, ctype)
-            fid = self._store(fields["file"][1], fields.get("purpose", (None, b"batch"))[1].decode(), fields["file"][0])
+            fid = self._store(fields["file"][1], fields.get("purpose", (None, b""))[1].decode(), fields["file"][0])
             return 200, {"id": fid, "object": "file", "bytes": len(self.files[fid]["data"]), "created_at": int(time.time()),
                          "filename": fields["file"][0], "purpose": self.files[fid]["purpose"], "status": "processed"}
         if method == "POST" and parts == ["batches"]:

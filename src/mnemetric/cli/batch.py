@@ -175,7 +175,8 @@ def _export(p: argparse.ArgumentParser) -> Handler:
 @subcommand("batch", "import", "store a batch runner's output file(s) in the response cache",
             "Each line {custom_id, response: {status_code, body}, error} must answer an exported (or open) request "
             "of the ledger: an unknown custom_id, a truncated file or a repeated custom_id stops the import before "
-            "anything is stored. Usable replies are cached (marked as batch replies); errors and non-answers are "
+            "anything is stored. A file imported again adds nothing (its lines are counted 'already stored'). "
+            "Usable replies are cached (marked as batch replies); errors and non-answers are "
             "counted and left to the next run.")
 def _import(p: argparse.ArgumentParser) -> Handler:
     _ledger_option(p)
@@ -188,6 +189,7 @@ def _import(p: argparse.ArgumentParser) -> Handler:
         with _ledger(a) as ledger, ResponseCache(a.ledger.parent / CACHE_FILENAME if a.ledger else None) as cache:
             done = import_output(a.files, ledger, cache)
         print(f"imported: {done['stored']} stored, {done['non_answer']} non-answer(s), {done['error']} error(s), "
-              f"{done['malformed']} malformed; slots done: {', '.join(done['slots_done']) or 'none'}")
+              f"{done['malformed']} malformed, {done['already']} already stored; "
+              f"slots done: {', '.join(done['slots_done']) or 'none'}")
         return 0
     return handler

@@ -78,22 +78,26 @@ def light_executor(a: argparse.Namespace, llm: dict | None = None):
          "two parts, each file as its manifest says — and write OUT (plus OUT.failures.jsonl when the parts have "
          "failures sidecars, and OUT.usage.json — the parts' PART.usage.json added up — when they have usage "
          "sidecars) atomically, the lines in the unsharded run's order: the same bytes as the run without "
-         "--shard. A mismatch, an overlap or a gap is an error naming the parts; nothing is written. Merge the "
-         "retrieval log and the contexts of a retrieve run separately (each has its manifest). A PART that is an "
+         "--shard. A mismatch, an overlap or a gap is an error naming the parts, and so is an OUT that is one of "
+         "the PARTs; nothing is written. Merge the retrieval log and the contexts of a retrieve run separately (each "
+         "manifest names its output; mixing them is refused). A PART that is an "
          "output folder (`v2 run --shard K/N`: PART/shard.json) is joined by its family into the folder OUT, every "
          "file as the unsharded run writes it but the measured query seconds and run_args.json's start time, "
          "usage.json summed. Example: "
          "mnemetric merge --out runs/hypotheses.jsonl runs/hyp.1.jsonl runs/hyp.2.jsonl runs/hyp.3.jsonl")
 def _merge(p: argparse.ArgumentParser) -> Handler:
-    p.add_argument("parts", type=Path, nargs="+", metavar="PART", help="the shard outputs (any order)")
+    p.add_argument("parts", type=Path, nargs="+", metavar="PART",
+                   help="the shard outputs (any order; a PART's .failures.jsonl sidecar given too, as a glob such "
+                        "as runs/judged.*.jsonl names it, is read with its part)")
     p.add_argument("--out", type=Path, required=True, default=argparse.SUPPRESS, metavar="OUT",
                    help="the merged file to write")
 
     def run(a: argparse.Namespace) -> int:
         from mnemetric.family import shard_merger
         from mnemetric.llm.usage import part_usage, sum_usage, write_usage
-        from mnemetric.shard import Manifest, merge
+        from mnemetric.shard import Manifest, merge, without_sidecars
 
+        a.parts = without_sidecars(a.parts)  # a glob over the parts also names their .failures.jsonl sidecars
         merger = shard_merger(Manifest.read(a.parts[0]).command)
         if merger is not None:  # a command whose output is a folder: its family joins the parts
             done = merger(a.out, a.parts)

@@ -138,24 +138,31 @@ def follow(ex: Any, slots: list, want: Mapping[str, Any], desc: str, progress: b
 def import_output(paths: Sequence[str | Path], ledger: Ledger, cache: ResponseCache) -> dict[str, Any]:
     """Store the replies of batch output files (``vllm run-batch -o``, or a Batch API's files fetched by hand)
     whose requests the ledger has (an exported or open slot). Every file is read and checked before any
-    row is written; an unknown ``custom_id`` names the file and line. A slot all of whose requests now
-    have a stored reply is marked done. Returns counts per outcome."""
+    row is written; an unknown ``custom_id`` names the file and line. A line for a request of a slot already
+    done whose reply is stored (the same file imported again) is counted ``already`` and changes nothing. A
+    slot all of whose requests now have a stored reply is marked done. Returns counts per outcome."""
     slots = ledger.slots(states=(*OPEN, EXPORTED))
     owner: dict[str, Any] = {}
     payloads: dict[str, dict] = {}
     for slot in slots:
         for key, payload in ledger.payloads(slot.slot).items():
             owner[key], payloads[key] = slot, payload
+    stored = {key for slot in ledger.slots(states=(DONE,)) for key in ledger.keys(slot.slot)
+              if key not in owner and key in cache}
     seen: dict[str, str] = {}
     read = []
     for path in paths:
         p = Path(path)
         if not p.is_file():
             raise InputError(str(p), "<file>", "<path>", "no such file")
-        read += [(p, line) for line in read_results(p.read_bytes(), file=str(p), known=owner, seen=seen)]
-    counts = {"stored": 0, "non_answer": 0, "error": 0, "malformed": 0}
+        read += [(p, line) for line in read_results(p.read_bytes(), file=str(p), known=owner.keys() | stored,
+                                                    seen=seen)]
+    counts = {"stored": 0, "non_answer": 0, "error": 0, "malformed": 0, "already": 0}
     rows = []
     for p, line in read:
+        if line.key in stored:
+            counts["already"] += 1
+            continue
         slot = owner[line.key]
         kind, reason, row = classify(slot.kind, line, "content", {"batch": slot.batch_id or slot.slot, "source": "import"})
         counts[kind] += 1
@@ -166,6 +173,7 @@ def import_output(paths: Sequence[str | Path], ledger: Ledger, cache: ResponseCa
     finished = []
     for slot in {s.slot: s for s in owner.values()}.values():
         if all(k in cache for k in ledger.keys(slot.slot)):
+            ledger.update(slot.slot, completed=len(ledger.keys(slot.slot)))  # `batch status`: N+0 of N done
             ledger.finish(slot.slot, note="imported")
             finished.append(slot.slot)
     return {**counts, "slots_done": finished, "ledger": str(ledger.path), "state": DONE}

@@ -123,7 +123,7 @@ def write_retrieval(memory: MemorySystem, records: Iterable[AdaptedRecord | Adap
             if ctx_fh is not None:
                 ctx_fh.write(context)
             n += 1
-        for out in (log, contexts):  # before the outputs are committed (ShardRun.write_manifest)
-            if out is not None:
-                record_manifest(shard, out, lines)
+        for out, output in ((log, "retrieval log"), (contexts, "contexts")):  # before the outputs are committed
+            if out is not None:                                                  # (ShardRun.write_manifest)
+                record_manifest(shard, out, lines, output=output)
     return n

@@ -41,7 +41,7 @@ from mnemetric.longmemeval_v2.run import V2Run, finish, subset_reason, write_run
 from mnemetric.longmemeval_v2.selection import Selection
 from mnemetric.longmemeval_v2.steps import chosen_questions
 from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE, TRAJECTORIES_FILE, haystack_path
-from mnemetric.shard import FileLines, Shard, ShardRun, check_parts, manifest_path
+from mnemetric.shard import FileLines, Shard, ShardRun, check_parts, manifest_path, refuse_out_among_parts
 
 COMMAND = "v2 run"
 PER_QUESTION = "per_question.jsonl"
@@ -134,6 +134,7 @@ def merge_parts(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
     ``{command, shards, lines, failures}`` as :func:`mnemetric.shard.merge`."""
     from mnemetric.llm.usage import part_usage, sum_usage, write_usage
 
+    refuse_out_among_parts(out, parts)
     got = check_parts(parts)
     first_path, first = got[0]
     extra = first.extra or {}

@@ -148,3 +148,62 @@ def test_minilm_retrieval_logs_are_identical_with_and_without_reuse(minilm, tmp_
     assert 0 < shared.texts_embedded < shared.texts_seen  # turns recurred between the haystacks
     assert logs["reuse"] == logs["off"]
     assert scores["reuse"] == scores["off"]  # the scores behind the rankings too, bit for bit
+
+
+KILLED_CHILD = """\
+import sys, time
+from pathlib import Path
+import numpy as np
+from mnemetric.embeddings import EmbeddingCache
+
+class Slow:
+    backend_id = "test:hashed-slow"
+    def embed(self, texts):
+        if texts[0].startswith("second"):
+            Path(sys.argv[2]).touch()  # the first call's vectors are committed; the test kills now
+            time.sleep(60)
+        return np.asarray([[float(len(t)), 1.0] for t in texts], dtype=np.float32)
+
+cache = EmbeddingCache(Path(sys.argv[1]))
+cache.embed(Slow(), [f"first {i}" for i in range(5)])
+cache.embed(Slow(), [f"second {i}" for i in range(5)])
+"""
+
+
+@dataclass
+class Lengths:
+    """The killed child's backend, in this process, noting what it embeds."""
+
+    backend_id: str = "test:hashed-slow"
+    embedded: list[str] = field(default_factory=list)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.embedded += texts
+        return np.asarray([[float(len(t)), 1.0] for t in texts], dtype=np.float32)
+
+
+def test_a_kill_9_keeps_every_vector_committed_before_it(tmp_path):
+    """Crash-safe store: a process killed (SIGKILL) while embedding its second call's texts leaves the store
+    readable with the first call's vectors; the next run embeds only what the killed one had not stored."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+
+    store, mark = tmp_path / "embeddings.sqlite3", tmp_path / "second-call"
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+    child = subprocess.Popen([sys.executable, "-c", KILLED_CHILD, str(store), str(mark)], env=env)
+    deadline = time.monotonic() + 60
+    while not mark.exists():
+        assert child.poll() is None and time.monotonic() < deadline, "the child ended before its second call"
+        time.sleep(0.02)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    backend = Lengths()
+    cache = EmbeddingCache(store)
+    vectors = cache.embed(backend, [f"first {i}" for i in range(5)] + [f"second {i}" for i in range(5)])
+    assert backend.embedded == [f"second {i}" for i in range(5)]  # the first call's 5 came from the store
+    assert vectors.shape == (10, 2)
