@@ -31,7 +31,7 @@ from mnemetric.execute.interrupt import GracefulStop
 from mnemetric.execute.pool import PoolMapper
 from mnemetric.llm.budget import Budget, UsageStats
 from mnemetric.llm.cache import ResponseCache
-from mnemetric.llm.client import LLMClient
+from mnemetric.llm.client import DEFAULT_MAX_CONCURRENCY, LLMClient
 from mnemetric.llm.gather import gather_until_error
 from mnemetric.llm.types import ChatRequest, ChatResult, LLMRequestError
 
@@ -62,7 +62,7 @@ class ImmediateExecutor(PoolMapper):
         self.usage = usage if usage is not None else UsageStats()
         self.budget = budget if budget is not None else budget_from_params(self.llm)
         self.prices = PriceTable.from_dict(self.llm.get("prices"))
-        self.max_concurrency = int(self.llm.get("max_concurrency", 8))
+        self.max_concurrency = int(self.llm.get("max_concurrency", DEFAULT_MAX_CONCURRENCY))
         self._cache_arg, self._use_cache = cache, use_cache
         self._cache: ResponseCache | None = cache
         self._clients: dict[tuple[str, str | None, str], LLMClient] = {}

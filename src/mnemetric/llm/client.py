@@ -40,6 +40,11 @@ from mnemetric.llm.tally import note
 from mnemetric.llm.retry import RetryPolicy, parse_retry_after, send_with_retries, transport_knobs
 from mnemetric.llm.types import ChatRequest, ChatResult, LLMRequestError, MalformedResponse, Usage
 
+DEFAULT_MAX_CONCURRENCY = 32
+"""Requests in flight at once when ``llm.max_concurrency`` is not set (conf/config.yaml sets the same): enough
+for a judge run to be ~20x one-at-a-time against a 100 ms server (tests/bench/judge.py); a low rate-limit tier
+answers 429, which the client retries with backoff (Retry-After honoured) — lower ``llm.max_concurrency`` there."""
+
 __all__ = ["ChatRequest", "ChatResult", "LLMClient", "LLMRequestError", "MalformedResponse", "Usage",
            "parse_retry_after"]
 
@@ -90,7 +95,7 @@ class LLMClient(EmbedMixin):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        max_concurrency: int = 8,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         timeout: float = 120.0,
         max_attempts: int = 6,
         backoff_base: float = 1.0,

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mnemetric.llm.budget import Budget, PriceTable, UsageStats
-from mnemetric.llm.client import LLMClient
+from mnemetric.llm.client import DEFAULT_MAX_CONCURRENCY, LLMClient
 
 
 def budget_from_params(llm: Mapping[str, Any]) -> Budget:
@@ -25,7 +25,7 @@ def client_from_params(llm: Mapping[str, Any], base_url: str | None = None, stat
     """
     return LLMClient(
         base_url=base_url,
-        max_concurrency=int(llm.get("max_concurrency", 8)),
+        max_concurrency=int(llm.get("max_concurrency", DEFAULT_MAX_CONCURRENCY)),
         timeout=float(llm.get("timeout", 120)),
         max_attempts=int(llm.get("max_attempts", 6)),
         non_answer_attempts=int(llm.get("non_answer_attempts", 2)),
