@@ -4,8 +4,8 @@ A door hands an executor a *task* (a picklable callable, one call per question: 
 reset + ingest + retrieve for one adapted record) and the questions; :meth:`PoolMapper.map` yields the
 task's results in the questions' order, whatever order the workers finish in, so the output bytes are
 those of one worker. ``workers`` (the ``executor.workers`` param; None = one per usable core) processes
-run the task; at most ``2 × workers`` questions are in flight, so a large input is streamed, never held
-whole. With one worker, or one question, the task runs here, in this process.
+run the task, :data:`CHUNK` questions per round trip; at most ``2 × workers`` chunks are in flight, so a large
+input is streamed, never held whole. With one worker, or one question, the task runs here, in this process.
 
 Worker processes are forked (where the platform can: the task and everything it holds are inherited,
 not pickled) and ignore SIGINT; on an interrupt or an error the pool is shut down and its processes
@@ -66,19 +66,35 @@ def _init_worker(task: Callable[[Any], Any]) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _call(item: Any) -> tuple[Any, dict[str, Any]]:
-    """(the task's result, the tally of the model calls it made here) (module docstring)."""
+CHUNK = 4
+"""Items per task sent to a worker: one round trip (pickle, pipe, unpickle, result back) costs about as much as a
+cheap question's work (bm25 over an S haystack: ~5 ms), so each carries a few."""
+
+
+def _call(items: list[Any]) -> tuple[list[Any], dict[str, Any]]:
+    """(the task's results for ``items``, the tally of the model calls they made here) (module docstring)."""
     try:
-        return tallied(lambda: _TASK(item))  # type: ignore[misc]
+        return tallied(lambda: [_TASK(item) for item in items])  # type: ignore[misc]
     except MnemetricError as exc:
         raise WorkerError(str(exc), exc.exit_code) from None
 
 
-def _taken(future: Any) -> Any:
-    """A worker's result, its tally added to the tallies open here."""
-    result, counts = future.result()
+def _taken(future: Any) -> list[Any]:
+    """A worker's results, their tally added to the tallies open here."""
+    results, counts = future.result()
     merge(counts)
-    return result
+    return results
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    chunk: list[T] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _context() -> Any:
@@ -97,12 +113,12 @@ def map_ordered(task: Callable[[T], R], items: Iterable[T], workers: int) -> Ite
     window = 2 * workers
     done = False
     try:
-        for item in items:
-            pending.append(pool.submit(_call, item))
+        for chunk in _chunks(items, CHUNK):
+            pending.append(pool.submit(_call, chunk))
             if len(pending) >= window:
-                yield _taken(pending.popleft())
+                yield from _taken(pending.popleft())
         while pending:
-            yield _taken(pending.popleft())
+            yield from _taken(pending.popleft())
         done = True
     finally:
         if done:
