@@ -31,10 +31,12 @@ of the body's canonical JSON, so tests can tell whether the *same* request arriv
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import math
 import signal
+import struct
 import sys
 import threading
 import time
@@ -313,12 +315,16 @@ class FakeOpenAIServer:
         return payload
 
     def embeddings_payload(self, body: dict[str, Any]) -> dict[str, Any]:
-        """A well-formed embeddings list object for ``body``."""
+        """A well-formed embeddings list object for ``body``: :func:`fake_embedding` of each input as JSON numbers,
+        or with ``encoding_format: base64`` the base64 of those values rounded to little-endian float32 (so, as
+        with the real API, a base64 vector is not the float one digit for digit)."""
         inputs = body.get("input")
         texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
         dim = int(body.get("dimensions") or self.embedding_dim)
-        data = [{"object": "embedding", "index": i, "embedding": fake_embedding(t, dim)}
-                for i, t in enumerate(texts)]
+        vectors: list[Any] = [fake_embedding(t, dim) for t in texts]
+        if body.get("encoding_format") == "base64":  # the API's wire format: little-endian float32, base64
+            vectors = [base64.b64encode(struct.pack(f"<{dim}f", *v)).decode("ascii") for v in vectors]
+        data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
         tokens = sum(approx_tokens(t) for t in texts)
         return {"object": "list", "data": data, "model": self.resolved_model(str(body.get("model"))),
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
