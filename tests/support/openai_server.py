@@ -150,6 +150,8 @@ class RequestRecord:
     received_at: float
     answered: bool = False
     status: int = 0
+    raw: bytes = b""
+    """The body's bytes as they arrived (what the client serialised, key order and all)."""
 
 
 ERROR_MESSAGES = {
@@ -249,8 +251,8 @@ class FakeOpenAIServer:
             return [r.body_sha256 for r in self.requests]
 
     # -- internals used by the handler -----------------------------------------------------------
-    def _arrive(self, path: str, body: dict[str, Any]) -> tuple[RequestRecord, Fault | None]:
-        record = RequestRecord(path, body, canonical_sha256(body), time.time())
+    def _arrive(self, path: str, body: dict[str, Any], raw: bytes = b"") -> tuple[RequestRecord, Fault | None]:
+        record = RequestRecord(path, body, canonical_sha256(body), time.time(), raw=raw)
         with self._lock:
             self.requests.append(record)
             self.in_flight += 1
@@ -367,7 +369,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, _error_body(400, "Body is not valid JSON."))
             return
         path = self.path.split("?", 1)[0].rstrip("/")
-        record, fault = self.fake._arrive(path, body)
+        record, fault = self.fake._arrive(path, body, raw)
         status, answered = 0, False
         try:
             status, answered = self._respond(path, body, fault)
