@@ -38,7 +38,8 @@ class TwoFormatServer(FakeOpenAIServer):
     def embeddings_payload(self, body: dict[str, Any]) -> dict[str, Any]:
         texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
         vector: Any = B64 if body.get("encoding_format") == "base64" else FLOATS
-        return {"object": "list", "model": body["model"], "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+        usage = {"prompt_tokens": len(texts), "total_tokens": len(texts)}
+        return {"object": "list", "model": body["model"], "usage": usage,
                 "data": [{"object": "embedding", "index": i, "embedding": vector} for i in range(len(texts))]}
 
 
@@ -104,7 +105,8 @@ def test_the_float_default_keeps_its_key_and_bodies():
 def test_a_batch_line_carries_the_calls_format_and_a_base64_result_is_decoded_exactly():
     call = ModelCall.embedding(role="memory", model="m", text="hello", base_url="http://x/v1", encoding_format="base64")
     assert request_body(call.payload) == {"model": "m", "input": "hello", "encoding_format": "base64"}
-    row = cache_row("embeddings", {"model": "m", "data": [{"embedding": B64}], "usage": {"prompt_tokens": 2}}, {"batch": "b"})
+    reply = {"model": "m", "data": [{"embedding": B64}], "usage": {"prompt_tokens": 2}}
+    row = cache_row("embeddings", reply, {"batch": "b"})
     assert row["embedding"] == VALUES and encode_base64(row["embedding"]) == B64
 
 

@@ -310,8 +310,8 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
     assert any("upstream's query context" in r for r in ours.summary["official_equivalence"]["reasons"])
     print(f"\n{method} {tier} {domain}: {n} requests equal "
           f"({', '.join(f'{p} {sum(c.values())}' for p, c in sorted(theirs.items()))}); "
-          f"overall_full_set {up_agg['overall']['overall_full_set']}; embeddings {len(at_the_proxy.get(EMBEDDINGS, []))} "
-          f"at the proxy, {len(_wire(our_server, EMBEDDINGS))} sent, {verbatim} byte for byte upstream's")
+          f"overall_full_set {up_agg['overall']['overall_full_set']}; "
+          f"embeddings {len(at_the_proxy.get(EMBEDDINGS, []))} at the proxy, {len(_wire(our_server, EMBEDDINGS))} sent, {verbatim} byte for byte upstream's")
 
 
 def test_agentrunbook_c_v2_config_is_the_one_run_eval_builds(checkout, tmp_path, monkeypatch):
