@@ -49,20 +49,23 @@ def test_chat_and_embeddings_go_through_the_cache_and_reach_the_real_endpoint(se
             vectors = lib.embeddings.create(model="m-embed", input=["alpha", "beta"])  # SDK default: base64
         with proxy.attribute(system="toy", phase="query", question_id="q1"):
             again = _chat(lib)
+            repeat = lib.embeddings.create(model="m-embed", input="alpha")
             floats = lib.embeddings.create(model="m-embed", input="alpha", encoding_format="float")
     assert reply.choices[0].message.content == "echo: hello" == again.choices[0].message.content
     assert [len(d.embedding) for d in vectors.data] == [8, 8]
+    assert repeat.data[0].embedding == vectors.data[0].embedding
     assert floats.data[0].embedding == pytest.approx(vectors.data[0].embedding, abs=1e-6)
-    assert server.count == 2  # one chat, one embeddings request; the repeats were cache hits
-    assert {r.path for r in server.requests} == {"/v1/chat/completions", "/v1/embeddings"}
+    # one chat, and one embeddings request per format (base64 and float are two requests); the repeats were hits
+    assert [(r.path, r.body.get("input"), r.body.get("encoding_format")) for r in server.requests] == [
+        ("/v1/chat/completions", None, None), ("/v1/embeddings", ["alpha", "beta"], "base64"),
+        ("/v1/embeddings", ["alpha"], "float")]
     assert all(r.body.get("model") in ("m-chat", "m-embed") for r in server.requests)
     work = proxy.ledger.work()
     assert work["systems"]["toy"]["ingest"]["requests"] == {"chat": 1, "embeddings": 1}
-    assert work["systems"]["toy"]["query"]["usage"]["responses"] == 2  # the work of a hit counts like a send
+    assert work["systems"]["toy"]["query"]["usage"]["responses"] == 3  # the work of a hit counts like a send
     assert work["systems"]["toy"]["query"]["usage"]["per_model"]["m-chat"]["prompt_tokens"] == 2
     run = proxy.ledger.this_run()
-    assert run["systems"]["toy"]["ingest"]["sent"] == 2 and run["systems"]["toy"]["query"]["sent"] == 0
-    assert run["systems"]["toy"]["query"]["hit_rate"] == 1.0
+    assert run["systems"]["toy"]["ingest"]["sent"] == 2 and run["systems"]["toy"]["query"]["sent"] == 1
     with pytest.raises(NoModelProxy, match="no model proxy is running"):
         model_proxy.active()
 

@@ -25,7 +25,10 @@ openai-agents package and the Responses API over a websocket; docs/v2-upstream-b
 upstream ships no file for, is compared with the one run_eval.py builds. Compared per (method, tier, domain): every
 request body (reader, judge, the memory's controller and embeddings) as a multiset of canonical JSON — the memory's
 as its clients sent them to our loopback model proxy (rag and agentrunbook_r: mnemetric.execute.access
-UsesModelProxy), the proxy having forwarded each distinct one once through the run's executor; each question's memory_context and score;
+UsesModelProxy), the proxy having forwarded each distinct one once through the run's executor, and the embeddings
+requests our server got: in order, each the door's request with just its texts not yet cached — where that is
+all of them, upstream's request byte for byte (``encoding_format`` base64, the SDK's default, included); each
+question's memory_context and score;
 the domain's overall accuracy; the run folder's runtime_inputs/memory_config.json against the one run_eval.py
 writes, byte for byte.
 """
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import json
 import os
 import sys
@@ -42,6 +46,7 @@ from pathlib import Path
 
 import pytest
 
+from mnemetric.llm.client import LLMClient
 from mnemetric.longmemeval_v2 import upstream_memory as um
 from mnemetric.longmemeval_v2.pipeline import build_component, named_settings, option, run_from_settings
 from mnemetric.longmemeval_v2.run import write_run
@@ -67,6 +72,7 @@ NOT_OFFLINE = {"agentrunbook_c_v2": (
 CASES = [(m, t, d) for m in METHODS for t in ("small", "medium") for d in ("web", "enterprise")]
 CASES += [pytest.param(m, t, d, marks=pytest.mark.skip(reason=why)) for m, why in NOT_OFFLINE.items()
           for t in ("small", "medium") for d in ("web", "enterprise")]
+EMBEDDINGS = "/v1/embeddings"
 CODEX_PARAMS = {"codex": "codex_params", "agentrunbook_c": "query_codex_params"}
 """The methods that run the Codex CLI → the params block naming its binary (the stand-in here)."""
 
@@ -127,37 +133,73 @@ def _bodies(server: FakeOpenAIServer) -> dict[str, Counter]:
 
 
 @pytest.fixture
-def at_the_proxy(monkeypatch) -> dict[str, Counter]:
-    """The requests upstream's memory clients made to our model proxy (path under /v1 → canonical bodies), as they
-    arrived: what upstream's clients sent to the server in upstream's own run."""
+def at_the_proxy(monkeypatch) -> dict[str, list[str]]:
+    """The requests upstream's memory clients made to our model proxy (path under /v1 → canonical bodies in arrival
+    order): what upstream's clients sent to the server in upstream's own run."""
     from mnemetric.llm.proxy import ModelProxy
 
-    seen: dict[str, Counter] = {}
+    seen: dict[str, list[str]] = {}
     handle = ModelProxy.handle
 
     def recording(self, path, body):
-        seen.setdefault(self.split(path)[1], Counter())[json.dumps(body, sort_keys=True)] += 1
+        seen.setdefault(self.split(path)[1], []).append(json.dumps(body, sort_keys=True))
         return handle(self, path, body)
 
     monkeypatch.setattr(ModelProxy, "handle", recording)
     return seen
 
 
-def _same_requests(theirs: dict[str, Counter], server: dict[str, Counter], proxy: dict[str, Counter]) -> None:
+def _wire(server: FakeOpenAIServer, path: str) -> list[bytes]:
+    """The bodies of ``path``'s requests as they arrived at ``server`` (bytes), in order."""
+    return [r.raw for r in server.requests if r.path == path]
+
+
+def _forwarded_embeddings(door: list[str]) -> list[tuple[dict, int | None]]:
+    """What the run's executor sends for the embeddings requests that reached the proxy's door (in order): per
+    request, the texts the response cache does not hold yet, each once, in the request's order and format, at most
+    the client's batch size per request; with the door request's index when it went on whole (nothing left out)."""
+    size = inspect.signature(LLMClient).parameters["embed_batch_size"].default
+    sent: set[str] = set()
+    out: list[tuple[dict, int | None]] = []
+    for n, text in enumerate(door):
+        body = json.loads(text)
+        texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
+        new = [t for t in dict.fromkeys(texts) if t not in sent]
+        sent.update(new)
+        for i in range(0, len(new), size):
+            chunk = new[i : i + size]
+            out.append(({**body, "input": chunk, "encoding_format": body.get("encoding_format") or "float"},
+                        n if chunk == body["input"] else None))
+    return out
+
+
+def _same_requests(theirs: dict[str, Counter], server: dict[str, Counter], proxy: dict[str, list[str]],
+                   theirs_server: FakeOpenAIServer, our_server: FakeOpenAIServer) -> int:
     """Request for request: what upstream's memory clients asked (at our proxy) and what our reader and judge sent
     (at our server) are what upstream sent its server. What the proxy forwarded through the run's executor is each
-    distinct request once (the response cache answers a repeat; an embeddings request's texts one per cache row, in
-    the executor's own request shape: ``encoding_format`` float, repeats and cached texts left out)."""
+    distinct request once (the response cache answers a repeat). An embeddings request goes on in the library's own
+    shape and format (``encoding_format`` base64, the SDK's default), its texts one per cache row, repeats and
+    cached texts left out: where nothing was left out, our server got upstream's request byte for byte.
+    Returns how many embeddings requests were compared byte for byte."""
     assert sorted(set(server) | set(proxy)) == sorted(theirs)
-    door_embeddings = proxy.get("/v1/embeddings", Counter())
-    assert door_embeddings == theirs.get("/v1/embeddings", Counter())
-    texts = [t for body in server.get("/v1/embeddings", Counter()).elements() for t in json.loads(body)["input"]]
-    asked = {t for body in door_embeddings for t in json.loads(body)["input"]}
-    assert sorted(texts) == sorted(set(texts)) == sorted(asked)  # every text the memory asked for, once
-    door_chat, server_chat = proxy.get("/v1/chat/completions", Counter()), server.get("/v1/chat/completions", Counter())
+    door_embeddings = proxy.get(EMBEDDINGS, [])
+    theirs_wire = _wire(theirs_server, EMBEDDINGS)
+    assert door_embeddings == [json.dumps(json.loads(b), sort_keys=True) for b in theirs_wire]  # order included
+    expected = _forwarded_embeddings(door_embeddings)
+    ours_wire = _wire(our_server, EMBEDDINGS)
+    assert [json.loads(b) for b in ours_wire] == [body for body, _ in expected]
+    verbatim = 0
+    for mine, (body, whole) in zip(ours_wire, expected):
+        if whole is not None:  # the executor sent the library's request as it was: upstream's bytes
+            assert mine == theirs_wire[whole], body
+            verbatim += 1
+    assert all(json.loads(b).get("encoding_format") == "base64" for b in [*ours_wire, *theirs_wire])
+    door_chat = Counter(proxy.get("/v1/chat/completions", []))
+    server_chat = server.get("/v1/chat/completions", Counter())
     forwarded = Counter(set(door_chat))
     assert all(server_chat[b] >= 1 for b in forwarded)  # forwarded as the memory's client sent it
     assert (server_chat - forwarded) + door_chat == theirs["/v1/chat/completions"]
+    return verbatim
 
 
 def _same_items(items) -> list[tuple[str, str]]:
@@ -234,9 +276,9 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
         monkeypatch.setenv("OPENAI_BASE_URL", our_server.base_url)
         ours, settings = run_ours(method, tier, domain, our_server, embedding_tokenizer, codex_binary)
     theirs, mine = _bodies(theirs_server), _bodies(our_server)
-    _same_requests(theirs, mine, at_the_proxy)
+    verbatim = _same_requests(theirs, mine, at_the_proxy, theirs_server, our_server)
     if method.startswith("rag") or method == "agentrunbook_r":  # its clients talked to our model proxy
-        assert at_the_proxy["/v1/embeddings"]
+        assert at_the_proxy[EMBEDDINGS] and verbatim >= 1
     else:
         assert not at_the_proxy
     n = sum(sum(c.values()) for c in theirs.values())
@@ -268,7 +310,8 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
     assert any("upstream's query context" in r for r in ours.summary["official_equivalence"]["reasons"])
     print(f"\n{method} {tier} {domain}: {n} requests equal "
           f"({', '.join(f'{p} {sum(c.values())}' for p, c in sorted(theirs.items()))}); "
-          f"overall_full_set {up_agg['overall']['overall_full_set']}")
+          f"overall_full_set {up_agg['overall']['overall_full_set']}; "
+          f"embeddings {len(at_the_proxy.get(EMBEDDINGS, []))} at the proxy, {len(_wire(our_server, EMBEDDINGS))} sent, {verbatim} byte for byte upstream's")
 
 
 def test_agentrunbook_c_v2_config_is_the_one_run_eval_builds(checkout, tmp_path, monkeypatch):

@@ -31,10 +31,12 @@ of the body's canonical JSON, so tests can tell whether the *same* request arriv
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import math
 import signal
+import struct
 import sys
 import threading
 import time
@@ -148,6 +150,8 @@ class RequestRecord:
     received_at: float
     answered: bool = False
     status: int = 0
+    raw: bytes = b""
+    """The body's bytes as they arrived (what the client serialised, key order and all)."""
 
 
 ERROR_MESSAGES = {
@@ -247,8 +251,8 @@ class FakeOpenAIServer:
             return [r.body_sha256 for r in self.requests]
 
     # -- internals used by the handler -----------------------------------------------------------
-    def _arrive(self, path: str, body: dict[str, Any]) -> tuple[RequestRecord, Fault | None]:
-        record = RequestRecord(path, body, canonical_sha256(body), time.time())
+    def _arrive(self, path: str, body: dict[str, Any], raw: bytes = b"") -> tuple[RequestRecord, Fault | None]:
+        record = RequestRecord(path, body, canonical_sha256(body), time.time(), raw=raw)
         with self._lock:
             self.requests.append(record)
             self.in_flight += 1
@@ -313,12 +317,16 @@ class FakeOpenAIServer:
         return payload
 
     def embeddings_payload(self, body: dict[str, Any]) -> dict[str, Any]:
-        """A well-formed embeddings list object for ``body``."""
+        """A well-formed embeddings list object for ``body``: :func:`fake_embedding` of each input as JSON numbers,
+        or with ``encoding_format: base64`` the base64 of those values rounded to little-endian float32 (so, as
+        with the real API, a base64 vector is not the float one digit for digit)."""
         inputs = body.get("input")
         texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
         dim = int(body.get("dimensions") or self.embedding_dim)
-        data = [{"object": "embedding", "index": i, "embedding": fake_embedding(t, dim)}
-                for i, t in enumerate(texts)]
+        vectors: list[Any] = [fake_embedding(t, dim) for t in texts]
+        if body.get("encoding_format") == "base64":  # the API's wire format: little-endian float32, base64
+            vectors = [base64.b64encode(struct.pack(f"<{dim}f", *v)).decode("ascii") for v in vectors]
+        data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
         tokens = sum(approx_tokens(t) for t in texts)
         return {"object": "list", "data": data, "model": self.resolved_model(str(body.get("model"))),
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
@@ -361,7 +369,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, _error_body(400, "Body is not valid JSON."))
             return
         path = self.path.split("?", 1)[0].rstrip("/")
-        record, fault = self.fake._arrive(path, body)
+        record, fault = self.fake._arrive(path, body, raw)
         status, answered = 0, False
         try:
             status, answered = self._respond(path, body, fault)

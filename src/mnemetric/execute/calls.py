@@ -29,6 +29,7 @@ from functools import cached_property
 from typing import Any, Final
 
 from mnemetric.llm.cache import key_payload, normalize_base_url, output_params, request_key
+from mnemetric.llm.embed_wire import FLOAT, check_encoding
 from mnemetric.llm.replies import check_text_from
 from mnemetric.llm.types import Usage
 
@@ -126,10 +127,17 @@ class ModelCall:
     @classmethod
     def embedding(cls, *, role: str, model: str, text: str, params: Mapping[str, Any] | None = None,
                   base_url: str | None = None, tag: str | None = None, batch_size: int | None = None,
-                  timed: bool = False) -> ModelCall:
+                  timed: bool = False, encoding_format: str = FLOAT) -> ModelCall:
         """An embeddings call for ONE text (the cache keeps one row per text; executors batch them,
-        ``batch_size`` texts per request at most when given)."""
-        return cls(role, "embeddings", normalize_base_url(base_url), str(model), str(text), _freeze(dict(params or {})),
+        ``batch_size`` texts per request at most when given). ``encoding_format`` is the vector's wire format
+        the request asks for (:mod:`mnemetric.llm.embed`): "float" (the default) is not written into the params,
+        so a float call's key and body are what they always were; "base64" is, so it is sent and keyed."""
+        params = dict(params or {})
+        encoding = params.pop("encoding_format", None) or encoding_format
+        check_encoding(encoding)
+        if encoding != FLOAT:
+            params["encoding_format"] = encoding
+        return cls(role, "embeddings", normalize_base_url(base_url), str(model), str(text), _freeze(params),
                    "content", tag, (), batch_size, base_url, bool(timed))
 
     @property
@@ -145,6 +153,11 @@ class ModelCall:
         if self.endpoint != "embeddings":
             raise AttributeError("a chat call has no single input text (see .messages)")
         return self._content
+
+    @property
+    def encoding_format(self) -> str:
+        """An embeddings call's wire format for the vector ("float" or "base64")."""
+        return str(self.params.get("encoding_format") or FLOAT)
 
     @property
     def params(self) -> dict[str, Any]:

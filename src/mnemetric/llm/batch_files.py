@@ -6,7 +6,8 @@ One input line per request (OpenAI Batch API, also ``vllm run-batch``)::
      "body": {"model", "messages", <output parameters>}}
 
 The body is rebuilt from the cache key's payload alone (:func:`request_body`: ``extra_body`` merged in as
-the SDK would send it; embeddings one text per line, ``encoding_format: float``), so a line, a live call
+the SDK would send it; embeddings one text per line, ``encoding_format`` the call's: "float" unless the key
+names "base64", :mod:`mnemetric.llm.embed_wire`), so a line, a live call
 and a cached row name the same request. Files are split at :data:`MAX_REQUESTS` lines or
 :data:`MAX_BYTES` bytes (:func:`split_lines`).
 
@@ -31,6 +32,7 @@ from typing import Any, Final
 
 from mnemetric.errors import InputError
 from mnemetric.io import dumps_canonical
+from mnemetric.llm.embed_wire import FLOAT, decode_vector
 
 BATCH_MARK: Final = "mnemetric_batch"
 """The key a cached row carries when its reply came through a Batch API: ``{"batch": id, "source": ...}``."""
@@ -52,7 +54,8 @@ def request_body(payload: Mapping[str, Any]) -> dict[str, Any]:
     extra = params.pop("extra_body", None) or {}
     if payload["kind"] == "chat":
         return {"model": payload["model"], "messages": payload["messages"], **params, **extra}
-    return {"model": payload["model"], "input": payload["input"], "encoding_format": "float", **params, **extra}
+    encoding = params.pop("encoding_format", None) or FLOAT  # the call's format (absent from the key: float)
+    return {"model": payload["model"], "input": payload["input"], "encoding_format": encoding, **params, **extra}
 
 
 def request_line(key: str, payload: Mapping[str, Any]) -> bytes:
@@ -164,14 +167,16 @@ def read_results(data: bytes, *, file: str, known: Container[str], seen: dict[st
 
 
 def cache_row(kind: str, body: Mapping[str, Any], mark: Mapping[str, Any]) -> dict[str, Any]:
-    """The response-cache row of a usable reply (chat: the body; embeddings: one text's vector and tokens),
+    """The response-cache row of a usable reply (chat: the body; embeddings: one text's vector as floats, a
+    base64 one decoded exactly, and tokens),
     with :data:`BATCH_MARK`. Raises ValueError for an embeddings body without exactly one vector."""
     if kind == "chat":
         return {**body, BATCH_MARK: dict(mark)}
     data = body.get("data")
-    if not isinstance(data, list) or len(data) != 1 or not isinstance(data[0], dict) \
-            or not isinstance(data[0].get("embedding"), list):
-        raise ValueError("an embeddings reply must carry exactly one vector (encoding_format float)")
+    vector = decode_vector(data[0].get("embedding")) if isinstance(data, list) and len(data) == 1 \
+        and isinstance(data[0], dict) else None
+    if vector is None:
+        raise ValueError("an embeddings reply must carry exactly one vector (a list of numbers, or base64 of "
+                         "float32 values)")
     tokens = int((body.get("usage") or {}).get("prompt_tokens") or 0)
-    return {"model": body.get("model"), "embedding": [float(x) for x in data[0]["embedding"]],
-            "usage": {"prompt_tokens": tokens}, BATCH_MARK: dict(mark)}
+    return {"model": body.get("model"), "embedding": vector, "usage": {"prompt_tokens": tokens}, BATCH_MARK: dict(mark)}

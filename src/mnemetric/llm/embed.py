@@ -1,6 +1,7 @@
 """Embeddings through the LLM client: one cache row per text, single flight, usage per text.
 
-Each text is cached on its own (key: base URL, model, text, output params), with the vector, the
+Each text is cached on its own (key: base URL, model, text, output params — ``encoding_format`` among them
+when it is "base64": :mod:`mnemetric.llm.embed_wire`), with the vector (floats), the
 resolved model and the text's share of the request's token count. The server reports one
 ``prompt_tokens`` per request; it is split over the request's texts in proportion to their
 lengths in characters (:func:`~mnemetric.llm.replies.apportion`: integers that sum to the
@@ -17,6 +18,7 @@ from mnemetric.llm.batch_files import went_by_batch
 from mnemetric.llm.budget import estimate_prompt_tokens
 from mnemetric.llm.cache import key_payload, output_params, request_key
 from mnemetric.llm.claims import new_token
+from mnemetric.llm.embed_wire import encoding_of, keyed_params
 from mnemetric.llm.gather import gather_until_error
 from mnemetric.llm.replies import apportion, parse_embeddings_response, usage_of
 from mnemetric.llm.types import Usage
@@ -30,9 +32,12 @@ class EmbedMixin:
         return payload, request_key(payload)
 
     async def _post_embed(self, model: str, texts: list[str], params: Mapping[str, Any]) -> dict[str, Any]:
+        sent = output_params(params)
+        encoding = encoding_of(sent)
+        sent.pop("encoding_format", None)
         raw = await self._loop_state().sdk.embeddings.with_raw_response.create(
-            model=model, input=texts, encoding_format="float",
-            timeout=params.get("timeout", self.timeout), **output_params(params),
+            model=model, input=texts, encoding_format=encoding,
+            timeout=params.get("timeout", self.timeout), **sent,
         )
         return parse_embeddings_response(raw.http_response.content, len(texts))
 
@@ -45,7 +50,7 @@ class EmbedMixin:
         shares = apportion(usage_of(data).prompt_tokens, [len(t) for t in order])
         vectors = {}
         for text, item, share in zip(order, items, shares):
-            vectors[text] = [float(x) for x in item["embedding"]]
+            vectors[text] = item["embedding"]  # floats (a base64 reply decoded exactly: replies.py)
             row = {"model": resolved, "embedding": vectors[text], "usage": {"prompt_tokens": share}}
             if self.cache is not None:
                 payload, key = self._embed_key(model, text, params)
@@ -64,7 +69,11 @@ class EmbedMixin:
         """Embedding vectors for ``texts`` (in order). Each text is cached on its own; only the
         texts not in the cache are sent (a repeated text once), ``embed_batch_size`` per request.
         A text another process has claimed is waited for, not sent. If a request fails, the
-        chunks already answered stay cached and the first error is raised."""
+        chunks already answered stay cached and the first error is raised.
+
+        ``encoding_format`` in ``params`` ("float", the default, or "base64") is sent as given and is part of
+        the key when not "float" (:mod:`mnemetric.llm.embed_wire`); the vectors come back as floats either way."""
+        params = keyed_params(params)
         found: dict[str, list[float]] = {}
         unique = list(dict.fromkeys(texts))
         for _ in range(len(texts) - len(unique)):  # a repeated text is sent once: the repeats are hits
@@ -113,6 +122,7 @@ class EmbedMixin:
         """Count the work usage of ``texts`` whose vectors a caller took from its own store (e.g.
         the dense memory's embedding cache), from their rows in this cache. Returns how many
         texts had no row (their tokens are unknown and counted as 0)."""
+        params = keyed_params(params)
         missing = 0
         for text in dict.fromkeys(texts):
             hit = self.cache.get(self._embed_key(model, text, params)[1]) if self.cache is not None else None

@@ -5,8 +5,10 @@ Served: ``POST <prefix>/chat/completions`` and ``POST <prefix>/embeddings`` (pre
 route to another real endpoint: :meth:`mnemetric.llm.proxy.ModelProxy.route`), streaming off.
 Chat parameters the ``openai`` SDK takes by name travel as they are; any other key of the body goes in
 ``extra_body`` (so the request the real endpoint sees is the one the library made). Embeddings inputs are
-a string or a list of strings; ``encoding_format`` "float" or "base64" (the SDK's default) is applied here
-to the vector (it is not part of the cache key: the vector is the same).
+a string or a list of strings; ``encoding_format`` "float" (the API's default when the body names none) or
+"base64" (what the ``openai`` SDK sends when its caller names none) travels with each call: the real endpoint
+is asked in the library's format, the cache keys a base64 request apart from a float one, and a base64 reply
+is the exact little-endian float32 bytes the server sent (:mod:`mnemetric.llm.embed_wire`).
 
 Every error reply has the OpenAI error shape and the header ``x-should-retry: false``: the harness has
 already retried what was worth retrying, and a library's own retries would only pay again.
@@ -14,16 +16,15 @@ already retried what was worth retrying, and a library's own retries would only 
 
 from __future__ import annotations
 
-import base64
 import functools
 import inspect
 import json
-import struct
 from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from mnemetric.execute.calls import ANSWER, CallOutcome, ModelCall
+from mnemetric.llm.embed_wire import BASE64, ENCODINGS, FLOAT, encode_base64
 
 PREFIX = "/v1"
 CHAT, EMBEDDINGS = f"{PREFIX}/chat/completions", f"{PREFIX}/embeddings"
@@ -93,15 +94,16 @@ def embedding_calls(body: Mapping[str, Any], base_url: str, tag: str | None) -> 
         raise Rejected(400, f"mnemetric model proxy: POST {EMBEDDINGS} needs 'input' as a string or a non-empty "
                             "list of strings (token arrays are not served: configure the library to send text, "
                             "e.g. langchain's OpenAIEmbeddings(check_embedding_ctx_length=False))")
-    encoding = body.get("encoding_format") or "float"
-    if encoding not in ("float", "base64"):
-        raise Rejected(400, f"mnemetric model proxy: encoding_format {encoding!r} is not served (float, base64)")
+    encoding = body.get("encoding_format") or FLOAT
+    if encoding not in ENCODINGS:
+        raise Rejected(400, f"mnemetric model proxy: encoding_format {encoding!r} is not served "
+                            f"({', '.join(ENCODINGS)})")
     unknown = sorted(set(body) - {"model", "input", "encoding_format", "stream", *_EMBED_NAMED})
     if unknown:
         raise Rejected(400, f"mnemetric model proxy: POST {EMBEDDINGS} does not take {', '.join(unknown)}")
     params = {k: body[k] for k in sorted(_EMBED_NAMED) if body.get(k) is not None}
     return [ModelCall.embedding(role=ROLE, model=model, text=t, params=params, base_url=base_url, tag=tag,
-                                timed=True) for t in texts], encoding
+                                timed=True, encoding_format=encoding) for t in texts], encoding
 
 
 def chat_reply(outcome: CallOutcome, call: ModelCall, stored: Mapping[str, Any] | None,
@@ -123,9 +125,7 @@ def embeddings_reply(calls: Sequence[ModelCall], outcomes: Sequence[CallOutcome]
     data = []
     for i, out in enumerate(outcomes):
         vector = list(out.embedding or ())
-        value: Any = vector
-        if encoding == "base64":
-            value = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
+        value: Any = encode_base64(vector) if encoding == BASE64 else vector
         data.append({"object": "embedding", "index": i, "embedding": value})
     model = next((o.model for o in outcomes if o.model), calls[0].model)
     return {"object": "list", "data": data, "model": model,

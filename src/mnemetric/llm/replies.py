@@ -48,6 +48,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from mnemetric.llm.embed_wire import decode_vector
 from mnemetric.llm.types import ChatResult, MalformedResponse, Usage
 
 OK_FINISH_REASONS = frozenset({"stop", "length"})
@@ -169,14 +170,18 @@ def non_answer_reason(data: Mapping[str, Any], text_from: str = "content") -> st
 
 
 def parse_embeddings_response(raw: bytes, expected: int) -> dict[str, Any]:
-    """Decode and sanity-check an embeddings body with ``expected`` vectors."""
+    """Decode and sanity-check an embeddings body with ``expected`` vectors; each ``embedding`` becomes a list
+    of floats (a base64 one decoded exactly: :func:`mnemetric.llm.embed_wire.decode_vector`)."""
     data = _parse_json(raw)
     items = data.get("data")
     if not isinstance(items, list) or len(items) != expected:
         raise MalformedResponse(f"reply has no 'data' list of {expected} embeddings")
-    if not all(isinstance(i, dict) and isinstance(i.get("embedding"), list) for i in items):
-        raise MalformedResponse("reply embedding is not a list of floats (encoding_format must be float)")
-    return data
+    if not all(isinstance(i, dict) for i in items):
+        raise MalformedResponse("reply 'data' has an item that is not an object")
+    decoded = [decode_vector(i.get("embedding")) for i in items]
+    if any(v is None for v in decoded):
+        raise MalformedResponse("reply embedding is neither a list of numbers nor base64 of float32 values")
+    return {**data, "data": [{**i, "embedding": v} for i, v in zip(items, decoded)]}
 
 
 def usage_of(data: Mapping[str, Any]) -> Usage:
