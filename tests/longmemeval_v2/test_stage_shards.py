@@ -11,7 +11,7 @@ import pytest
 
 from mnemetric.cli import main
 from mnemetric.errors import ConfigError
-from tests.longmemeval_v2.test_selection import _stage_workspace
+from tests.longmemeval_v2.test_selection import SAMPLE, _stage_workspace
 
 STEPS = ("memory", "read", "check")
 SIDE = {"memory": ("memory.json", "memory-usage.json", "memory-cost.json"),
@@ -92,6 +92,13 @@ def test_overlap_gap_mismatched_steps_and_settings_are_refused_by_name(runs, tmp
     cases.append(((s1 / "memory.jsonl", other / "memory.jsonl"), "config mismatch"))
     # read.jsonl of a shard whose memory step had other settings: its inputs differ, named
     cases.append(((s1 / "read.jsonl", other / "read.jsonl"), "(config|input) mismatch"))
+    moved = tmp_path / "sample-copy"  # the same settings, other data: one trajectory re-spaced
+    shutil.copytree(SAMPLE, moved)
+    lines = (moved / "trajectories.jsonl").read_text().splitlines(keepends=True)
+    lines[0] = json.dumps(json.loads(lines[0]), indent=None, separators=(",", ":")) + "\n"
+    (moved / "trajectories.jsonl").write_text("".join(lines))
+    elsewhere = _run(tmp_path, monkeypatch, "s2-data", "executor.shard=2/2", f"v2.data_root={moved}")
+    cases.append(((s1 / "memory.jsonl", elsewhere / "memory.jsonl"), "data mismatch"))
     for parts, named in cases:
         assert _merge(out, *parts) != 0
         err = capsys.readouterr().err

@@ -70,8 +70,7 @@ def main() -> None:
     try:
         shard = memory_shard_run(getattr(executor, "shard", None), root, domains, select,
                                  data_files=[root / QUESTIONS_FILE, hpath, root / TRAJECTORIES_FILE],
-                                 config={"v2": {k: p[k] for k in PARAMS if k.startswith("v2.")},
-                                         "custody": data.to_record()})
+                                 config={k: p[k] for k in PARAMS if k.startswith("v2.") and k != "v2.data_root"})
         rows, latencies = memory_step(root, hpath, domains, factory, counter=counter,
                                       max_tokens=int(p["v2.max_tokens"]), system=name, images_on=images,
                                       select=select, mapper=executor, keep=shard.keep if shard is not None else None)
