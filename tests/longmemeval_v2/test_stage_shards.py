@@ -123,3 +123,44 @@ def test_a_later_stage_asked_for_a_shard_of_an_unsharded_memory_step_is_refused(
     with pytest.raises(ConfigError, match=r"(?s)executor\.shard.*not a shard.*v2_memory with executor\.shard=1/2"):
         v2_read.main()
     assert not (ws / "data" / "v2-runs" / "read.jsonl").exists()
+
+
+def test_a_sharded_subset_records_the_whole_runs_subset_so_the_merged_memory_facts_are_the_unsharded(
+        tmp_path, monkeypatch):
+    from mnemetric.stages import v2_memory, v2_prepare
+
+    def memory(name, *overrides):
+        ws, _ = _stage_workspace(tmp_path / name, monkeypatch, "v2.subset.per_type=1", *overrides)
+        v2_prepare.main()
+        v2_memory.main()
+        return ws / "data" / "v2-runs"
+
+    whole, parts = memory("whole"), [memory(f"s{k}", f"executor.shard={k}/2") for k in (1, 2)]
+    assert json.loads((parts[0] / "memory.json").read_text())["settings"]["subset"].startswith(
+        "a subset of the questions: 12 of 14")  # the whole run's count, not the shard's 6
+    assert _merge(tmp_path / "m" / "memory.jsonl", *(p / "memory.jsonl" for p in parts)) == 0
+    assert _files(tmp_path / "m", "memory") == _files(whole, "memory")
+
+
+def test_shards_with_a_model_reader_and_judge_merge_into_the_unsharded_files_and_summed_usage(tmp_path, monkeypatch):
+    """Real HTTP (the local OpenAI-compatible server) for the reader and the LLM checkers: the merged read and
+    check rows and their usage sidecars (requests and tokens summed over the parts) are the unsharded bytes."""
+    from tests.support.openai_server import FakeOpenAIServer
+
+    def answer(messages):
+        return "\\boxed{yes}" if isinstance(messages[-1]["content"], list) else '{"label": 1}'
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer(reply=answer) as api:
+        models = ["v2/reader=openai", "v2.reader._target_=tests.support.v2_tier.standin_reader",
+                  f"v2.reader.base_url={api.base_url}", "v2/checker=llm",
+                  "v2.checker._target_=tests.support.v2_tier.standin_checkers", f"v2.checker.base_url={api.base_url}"]
+        whole = _run(tmp_path, monkeypatch, "whole", *models)
+        sent = api.count
+        parts = [_run(tmp_path, monkeypatch, f"s{k}", f"executor.shard={k}/2", *models) for k in (1, 2)]
+        assert api.count == 2 * sent  # every part asked its own questions, from its own cache
+    assert json.loads((whole / "read-usage.json").read_text())["responses"] == 14
+    assert json.loads((whole / "check-usage.json").read_text())["responses"] > 0
+    for step in STEPS:
+        assert _merge(tmp_path / "m" / f"{step}.jsonl", *(p / f"{step}.jsonl" for p in parts)) == 0
+        assert _files(tmp_path / "m", step) == _files(whole, step)
