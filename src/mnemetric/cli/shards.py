@@ -4,8 +4,8 @@ A per-question command (retrieve, answer, judge) given ``--shard K/N`` runs shar
 questions (:mod:`mnemetric.shard`: deterministic, stratified by question type) and writes beside each
 output a ``.shard.json`` manifest; `mnemetric merge --out OUT PART...` joins the N parts into the bytes of
 the unsharded run (the V2 stages' step files too, with ``executor.shard``:
-:mod:`mnemetric.longmemeval_v2.step_shards`). ``--workers`` sets ``executor.workers`` (per-question work on that many processes;
-the same bytes as one).
+:mod:`mnemetric.longmemeval_v2.step_shards`). ``--workers`` sets ``executor.workers`` (per-question work on
+that many processes; the same bytes as one).
 """
 
 from __future__ import annotations

@@ -82,7 +82,8 @@ def _merge_run(out: Any, parts: Any) -> dict[str, Any]:
 
 
 def _merge_step(out: Any, parts: Any) -> dict[str, Any]:
-    """`mnemetric merge` of the V2 stages' sharded step files (:func:`mnemetric.longmemeval_v2.step_shards.merge_step`)."""
+    """`mnemetric merge` of the V2 stages' sharded step files
+    (:func:`mnemetric.longmemeval_v2.step_shards.merge_step`)."""
     from mnemetric.longmemeval_v2.step_shards import merge_step
 
     return merge_step(out, parts)

@@ -12,7 +12,8 @@ from tracked files. Query latency and the LAFS gain are measurements of this mac
 sidecar at hand, the full run (upstream's per_question.jsonl and aggregated_metrics.json per domain, the
 combination, the summary with latency and LAFS) goes to the untracked ``paths.v2_runs`` and the terminal. Step
 files of one shard (``executor.shard``) are scored as they are and the run is not official, with the reason
-``shard K/N ...`` (join the parts with `mnemetric merge` for the whole run: :mod:`mnemetric.longmemeval_v2.step_shards`).
+``shard K/N ...`` (join the parts with `mnemetric merge` for the whole run:
+:mod:`mnemetric.longmemeval_v2.step_shards`).
 """
 
 from __future__ import annotations
