@@ -164,3 +164,16 @@ def test_shards_with_a_model_reader_and_judge_merge_into_the_unsharded_files_and
     for step in STEPS:
         assert _merge(tmp_path / "m" / f"{step}.jsonl", *(p / f"{step}.jsonl" for p in parts)) == 0
         assert _files(tmp_path / "m", step) == _files(whole, step)
+
+
+@pytest.mark.parametrize("spec, named", [("3/2", r"must be in 1\.\.2"), ("0/0", "must be >= 1")])
+def test_a_bad_shard_spec_is_refused_naming_executor_shard_before_any_step_file(tmp_path, monkeypatch, spec, named):
+    from mnemetric.stages import v2_memory, v2_prepare
+
+    ws, _ = _stage_workspace(tmp_path, monkeypatch, f"executor.shard={spec}")
+    v2_prepare.main()
+    with pytest.raises(ConfigError, match=rf"(?s)executor\.shard.*{named}"):
+        v2_memory.main()
+    assert not (ws / "data" / "v2-runs" / "memory.jsonl").exists()
+    with pytest.raises(ConfigError, match=r"(?s)executor\.shard.*1/2/3"):  # not K/N: refused as params compose
+        _stage_workspace(tmp_path / "x", monkeypatch, "executor.shard=1/2/3")
