@@ -123,11 +123,18 @@ def test_the_stages_ask_only_the_subset_the_params_choose_and_the_run_is_never_o
     assert run["official_equivalence"] == verdict and gate(run, FAMILY).to_record() == verdict
 
 
-def test_the_stages_refuse_a_shard_and_name_the_command_that_shards(tmp_path, monkeypatch):
+def test_the_stages_ask_only_the_shard_the_params_choose_the_questions_v2_run_shard_asks(tmp_path, monkeypatch):
+    """executor.shard on the stages deals the questions as `v2 run --shard` does (the stages used to refuse it;
+    the merge and its refusals: tests/longmemeval_v2/test_stage_shards.py)."""
+    from mnemetric.longmemeval_v2.shards import universe
+    from mnemetric.longmemeval_v2.step_rows import MemoryRow, read_rows
+    from mnemetric.shard import Shard, shard_ids
     from mnemetric.stages import v2_memory, v2_prepare
 
-    _stage_workspace(tmp_path, monkeypatch, "executor.shard=1/2")
+    ws, params = _stage_workspace(tmp_path, monkeypatch, "executor.shard=1/2")
     v2_prepare.main()
-    with pytest.raises(ConfigError, match=r"(?s)executor\.shard.*v2 run --shard K/N"):
-        v2_memory.main()
-    assert not (tmp_path / "ws" / "data" / "v2-runs" / "memory.jsonl").exists()
+    v2_memory.main()
+    rows = read_rows(ws / "data" / "v2-runs" / "memory.jsonl", MemoryRow)
+    want = shard_ids(universe(SAMPLE, params["v2"]["domains"]), Shard(1, 2))
+    assert {r.question_id for r in rows} == want and len(want) == 7  # 14 questions, every type split over both
+    assert (ws / "data" / "v2-runs" / "memory.jsonl.shard.json").is_file()

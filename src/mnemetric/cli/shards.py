@@ -3,8 +3,9 @@
 A per-question command (retrieve, answer, judge) given ``--shard K/N`` runs shard K of the
 questions (:mod:`mnemetric.shard`: deterministic, stratified by question type) and writes beside each
 output a ``.shard.json`` manifest; `mnemetric merge --out OUT PART...` joins the N parts into the bytes of
-the unsharded run. ``--workers`` sets ``executor.workers`` (per-question work on that many processes;
-the same bytes as one).
+the unsharded run (the V2 stages' step files too, with ``executor.shard``:
+:mod:`mnemetric.longmemeval_v2.step_shards`). ``--workers`` sets ``executor.workers`` (per-question work on
+that many processes; the same bytes as one).
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def light_executor(a: argparse.Namespace, llm: dict | None = None):
 
 
 @command("merge", "join the outputs of a --shard run (PART... of shards 1..N) into the unsharded run's bytes",
-         "Read each PART (an output of retrieve, answer or judge given --shard K/N) and its PART.shard.json "
+         "Read each PART (an output of retrieve, answer or judge given --shard K/N, or a V2 stage's step file "
+         "given executor.shard) and its PART.shard.json "
          "manifest, check that they are the N shards of one run — the same command, shard count, settings "
          "(config_sha256), data (data_sha256) and inputs (lineage_sha256), each shard exactly once, no question in "
          "two parts, each file as its manifest says — and write OUT (plus OUT.failures.jsonl when the parts have "
@@ -83,7 +85,10 @@ def light_executor(a: argparse.Namespace, llm: dict | None = None):
          "manifest names its output; mixing them is refused). A PART that is an "
          "output folder (`v2 run --shard K/N`: PART/shard.json) is joined by its family into the folder OUT, every "
          "file as the unsharded run writes it but the measured query seconds and run_args.json's start time, "
-         "usage.json summed. Example: "
+         "usage.json summed. A PART that is a V2 stage's step file (data/v2-runs/memory.jsonl, read.jsonl or "
+         "check.jsonl of a stage run with executor.shard=K/N) is joined with the files beside it: STEP.json (the "
+         "same in every part), STEP-usage.json (summed), memory-cost.json (the same in every part), the unsharded "
+         "stage's bytes; merge each step separately. Example: "
          "mnemetric merge --out runs/hypotheses.jsonl runs/hyp.1.jsonl runs/hyp.2.jsonl runs/hyp.3.jsonl")
 def _merge(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("parts", type=Path, nargs="+", metavar="PART",

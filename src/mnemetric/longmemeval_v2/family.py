@@ -81,6 +81,14 @@ def _merge_run(out: Any, parts: Any) -> dict[str, Any]:
     return merge_parts(out, parts)
 
 
+def _merge_step(out: Any, parts: Any) -> dict[str, Any]:
+    """`mnemetric merge` of the V2 stages' sharded step files
+    (:func:`mnemetric.longmemeval_v2.step_shards.merge_step`)."""
+    from mnemetric.longmemeval_v2.step_shards import merge_step
+
+    return merge_step(out, parts)
+
+
 @dataclass(frozen=True)
 class LongMemEvalV2Family:
     """The V2 family (a :class:`mnemetric.family.Family`); ``name`` and ``metrics`` come from its conf option."""
@@ -103,7 +111,8 @@ class LongMemEvalV2Family:
     fingerprints: Mapping[str, str] = field(default_factory=lambda: {"v2.memory": "v2-memory"})
     report_params: Sequence[str] = doors.REPORT_PARAMS
     report: Callable[..., Any] | None = doors.report
-    shard_mergers: Mapping[str, Callable[..., Any]] = field(default_factory=lambda: {"v2 run": _merge_run})
+    shard_mergers: Mapping[str, Callable[..., Any]] = field(default_factory=lambda: {
+        "v2 run": _merge_run, "v2_memory": _merge_step, "v2_read": _merge_step, "v2_check": _merge_step})
 
     def official_reasons(self, manifest: Mapping[str, Any]) -> list[str]:
         """LongMemEval-V2's gate (:mod:`mnemetric.longmemeval_v2.gate`) over the manifest's ``protocol`` section."""

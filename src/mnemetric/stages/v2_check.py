@@ -5,7 +5,8 @@ sends them (the ``executor`` option with the ``llm:`` settings: one budget and o
 run). Gold answers come from the data root's questions.jsonl, checked first against its custody record. Each
 row keeps the judge request's sha256 and the parameters sent. Beside it: check.json (the checker's facts),
 check-usage.json (the cost of the work); the run's counters go to the run log. Editing the checker reruns this
-stage and v2_metrics only.
+stage and v2_metrics only. Sharded memory.jsonl and read.jsonl (one shard, ``executor.shard``) are checked as they
+are and check.jsonl gets their shard manifest (:mod:`mnemetric.longmemeval_v2.step_shards`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mnemetric.longmemeval_v2.obtain import custody_path
 from mnemetric.longmemeval_v2.pipeline import component
 from mnemetric.longmemeval_v2.step_files import ComponentFacts, StepFiles, write_facts
 from mnemetric.longmemeval_v2.step_rows import MemoryRow, ReadRow, read_rows, write_rows
+from mnemetric.longmemeval_v2.step_shards import carried_shard, write_carried_manifest
 from mnemetric.longmemeval_v2.steps import check_step
 from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE
 from mnemetric.params import stage_params
@@ -41,11 +43,14 @@ def main() -> None:
     start = time.monotonic()
     executor = build_executor(p["executor"], p["llm"])
     try:
+        shard = carried_shard("v2_check", getattr(executor, "shard", None), [files.rows("memory"), files.rows("read")],
+                              {"checker": p["v2.checker"]})
         rows = check_step(root, memory, read, checker, executor)
         failures = [QuestionFailure(r.question_id, "v2_check", r.failed, r.request_sha256,
                                     getattr(checker, "model", None) or checker.name)
                     for r, answered in zip(rows, read) if r.failed and not answered.failed]
         finish_stage_run("v2_check", executor.usage, start, failures, total=sum(1 for r in read if not r.failed))
+        write_carried_manifest(shard, files.rows("check"), rows)
         write_rows(files.rows("check"), rows)
         write_facts(files.facts("check"), ComponentFacts("check", checker_facts(checker)))
         write_usage(files.usage("check"), executor.usage.work)

@@ -16,7 +16,9 @@ cost of that work (DVC output; zeros for a memory that calls none) and the run's
 A memory whose own OpenAI clients call models (UsesModelProxy: upstream's rag, agentrunbook_r) talks to the loopback
 model proxy over that executor (the same budget, cache and ledger); memory-cost.json (DVC output) holds its requests
 per phase (ingest, query), ``uses_model_proxy: false`` and zeros for any other memory; this run's hit rate goes to
-stderr and the run log.
+stderr and the run log. ``executor.shard`` (``K/N``) queries one shard of the chosen questions (stratified by domain
+and question type, as `mnemetric v2 run --shard`) and writes memory.jsonl.shard.json beside the rows; the later
+stages carry it and `mnemetric merge` joins the parts (:mod:`mnemetric.longmemeval_v2.step_shards`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from mnemetric.errors import ConfigError
 from mnemetric.execute import build_executor
 from mnemetric.fingerprint import read_fingerprint
 from mnemetric.io import write_json_atomic
@@ -40,9 +41,10 @@ from mnemetric.longmemeval_v2.run import run_settings, subset_reason
 from mnemetric.longmemeval_v2.selection import Selection
 from mnemetric.longmemeval_v2.step_files import MemoryFacts, StepFiles, latency_file, write_facts
 from mnemetric.longmemeval_v2.step_rows import write_rows
+from mnemetric.longmemeval_v2.step_shards import memory_shard_run, write_memory_manifest
 from mnemetric.longmemeval_v2.upstream_memory import query_context_of
 from mnemetric.longmemeval_v2.steps import memory_file_sha256, memory_step
-from mnemetric.longmemeval_v2.validate import haystack_path, require_valid_root
+from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE, TRAJECTORIES_FILE, haystack_path, require_valid_root
 from mnemetric.params import stage_params
 from mnemetric.stages import run
 
@@ -55,10 +57,6 @@ V2_MEMORY_FINGERPRINT = "v2-memory"
 
 def main() -> None:
     p = stage_params(PARAMS)
-    if p["executor"].get("shard"):
-        raise ConfigError("executor.shard", f"{p['executor']['shard']!r}: the V2 stages run every question",
-                          fix="shard a V2 run with `mnemetric v2 run --shard K/N` and join the parts with "
-                              "`mnemetric merge`; leave executor.shard null for the stages")
     root, images = Path(p["v2.data_root"]), bool(p["v2.images"])
     data = verify_root(custody_path(p["paths.custody_dir"], p["v2.name"]), root)
     require_valid_root(root, p["v2.haystack"], check_images=images)
@@ -70,13 +68,17 @@ def main() -> None:
     # of the other memories (workers > 1, or dask)
     start, executor = time.monotonic(), build_executor(p["executor"], p["llm"])
     try:
+        shard = memory_shard_run(getattr(executor, "shard", None), root, domains, select,
+                                 data_files=[root / QUESTIONS_FILE, hpath, root / TRAJECTORIES_FILE],
+                                 config={k: p[k] for k in PARAMS if k.startswith("v2.") and k != "v2.data_root"})
         rows, latencies = memory_step(root, hpath, domains, factory, counter=counter,
                                       max_tokens=int(p["v2.max_tokens"]), system=name, images_on=images,
-                                      select=select, mapper=executor)
+                                      select=select, mapper=executor, keep=shard.keep if shard is not None else None)
         finish_stage_run("v2_memory", executor.usage, start, total=len(rows))
     finally:
         executor.close()
     files = StepFiles.at(p["paths.v2_steps"])
+    write_memory_manifest(shard, files.rows("memory"), rows)  # before the rows: a crash between is refused by merge
     write_rows(files.rows("memory"), rows)
     write_usage(files.usage("memory"), executor.usage.work)  # the cost of the work, never per-run counters
     write_json_atomic(files.memory_cost(), latencies.memory_cost or memory_cost_record(name, None))
@@ -86,13 +88,15 @@ def main() -> None:
     for key in ("reader", "checker"):
         settings.pop(key)
     if select is not None:  # stage v2_metrics adds it to the not-official reasons
-        settings["subset"] = subset_reason(root, domains, select, len(rows))
+        settings["subset"] = subset_reason(root, domains, select,  # a shard's: the whole run's count
+                                           len(shard.universe) if shard is not None else len(rows))
     fingerprint = read_fingerprint(p["paths.fingerprints"], V2_MEMORY_FINGERPRINT)
     write_facts(files.facts("memory"), MemoryFacts(settings, images, data, counter_facts(counter),
                                                    memory_facts(p["v2.memory"], fingerprint)))
     latencies.write(latency_file(p["paths.v2_runs"]), memory_file_sha256(files.rows("memory")))
     unverified = f"; NOT verified: {', '.join(data.unverified)}" if data.unverified else ""
-    print(f"v2_memory: {name}: {len(rows)} question(s), {data.files_checked} data file(s) match their custody "
+    part = f" (shard {shard.shard} of {len(shard.universe)})" if shard is not None else ""
+    print(f"v2_memory: {name}: {len(rows)} question(s){part}, {data.files_checked} data file(s) match their custody "
           f"record{unverified} → {files.rows('memory')}")
 
 

@@ -10,7 +10,10 @@ Clopper–Pearson intervals per domain and combined, counts, memory-context toke
 check), the reader, checker, token counter and memory with the parameters their requests were sent with — all
 from tracked files. Query latency and the LAFS gain are measurements of this machine: with v2_memory's latency
 sidecar at hand, the full run (upstream's per_question.jsonl and aggregated_metrics.json per domain, the
-combination, the summary with latency and LAFS) goes to the untracked ``paths.v2_runs`` and the terminal.
+combination, the summary with latency and LAFS) goes to the untracked ``paths.v2_runs`` and the terminal. Step
+files of one shard (``executor.shard``) are scored as they are and the run is not official, with the reason
+``shard K/N ...`` (join the parts with `mnemetric merge` for the whole run:
+:mod:`mnemetric.longmemeval_v2.step_shards`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from mnemetric.longmemeval_v2.obtain import custody_path
 from mnemetric.longmemeval_v2.run import finish, write_run
 from mnemetric.longmemeval_v2.step_files import StepFiles, latency_file, read_component_facts, read_memory_facts
 from mnemetric.longmemeval_v2.step_rows import CheckRow, MemoryRow, ReadRow, read_rows
+from mnemetric.longmemeval_v2.step_shards import shard_reason
 from mnemetric.longmemeval_v2.steps import Latencies, assemble, memory_file_sha256, params_sent_sets
 from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE
 from mnemetric.params import stage_params
@@ -55,7 +59,9 @@ def main() -> None:
     settings.setdefault("memory_query_context", QUESTION_ONLY)  # a memory step recorded before the key existed
     settings = {k: settings[k] for k in ("haystack", "tier", "domains", "memory", "memory_query_context", "reader",
                                          "checker", "token_counter", "memory_context_max_tokens")}
-    result = finish(settings, rows, facts, data=mf.data, images=mf.images, subset=mf.settings.get("subset"))
+    part = next((r for r in map(shard_reason, (files.rows(s) for s in ("memory", "read", "check"))) if r), None)
+    result = finish(settings, rows, facts, data=mf.data, images=mf.images, subset=mf.settings.get("subset"),
+                    shard=part)
     both = result.combined or next(iter(result.aggregated.values()))
     write_metrics(p["paths.metrics_v2"], V2Metrics.of(FAMILY.name, p["benchmark.name"] == FAMILY.name, v2["name"],
                                                       result.summary, both))

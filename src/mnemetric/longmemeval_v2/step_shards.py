@@ -1,0 +1,209 @@
+"""``executor.shard`` (``K/N``) for the V2 stages, and `mnemetric merge` of their step files.
+
+Stage v2_memory given a shard queries only its questions: the universe is the run's chosen questions (every
+domain, after ``v2.subset``), each typed ``<domain>/<question_type>``, dealt by :func:`mnemetric.shard.assign`
+exactly as `mnemetric v2 run --shard` deals them (:func:`mnemetric.longmemeval_v2.shards.universe`), and each
+question keeps the index and shared-haystack decision of the whole run. It writes ``memory.jsonl`` with the
+generic manifest beside it (``memory.jsonl.shard.json``, command ``v2_memory``: each row's question id and its
+key, the row's position in the unsharded memory.jsonl). memory.json records the whole run's settings (a subset
+reason counts the whole run's questions), so it is the unsharded run's file.
+
+Stages v2_read and v2_check answer / check the rows present (the shard's) and carry the shard: their rows' keys
+come from their inputs' manifests (memory.jsonl; and read.jsonl for v2_check, which must be the same shard),
+their lineage names the inputs' (``read.jsonl.shard.json``, ``check.jsonl.shard.json``). ``executor.shard``
+set on an unsharded input is refused: shard the memory step.
+
+`mnemetric merge --out DIR/STEP.jsonl PART...` (PART: a sharded STEP.jsonl of each shard) joins the rows in
+key order (:func:`mnemetric.shard.merge`: overlaps, gaps, config / data / input mismatches refused by name)
+and the files beside them: ``STEP.json`` (the step's facts: the same in every part, copied), ``STEP-usage.json``
+(summed, :func:`mnemetric.llm.usage.sum_usage`) and, for the memory step, ``memory-cost.json`` (the same in
+every part, copied; a UsesModelProxy memory whose parts differ is refused). The merged files are the
+unsharded stage's bytes. The measured query latencies (``<paths.v2_runs>/latency.json``, untracked) are each
+shard's own and are not merged. Stage v2_metrics on a sharded step file scores the rows present and marks the
+run not official with the reason ``shard K/N ...``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mnemetric.errors import ConfigError, InputError
+from mnemetric.io import atomic_open, write_json_atomic
+from mnemetric.shard import (FileLines, Manifest, Shard, ShardRun, check_parts, config_sha256, manifest_path, merge,
+                             refuse_out_among_parts)
+
+COMMANDS = {"memory": "v2_memory", "read": "v2_read", "check": "v2_check"}
+"""step → the stage whose shard manifests name it (their ``command``)."""
+_STEP = {c: s for s, c in COMMANDS.items()}
+_RERUN = "rerun the shard's V2 stages (v2_memory, v2_read, v2_check) with the same executor.shard"
+
+
+def memory_shard_run(shard: Shard | None, root: str | Path, domains: Sequence[str], select: Any, *,
+                     data_files: Sequence[str | Path], config: Any) -> ShardRun | None:
+    """The shard of stage v2_memory (None: an unsharded run)."""
+    if shard is None:
+        return None
+    from mnemetric.longmemeval_v2.shards import universe
+
+    return ShardRun.start(COMMANDS["memory"], shard, universe(root, domains, select), data_file=list(data_files),
+                          config=config)
+
+
+def memory_lines(run: ShardRun, rows: Sequence[Any]) -> FileLines:
+    """The manifest lines of the shard's memory rows: each one's position in the unsharded memory.jsonl."""
+    position = {qid: i for i, (qid, _) in enumerate(run.universe)}
+    return FileLines([r.question_id for r in rows], [[position[r.question_id]] for r in rows])
+
+
+def write_memory_manifest(run: ShardRun | None, out: str | Path, rows: Sequence[Any]) -> None:
+    """memory.jsonl.shard.json (an unsharded run: a stale one removed). Before the rows are written."""
+    if run is None:
+        manifest_path(out).unlink(missing_ok=True)
+    else:
+        run.write_manifest(out, memory_lines(run, rows))
+
+
+class CarriedShard:
+    """The shard a later step (v2_read, v2_check) inherits from its inputs' manifests."""
+
+    def __init__(self, command: str, config: Any, inputs: Sequence[tuple[Path, Manifest]]):
+        self.command, self.config, self.inputs = command, config, list(inputs)
+        self.manifest = self.inputs[0][1]
+
+    @property
+    def shard(self) -> Shard:
+        return self.manifest.shard
+
+    def write(self, out: str | Path, rows: Sequence[Any]) -> Path:
+        """OUT.shard.json for the step's rows (keys from the first input's manifest). Before the rows are written."""
+        src, m = self.inputs[0]
+        keys = dict(zip(m.lines.question_ids, m.lines.keys, strict=True))
+        lines = FileLines()
+        for r in rows:
+            if r.question_id not in keys:
+                raise InputError(str(src), r.question_id, "shard manifest", "lists no row of this question",
+                                 fix=_RERUN)
+            lines.question_ids.append(r.question_id)
+            lines.keys.append(keys[r.question_id])
+        lineage = config_sha256({"command": self.command, "config": config_sha256(self.config),
+                                 "data": m.data_sha256, "inputs": [i.lineage_sha256 for _, i in self.inputs]})
+        record = Manifest(self.command, m.shard, config_sha256(self.config), m.data_sha256, lineage, m.universe,
+                          lines).to_record()
+        path = manifest_path(out)
+        write_json_atomic(path, record)
+        return path
+
+
+def carried_shard(command: str, asked: Shard | None, inputs: Sequence[str | Path], config: Any) -> CarriedShard | None:
+    """The shard of stage ``command`` from its step-file ``inputs`` (None: they are not shards). ``asked``: the
+    executor's ``shard``, which must be theirs; a shard asked of unsharded inputs, or inputs of different
+    shards or runs, is refused naming the files."""
+    paths = [Path(p) for p in inputs]
+    have = [p for p in paths if manifest_path(p).exists()]
+    if not have:
+        if asked is not None:
+            raise ConfigError("executor.shard", f"{asked} asked, but {paths[0]} is not a shard (no "
+                              f"{manifest_path(paths[0]).name} beside it)",
+                              fix=f"run stage v2_memory with executor.shard={asked} first (the later V2 stages "
+                                  "answer the rows their inputs hold), or leave executor.shard null")
+        return None
+    if len(have) != len(paths):
+        lone = next(p for p in paths if p not in have)
+        raise InputError(str(lone), "<file>", "shard manifest", f"missing, while {have[0]} is a shard", fix=_RERUN)
+    got = [(p, Manifest.read(p)) for p in paths]
+    first_path, first = got[0]
+    for path, m in got[1:]:
+        for what, mine, theirs in (("shard", str(m.shard), str(first.shard)), ("universe", m.universe, first.universe),
+                                   ("data mismatch", m.data_sha256, first.data_sha256)):
+            if mine != theirs:
+                raise InputError(str(path), "shard manifest", what, f"{mine!r}, but {first_path} has {theirs!r}",
+                                 fix=_RERUN)
+    if asked is not None and asked != first.shard:
+        raise ConfigError("executor.shard", f"{asked} asked, but the input {first_path} is shard {first.shard}",
+                          fix=f"run with executor.shard={first.shard} (or null) on that input")
+    return CarriedShard(command, config, got)
+
+
+def write_carried_manifest(carried: CarriedShard | None, out: str | Path, rows: Sequence[Any]) -> None:
+    if carried is None:
+        manifest_path(out).unlink(missing_ok=True)
+    else:
+        carried.write(out, rows)
+
+
+def shard_reason(rows_file: str | Path) -> str | None:
+    """The not-official reason of scoring a sharded step file (None: not a shard)."""
+    if not manifest_path(rows_file).exists():
+        return None
+    m = Manifest.read(rows_file)
+    return (f"shard {m.shard} of the questions ({len(m.lines.question_ids)} of {m.universe}): join the "
+            f"{m.shard.count} parts of each step file with `mnemetric merge --out DIR/STEP.jsonl PART...` "
+            f"for the whole run")
+
+
+# -- merging ---------------------------------------------------------------------------------------
+
+
+def _facts(part: Path) -> Path:
+    return part.with_suffix(".json")
+
+
+def _usage(part: Path) -> Path:
+    return part.parent / f"{part.stem}-usage.json"
+
+
+def _cost(part: Path) -> Path:
+    return part.parent / f"{part.stem}-cost.json"
+
+
+def _same_bytes(files: Sequence[Path], what: str, fix: str) -> bytes:
+    """The one content of ``files`` (a file missing or different from the first is an error naming both)."""
+    content: bytes | None = None
+    for f in files:
+        try:
+            data = f.read_bytes()
+        except FileNotFoundError:
+            raise InputError(str(f), "<file>", what, "missing beside its part", fix=fix) from None
+        if content is None:
+            content = data
+        elif data != content:
+            raise InputError(str(f), "<file>", f"{what} mismatch", f"differs from {files[0]}", fix=fix)
+    assert content is not None
+    return content
+
+
+def merge_step(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
+    """`mnemetric merge` of sharded V2 step files (module docstring); returns ``{command, shards, lines,
+    failures}`` as :func:`mnemetric.shard.merge`. Every check runs before anything is written."""
+    from mnemetric.llm.usage import part_usage, sum_usage, write_usage
+
+    out, paths = Path(out), [Path(p) for p in parts]
+    refuse_out_among_parts(out, paths)
+    got = check_parts(paths)
+    command = got[0][1].command
+    step = _STEP.get(command)
+    if step is None:
+        raise InputError(str(paths[0]), "shard manifest", "command", f"{command!r}, not a V2 stage's",
+                         fix="merge the step files of stages v2_memory, v2_read or v2_check")
+    for p in [out, *paths]:
+        if p.suffix != ".jsonl":
+            raise ConfigError("--out" if p == out else "PART", f"{p}: a V2 step file ends in .jsonl "
+                              f"(its facts are {p.stem}.json beside it)", fix=f"e.g. --out data/v2-runs/{step}.jsonl")
+    facts = _same_bytes([_facts(p) for p in paths], "step facts", _RERUN)
+    cost = _same_bytes([_cost(p) for p in paths], "memory cost",
+                       "a memory that calls models through the proxy has per-shard costs that are not added up: "
+                       "run its memory step unsharded") if step == "memory" else None
+    usage = part_usage(paths, _usage)
+    done = merge(out, paths)
+    with atomic_open(_facts(out), "wb") as fh:
+        fh.write(facts)
+    if cost is not None:
+        with atomic_open(_cost(out), "wb") as fh:
+            fh.write(cost)
+    if usage is not None:
+        write_usage(_usage(out), sum_usage(usage))
+    manifest_path(out).unlink(missing_ok=True)  # the merged file is the whole run's
+    return {**done, "command": command}
+
