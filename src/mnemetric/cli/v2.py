@@ -52,14 +52,14 @@ def _aggregate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--completed-at-utc", help="value of completed_at_utc (default: the key is left out)")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval_v2.aggregate import aggregate_file, write_upstream_json
+        from mnemetric.longmemeval_v2.aggregate import aggregate_file
+        from mnemetric.longmemeval_v2.aggregated import write_aggregated
 
         agg = aggregate_file(a.per_question, completed_at_utc=a.completed_at_utc)
-        write_upstream_json(a.out, agg)
-        overall = agg["overall"]
-        failed = agg.get("mnemetric", {}).get("failed_count", 0)
-        print(f"{overall['count_all_questions']} questions scored ({failed} failed, left out) → {a.out}: "
-              f"overall_full_set {overall['overall_full_set']!r}")
+        write_aggregated(a.out, agg)
+        failed = agg.failed.failed_count if agg.failed is not None else 0
+        print(f"{agg.overall.count_all_questions} questions scored ({failed} failed, left out) → {a.out}: "
+              f"overall_full_set {agg.overall.overall_full_set!r}")
         return 0
     return run
 
@@ -78,7 +78,8 @@ def _combine(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--combined-at-utc", help="value of combined_at_utc (default: the key is left out)")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval_v2.aggregate import read_aggregated, write_upstream_json
+        from mnemetric.longmemeval_v2.aggregate import write_upstream_json
+        from mnemetric.longmemeval_v2.aggregated import read_aggregated
         from mnemetric.longmemeval_v2.combine import combine_aggregates
 
         combined = combine_aggregates(read_aggregated(a.web), read_aggregated(a.enterprise),

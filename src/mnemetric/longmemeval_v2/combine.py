@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mnemetric.errors import InputError
+from mnemetric.longmemeval_v2.aggregated import AggregatedMetrics
 
 UPSTREAM_FILE = "leaderboard/combine_aggregated_metrics.py"
 UPSTREAM_SHA256 = "b3b0a6af707aeb60fe985368aa2986968a4a9a266c2fff84b21f7e3d075d26cb"
@@ -192,14 +193,16 @@ def _timing(a: Side, b: Side, ca: int, cb: int, name: str) -> dict[str, Any]:
             "max_seconds": max(maxima) if maxima else None, "total_seconds": total}
 
 
-def combine_aggregates(web: Mapping[str, Any], enterprise: Mapping[str, Any], *,
+def combine_aggregates(web: Mapping[str, Any] | AggregatedMetrics, enterprise: Mapping[str, Any] | AggregatedMetrics, *,
                        sources: tuple[str, str] = ("web", "enterprise"),
                        combined_at_utc: str | None = None) -> dict[str, Any]:
     """The combined aggregated_metrics of ``web`` and ``enterprise``, in upstream's key order.
 
     ``sources`` are the two paths (they name errors and become ``combined_from``); ``combined_at_utc`` is
-    written only when given.
+    written only when given. Each side is a typed record (:class:`AggregatedMetrics`, as read from a file) or a
+    plain dict, checked as upstream checks it (module docstring).
     """
+    web, enterprise = (s.to_record() if isinstance(s, AggregatedMetrics) else s for s in (web, enterprise))
     a, b = (str(sources[0]), web), (str(sources[1]), enterprise)
     ca, cb = question_count(*a), question_count(*b)
     empty = {"count": 0}
