@@ -69,7 +69,9 @@ def _aggregate(p: argparse.ArgumentParser) -> Handler:
          f"leaderboard/combine_aggregated_metrics.py of {_UPSTREAM}: overall scores weighted by their counts, "
          "breakdowns by count, token totals summed (avg = total / all questions), timing reduced to avg/max/total "
          "(p50 and p95 are dropped), combined_from = the two paths as given. Unlike upstream, combined_at_utc is "
-         "written only with --combined-at-utc. "
+         "written only with --combined-at-utc. Each input must be a whole aggregated_metrics.json in the harness's "
+         "layout (every section and field, no other key; stricter than upstream's script, which fills in what is "
+         "missing): one that is not is refused with its file, section and field named. "
          "Example: mnemetric v2 combine agg_web.json agg_enterprise.json --out combined.json")
 def _combine(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("web", type=Path, help="the web domain's aggregated_metrics.json")

@@ -24,7 +24,9 @@ combined in argument order (web, then enterprise):
 
 Errors (upstream raises): a side without an ``overall`` object, count_all_questions not a positive integer,
 any count not a non-negative integer, any value not a number (bools refused), a breakdown that is not an
-object. Ours name the file, the section and the field.
+object. Ours name the file, the section and the field. These rules hold for dicts passed in; a file read
+through :func:`mnemetric.longmemeval_v2.aggregated.read_aggregated` (``mnemetric v2 combine``, the package
+builder) has already passed the stricter typed reader (the whole harness layout).
 """
 
 from __future__ import annotations
@@ -193,9 +195,9 @@ def _timing(a: Side, b: Side, ca: int, cb: int, name: str) -> dict[str, Any]:
             "max_seconds": max(maxima) if maxima else None, "total_seconds": total}
 
 
-def combine_aggregates(web: Mapping[str, Any] | AggregatedMetrics, enterprise: Mapping[str, Any] | AggregatedMetrics, *,
-                       sources: tuple[str, str] = ("web", "enterprise"),
-                       combined_at_utc: str | None = None) -> dict[str, Any]:
+def combine_aggregates(web: Mapping[str, Any] | AggregatedMetrics,
+                       enterprise: Mapping[str, Any] | AggregatedMetrics, *,
+                       sources: tuple[str, str] = ("web", "enterprise"), combined_at_utc: str | None = None) -> dict[str, Any]:
     """The combined aggregated_metrics of ``web`` and ``enterprise``, in upstream's key order.
 
     ``sources`` are the two paths (they name errors and become ``combined_from``); ``combined_at_utc`` is
