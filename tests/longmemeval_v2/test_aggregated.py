@@ -107,3 +107,41 @@ def test_from_record_keeps_values_as_read():
     raw["tokens"]["avg_prompt_tokens"] = 35                                    # an integer stays an integer
     record = AggregatedMetrics.from_record(copy.deepcopy(raw), file="a.json")
     assert json.dumps(record.to_record()) == json.dumps(raw)
+
+
+# ------------------------------------------------------------------ the combination's layout
+
+def test_combined_record_is_exactly_what_combine_writes(tmp_path):
+    from mnemetric.longmemeval_v2.aggregated import read_combined, write_combined
+    from mnemetric.longmemeval_v2.combine import combine_aggregates, combine_metrics
+
+    web, ent = aggregate_metrics(typed(six_rows())), aggregate_metrics(runs()[1][0])
+    for clock in (None, "T0"):
+        record = combine_metrics(web, ent, sources=("w.json", "e.json"), combined_at_utc=clock)
+        path = tmp_path / "combined_aggregated_metrics.json"
+        write_combined(path, record)
+        assert path.read_text(encoding="utf-8") == upstream_json(combine_aggregates(
+            web.to_record(), ent.to_record(), sources=("w.json", "e.json"), combined_at_utc=clock))
+        assert read_combined(path) == record and record.combined_from == ("w.json", "e.json")
+        assert ("combined_at_utc" in path.read_text()) == (clock is not None)
+    with pytest.raises(InputError, match="not a CombinedMetrics record"):
+        write_combined(tmp_path / "c.json", web)
+
+
+@pytest.mark.parametrize("edit, record, field", [
+    (lambda c: c.pop("tokens"), "<file>", "tokens"),
+    (lambda c: c["memory_query"].update(p50_seconds=1.0), "memory_query", "p50_seconds"),   # dropped upstream
+    (lambda c: c.update(combined_from=["only.json"]), "<file>", "combined_from"),
+    (lambda c: c["tokens"].update(total_tokens="9"), "tokens", "total_tokens"),
+    (lambda c: c["overall"].update(count_all_questions=0), "overall", "count_all_questions"),
+])
+def test_malformed_combined_file_names_its_field(tmp_path, edit, record, field):
+    from mnemetric.longmemeval_v2.aggregated import read_combined
+    from mnemetric.longmemeval_v2.combine import combine_aggregates
+
+    raw = combine_aggregates(good(), good())
+    edit(raw)
+    (tmp_path / "c.json").write_text(json.dumps(raw))
+    with pytest.raises(InputError) as err:
+        read_combined(tmp_path / "c.json")
+    assert (err.value.problem.record, err.value.problem.field) == (record, field), str(err.value)

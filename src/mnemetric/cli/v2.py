@@ -80,16 +80,15 @@ def _combine(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--combined-at-utc", help="value of combined_at_utc (default: the key is left out)")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval_v2.aggregate import write_upstream_json
-        from mnemetric.longmemeval_v2.aggregated import read_aggregated
-        from mnemetric.longmemeval_v2.combine import combine_aggregates
+        from mnemetric.longmemeval_v2.aggregated import read_aggregated, write_combined
+        from mnemetric.longmemeval_v2.combine import combine_metrics
 
-        combined = combine_aggregates(read_aggregated(a.web), read_aggregated(a.enterprise),
-                                      sources=(str(a.web), str(a.enterprise)), combined_at_utc=a.combined_at_utc)
-        write_upstream_json(a.out, combined)
-        o = combined["overall"]
-        print(f"{o['count_all_questions']} questions → {a.out}: overall_full_set {o['overall_full_set']!r}, "
-              f"memory_query avg_seconds {combined['memory_query']['avg_seconds']!r}")
+        combined = combine_metrics(read_aggregated(a.web), read_aggregated(a.enterprise),
+                                   sources=(str(a.web), str(a.enterprise)), combined_at_utc=a.combined_at_utc)
+        write_combined(a.out, combined)
+        o = combined.overall
+        print(f"{o.count_all_questions} questions → {a.out}: overall_full_set {o.overall_full_set!r}, "
+              f"memory_query avg_seconds {combined.memory_query['avg_seconds']!r}")
         return 0
     return run
 

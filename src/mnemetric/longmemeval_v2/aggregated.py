@@ -1,4 +1,5 @@
-"""``aggregated_metrics.json``, typed: one record for upstream's per-domain layout, reader beside writer.
+"""``aggregated_metrics.json``, typed: one record for upstream's per-domain layout, reader beside writer
+(and :class:`CombinedMetrics`, the web + enterprise combination's layout, beside it).
 
 The layout is what the LongMemEval-V2 harness (``evaluation/harness.py`` at be15ea6) writes and what
 :func:`mnemetric.longmemeval_v2.aggregate.aggregate` computes, in this key order: overall,
@@ -235,6 +236,87 @@ class AggregatedMetrics:
             memory_post_query=Timing.from_record(f.raw["memory_post_query"], file=file, name="memory_post_query"),
             shared_haystack=shared, shared_haystack_ids=ids, completed_at_utc=completed,
             failed=FailedRows.from_record(f.raw["mnemetric"], file=file) if "mnemetric" in f.raw else None)
+
+
+COMBINED_KEYS = ("overall", "abstention_overall", "tokens", "memory_context", "memory_query", "memory_post_query",
+                 "combined_from", "combined_at_utc", *SECTIONS)
+COMBINED_TIMING = ("avg_seconds", "max_seconds", "total_seconds")
+MEMORY_CONTEXT = ("avg_original_tokens", "avg_final_tokens", "num_truncated_sequences")
+
+
+@dataclass(frozen=True)
+class CombinedMetrics:
+    """combined_aggregated_metrics.json: web + enterprise as leaderboard/combine_aggregated_metrics.py writes
+    them (:mod:`.combine`), in its key order: overall, abstention_overall, tokens (the six keys), memory_context,
+    memory_query and memory_post_query ({avg, max, total}_seconds: no percentiles), combined_from (the two
+    paths), combined_at_utc (only when given), the three by-category sections. Any average may be null (no side
+    had one); values are kept as computed (an integral token total is an integer)."""
+
+    overall: Overall
+    abstention_overall: Breakdown
+    tokens: Mapping[str, Number | None]
+    memory_context: Mapping[str, Number | None]
+    memory_query: Mapping[str, Number | None]
+    memory_post_query: Mapping[str, Number | None]
+    combined_from: tuple[str, str]
+    non_abstention_by_category: Mapping[str, Breakdown]
+    abstention_by_category: Mapping[str, Breakdown]
+    combined_abstention_by_category: Mapping[str, Breakdown]
+    combined_at_utc: str | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"overall": self.overall.to_record(),
+                               "abstention_overall": self.abstention_overall.to_record()}
+        for name in ("tokens", "memory_context", "memory_query", "memory_post_query"):
+            out[name] = dict(getattr(self, name))
+        out["combined_from"] = list(self.combined_from)
+        if self.combined_at_utc is not None:
+            out["combined_at_utc"] = self.combined_at_utc
+        for name in SECTIONS:
+            out[name] = {k: b.to_record() for k, b in getattr(self, name).items()}
+        return out
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str) -> CombinedMetrics:
+        file = str(file)
+        f = Fields.of(raw, file=file, record="<file>", field="<json>", fix=FIX).only(COMBINED_KEYS)
+        for key in COMBINED_KEYS:
+            if key not in f.raw and key != "combined_at_utc":
+                raise f.error(key, "missing")
+
+        def numbers(name: str, keys: tuple[str, ...], counts: tuple[str, ...] = ()) -> dict[str, Number | None]:
+            view = _section(f.raw[name], file=file, name=name, keys=keys)
+            return {k: view.count(k) if k in counts else view.optional_number(k) for k in keys}
+
+        sources = f.strings("combined_from")
+        if len(sources) != 2:
+            raise f.error("combined_from", f"expected the two paths combined, got {len(sources)}")
+        return cls(
+            overall=Overall.from_record(f.raw["overall"], file=file),
+            abstention_overall=Breakdown.from_record(f.raw["abstention_overall"], file=file,
+                                                     name="abstention_overall"),
+            tokens=numbers("tokens", (*TOKEN_TOTALS, *TOKEN_AVERAGES)),
+            memory_context=numbers("memory_context", MEMORY_CONTEXT, counts=("num_truncated_sequences",)),
+            memory_query=numbers("memory_query", COMBINED_TIMING),
+            memory_post_query=numbers("memory_post_query", COMBINED_TIMING),
+            combined_from=(sources[0], sources[1]),
+            **{name: _breakdowns(f.raw[name], file=file, name=name) for name in SECTIONS},
+            combined_at_utc=f.string("combined_at_utc") if "combined_at_utc" in f.raw else None)
+
+
+def write_combined(path: str | os.PathLike[str], metrics: CombinedMetrics) -> None:
+    """Write ``metrics`` atomically in upstream's JSON text (as :func:`write_aggregated`)."""
+    from mnemetric.longmemeval_v2.aggregate import write_upstream_json
+
+    if not isinstance(metrics, CombinedMetrics):
+        raise InputError(str(path), "<file>", "<json>", f"not a CombinedMetrics record: {type(metrics).__name__}")
+    write_upstream_json(path, metrics.to_record())
+
+
+def read_combined(path: str | os.PathLike[str]) -> CombinedMetrics:
+    """A combined_aggregated_metrics.json read back (the reader beside :func:`write_combined`)."""
+    raw = read_json_file(path, missing_fix="combine the two domains first (mnemetric v2 combine)")
+    return CombinedMetrics.from_record(raw, file=str(path))
 
 
 def read_aggregated(path: str | os.PathLike[str]) -> AggregatedMetrics:

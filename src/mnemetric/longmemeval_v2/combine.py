@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mnemetric.errors import InputError
-from mnemetric.longmemeval_v2.aggregated import AggregatedMetrics
+from mnemetric.longmemeval_v2.aggregated import AggregatedMetrics, CombinedMetrics
 
 UPSTREAM_FILE = "leaderboard/combine_aggregated_metrics.py"
 UPSTREAM_SHA256 = "b3b0a6af707aeb60fe985368aa2986968a4a9a266c2fff84b21f7e3d075d26cb"
@@ -193,6 +193,14 @@ def _timing(a: Side, b: Side, ca: int, cb: int, name: str) -> dict[str, Any]:
                           _number(sb.get("max_seconds"), b[0], name, "max_seconds")) if m is not None]
     return {"avg_seconds": total / (ca + cb) if total is not None else None,
             "max_seconds": max(maxima) if maxima else None, "total_seconds": total}
+
+
+def combine_metrics(web: Mapping[str, Any] | AggregatedMetrics, enterprise: Mapping[str, Any] | AggregatedMetrics,
+                    *, sources: tuple[str, str] = ("web", "enterprise"),
+                    combined_at_utc: str | None = None) -> CombinedMetrics:
+    """:func:`combine_aggregates` as the typed record (what ``combined_aggregated_metrics.json`` holds)."""
+    out = combine_aggregates(web, enterprise, sources=sources, combined_at_utc=combined_at_utc)
+    return CombinedMetrics.from_record(out, file="<combined " + " + ".join(str(s) for s in sources) + ">")
 
 
 def combine_aggregates(web: Mapping[str, Any] | AggregatedMetrics,

@@ -31,10 +31,10 @@ from typing import Any
 
 from mnemetric.execute import Executor
 from mnemetric.io import write_json_atomic
-from mnemetric.longmemeval_v2.aggregate import aggregate_metrics, write_upstream_json
-from mnemetric.longmemeval_v2.aggregated import AggregatedMetrics, write_aggregated
+from mnemetric.longmemeval_v2.aggregate import aggregate_metrics
+from mnemetric.longmemeval_v2.aggregated import AggregatedMetrics, CombinedMetrics, write_aggregated, write_combined
 from mnemetric.longmemeval_v2.checkers import LLM_CHECKERS
-from mnemetric.longmemeval_v2.combine import combine_aggregates
+from mnemetric.longmemeval_v2.combine import combine_metrics
 from mnemetric.longmemeval_v2.data_custody import DataCheck
 from mnemetric.longmemeval_v2.facts import checker_facts, counter_facts, reader_facts
 from mnemetric.longmemeval_v2.gate import GateFacts
@@ -62,7 +62,8 @@ class V2Run:
     """domain → per_question rows in stream order."""
     aggregated: Mapping[str, AggregatedMetrics]
     """domain → its aggregated_metrics.json (typed)."""
-    combined: dict[str, Any] | None
+    combined: CombinedMetrics | None
+    """combined_aggregated_metrics.json (typed), when the run has both domains."""
     summary: dict[str, Any]
     provenance: Mapping[str, Any] = field(default_factory=dict)
     """What the components say about themselves (:mod:`.facts`: reader, checker, token_counter blocks), private
@@ -156,12 +157,12 @@ def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]]
     the reason a subset run is not official (:meth:`.selection.Selection.reason`); ``shard``: a shard's. Both are
     gate facts (the manifest's ``protocol`` section), so the family's gate decides them from the manifest too."""
     aggregated = {d: aggregate_metrics(r, file=f"{d} per_question rows") for d, r in rows.items()}
-    combined = (combine_aggregates(aggregated["web"], aggregated["enterprise"])
+    combined = (combine_metrics(aggregated["web"], aggregated["enterprise"])
                 if set(rows) == set(DOMAINS) else None)
     protocol = gate_facts(settings, rows, facts, data=data, images=images, subset=subset, shard=shard)
     reasons = gate_reasons(protocol)
     provenance = {k: {f: v for f, v in block.items() if f not in PRIVATE_FACTS} for k, block in facts.items()}
-    result = summary(settings, rows, aggregated, combined, reasons)
+    result = summary(settings, rows, aggregated, None if combined is None else combined.to_record(), reasons)
     if result["lafs"].get("computed") and not (data is not None and data.sha256_verified):
         result["lafs"] = {"computed": False, "tier": settings["tier"],
                           "reason": "the data is not the verified official tier (the bundled sample never is)"}
@@ -280,7 +281,7 @@ def write_run(out: str | Path, run: V2Run, settings: Mapping[str, Any] | None = 
                                           checker=run.provenance.get("checker") or {}, counter=counter,
                                           started_at_utc=started_at_utc)
     if run.combined is not None:
-        write_upstream_json(out / "combined_aggregated_metrics.json", run.combined)
+        write_combined(out / "combined_aggregated_metrics.json", run.combined)
         written.append(out / "combined_aggregated_metrics.json")
     write_json_atomic(out / "v2.json", run.summary)
     written.append(out / "v2.json")
