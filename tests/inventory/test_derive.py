@@ -224,11 +224,50 @@ def test_the_seed_is_not_changed():
     ({"official_equivalence.value": True}, "official_equivalence"),  # official, yet with a reason against it
     ({"official_equivalence.reasons": [1]}, "official_equivalence.reasons"),
     ({"benchmark": "LongMemEval-V3"}, "benchmark"),
+    # a parent that is missing or not an object is named itself (field_of named the leaf below it)
+    ({"counts": DELETE}, "counts"),
+    ({"judge": DELETE}, "judge"),
+    ({"variant": "small"}, "variant"),
+    ({"suite": None}, "suite"),
+    ({"judge": ["lexical"]}, "judge"),
+    ({"judge.params_sent": {"requests": -1}}, "judge.params_sent.requests"),
+    ({"judge.params_sent": {"requests": True}}, "judge.params_sent.requests"),
+    ({"counts.questions": 2.5}, "counts.questions"),
+    ({"path": 3}, "path"),
 ])
 def test_a_bad_manifest_is_an_input_error_naming_file_and_key(changes, field):
     with pytest.raises(InputError) as err:
-        derive([manifest(path="runs/x/run.json", **changes)])
-    assert (err.value.problem.file, err.value.problem.field) == ("runs/x/run.json", field)
+        derive([manifest(path="runs/x/run.json", **changes)] if "path" not in changes else [manifest(**changes)])
+    file = "runs/x/run.json" if "path" not in changes else err.value.problem.file
+    assert (err.value.problem.file, err.value.problem.field) == (file, field)
+    assert err.value.problem.record == "index 0"
+
+
+def test_a_missing_manifest_key_says_missing():
+    with pytest.raises(InputError) as err:
+        derive([manifest(path="runs/x/run.json", **{"counts.judged": DELETE})])
+    assert str(err.value).startswith("runs/x/run.json: index 0: field 'counts.judged': missing")
+    assert err.value.fix == "see the key table of the family's inventory review"
+    with pytest.raises(InputError) as err:
+        derive([manifest(path="runs/x/run.json", **{"counts.failed": "0"})])
+    assert "field 'counts.failed': expected a non-negative integer, got str '0'" in str(err.value)
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda c: c.pop("upstream"), "upstream"),
+    (lambda c: c.update(upstream="pinned"), "upstream"),
+    (lambda c: c["upstream"].update(files=[]), "upstream.files"),
+    (lambda c: c["upstream"].pop("pinned"), "upstream.pinned"),
+    (lambda c: c["upstream"].update(pinned="yes"), "upstream.pinned"),
+    (lambda c: c.update(checks={}), "checks"),
+    (lambda c: c.update(path=None), "path"),
+])
+def test_bad_cross_check_evidence_names_its_key(edit, field):
+    evidence = crosscheck([("evaluate_qa.py", True)])
+    edit(evidence)
+    with pytest.raises(InputError) as err:
+        derive([], crosscheck=evidence)
+    assert err.value.problem.field == field, str(err.value)
 
 
 def test_a_marker_for_a_task_the_inventory_does_not_have_is_an_error():

@@ -126,7 +126,7 @@ def test_empty_and_all_failed_are_errors():
 
 def test_file_and_writer(tmp_path):
     path = write_rows(tmp_path / "per_question.jsonl", six_rows())
-    out = aggregate_file(path)
+    out = aggregate_file(path).to_record()
     assert out["overall"]["count_all_questions"] == 6
     target = tmp_path / "sub" / "aggregated_metrics.json"
     write_upstream_json(target, {"a": "é", "b": [1, None]})

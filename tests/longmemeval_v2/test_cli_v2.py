@@ -65,12 +65,30 @@ def test_combine_and_lafs_from_aggregates(tmp_path, capsys):
 def test_combine_refuses_bad_files(tmp_path, capsys):
     (tmp_path / "list.json").write_text("[1]")
     (tmp_path / "cut.json").write_text('{"overall": ')
-    (tmp_path / "zero.json").write_text('{"overall": {"count_all_questions": 0}}')
+    write_rows(tmp_path / "pq.jsonl", rows_for("w", 2, 1))
+    assert run(capsys, "v2-aggregate", tmp_path / "pq.jsonl", "--out", tmp_path / "good.json")[0] == 0
+    good = json.loads((tmp_path / "good.json").read_text())
+
+    def variant(name, edit):
+        agg = json.loads(json.dumps(good))
+        edit(agg)
+        (tmp_path / name).write_text(json.dumps(agg))
+
+    variant("zero.json", lambda a: a["overall"].update(count_all_questions=0))
+    variant("no_tokens.json", lambda a: a.pop("tokens"))        # upstream's combine would fill in nulls
+    variant("p50.json", lambda a: a["memory_query"].update(p50_seconds="1.0"))      # combine ignores p50
+    variant("extra.json", lambda a: a.update(note="hand-edited"))
+    variant("count.json", lambda a: a["abstention_by_category"]["static-abs"].update(count=-1))
     for a, needle in (("list.json", "expected a JSON object"), ("cut.json", "not valid JSON"),
-                      ("zero.json", "count_all_questions': must be a positive integer"),
+                      ("zero.json", "overall: field 'count_all_questions': must be a positive integer"),
+                      ("no_tokens.json", "<file>: field 'tokens': missing"),
+                      ("p50.json", "memory_query: field 'p50_seconds': expected a non-negative number, got str"),
+                      ("extra.json", "<file>: field 'note': unexpected field"),
+                      ("count.json", "abstention_by_category.static-abs: field 'count': expected a non-negative"),
                       ("missing.json", "does not exist")):
         code, _, err = run(capsys, "v2-combine", tmp_path / a, tmp_path / "zero.json", "--out", tmp_path / "c.json")
-        assert code == 2 and needle in err and str(tmp_path / a) in err, a
+        assert code == 2 and needle in err and f"{tmp_path / a}: " in err and "Traceback" not in err, (a, err)
+        assert not (tmp_path / "c.json").exists()
 
 
 def test_lafs_text_and_json(capsys):

@@ -278,3 +278,18 @@ def test_a_run_folder_records_its_counter(tmp_path):
     write_run(tmp_path / "run", run_from_settings(s), s)
     record = json.loads((tmp_path / "run" / "web" / "runtime_inputs" / "token_counter.json").read_text())
     assert record == {"name": "o200k-standin", "official": False, "note": None}
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda a: a.pop("tokens"), r"<file>: field 'tokens': missing"),
+    (lambda a: a["memory_query"].update(p95_seconds="slow"), r"memory_query: field 'p95_seconds': expected a non-neg"),
+])
+def test_an_aggregate_off_the_harness_layout_is_refused_by_name(tmp_path, tier, edit, needle):
+    data, pins = tier
+    run = official_run(tmp_path, data)
+    path = run / "web" / "aggregated_metrics.json"
+    agg = json.loads(path.read_text())
+    edit(agg)
+    path.write_text(json.dumps(agg))
+    with pytest.raises(InputError, match=rf"run/web/aggregated_metrics.json: {needle}"):
+        build(tmp_path, [("a", run)], pins)

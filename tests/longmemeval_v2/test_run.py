@@ -53,7 +53,7 @@ def test_offline_run_on_the_sample(tmp_path, haystack, shared):
         assert [r.index for r in rows] == list(range(len(rows))) and all(r.timestamp_utc == "" for r in rows)
         assert all(r.question_id.startswith(f"mnv2-{domain[:3]}") for r in rows)
         on_disk = json.loads((tmp_path / domain / "aggregated_metrics.json").read_text())
-        assert on_disk == aggregate_file(tmp_path / domain / "per_question.jsonl")
+        assert on_disk == aggregate_file(tmp_path / domain / "per_question.jsonl").to_record()
         assert on_disk["shared_haystack"] is shared and "completed_at_utc" not in on_disk
     summary = json.loads((tmp_path / "v2.json").read_text())
     assert summary == json.loads(json.dumps(run.summary))
@@ -122,7 +122,7 @@ def test_llm_run_on_the_local_server_marks_failures(tmp_path):
     assert rows["mnv2-web-04"].score == 1.0 and rows["mnv2-web-05"].score == 1.0  # judge says 1
     assert rows["mnv2-web-03"].score == 0.0  # mc gold B
     assert rows["mnv2-web-01"].prompt_messages[1]["content"][0]["type"] == "text"
-    agg = run.aggregated["web"]
+    agg = run.aggregated["web"].to_record()
     assert agg["overall"]["count_all_questions"] == 6 and agg["mnemetric"]["failed_question_ids"] == ["mnv2-web-02"]
     assert run.summary["domains"]["web"]["failed"] == 1
     web = run.summary["domains"]["web"]  # where a call failed: both accuracies, the failed one counted wrong

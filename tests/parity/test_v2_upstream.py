@@ -391,6 +391,9 @@ def test_combination_equals_upstream(checkout):
             theirs[1].pop("combined_at_utc")
         assert mine[0] == theirs[0], (a, b)
         assert json.dumps(mine[1]) == json.dumps(theirs[1])
+        if mine[0] == "ok":  # the typed record of the combined file holds exactly what upstream writes
+            typed = our_combine.combine_metrics(a, b, sources=("runs/x_web_small/agg.json", "b.json"))
+            assert json.dumps(typed.to_record()) == json.dumps(theirs[1])
         errors += mine[0] == "error"
         n += 1
     assert errors and errors < n / 2

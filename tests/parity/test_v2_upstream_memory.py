@@ -299,7 +299,7 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
         mine_row = by_id[row["question_id"]]
         assert _same_items(mine_row.memory_context) == _same_items(row["memory_context"]), row["question_id"]
         assert mine_row.score == row["score"], row["question_id"]
-    assert ours.aggregated[domain]["overall"] == up_agg["overall"]
+    assert ours.aggregated[domain].to_record()["overall"] == up_agg["overall"]
     write_run(tmp_path / "ours", ours, settings)  # runtime_inputs/memory_config.json: run_eval's, byte for byte
     config = "runtime_inputs/memory_config.json"  # (each side's loopback server named alike)
     mine_text = (tmp_path / "ours" / domain / config).read_text().replace(our_server.base_url, "<server>")

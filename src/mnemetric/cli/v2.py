@@ -52,14 +52,14 @@ def _aggregate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--completed-at-utc", help="value of completed_at_utc (default: the key is left out)")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval_v2.aggregate import aggregate_file, write_upstream_json
+        from mnemetric.longmemeval_v2.aggregate import aggregate_file
+        from mnemetric.longmemeval_v2.aggregated import write_aggregated
 
         agg = aggregate_file(a.per_question, completed_at_utc=a.completed_at_utc)
-        write_upstream_json(a.out, agg)
-        overall = agg["overall"]
-        failed = agg.get("mnemetric", {}).get("failed_count", 0)
-        print(f"{overall['count_all_questions']} questions scored ({failed} failed, left out) → {a.out}: "
-              f"overall_full_set {overall['overall_full_set']!r}")
+        write_aggregated(a.out, agg)
+        failed = agg.failed.failed_count if agg.failed is not None else 0
+        print(f"{agg.overall.count_all_questions} questions scored ({failed} failed, left out) → {a.out}: "
+              f"overall_full_set {agg.overall.overall_full_set!r}")
         return 0
     return run
 
@@ -69,7 +69,9 @@ def _aggregate(p: argparse.ArgumentParser) -> Handler:
          f"leaderboard/combine_aggregated_metrics.py of {_UPSTREAM}: overall scores weighted by their counts, "
          "breakdowns by count, token totals summed (avg = total / all questions), timing reduced to avg/max/total "
          "(p50 and p95 are dropped), combined_from = the two paths as given. Unlike upstream, combined_at_utc is "
-         "written only with --combined-at-utc. "
+         "written only with --combined-at-utc. Each input must be a whole aggregated_metrics.json in the harness's "
+         "layout (every section and field, no other key; stricter than upstream's script, which fills in what is "
+         "missing): one that is not is refused with its file, section and field named. "
          "Example: mnemetric v2 combine agg_web.json agg_enterprise.json --out combined.json")
 def _combine(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("web", type=Path, help="the web domain's aggregated_metrics.json")
@@ -78,15 +80,15 @@ def _combine(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--combined-at-utc", help="value of combined_at_utc (default: the key is left out)")
 
     def run(a: argparse.Namespace) -> int:
-        from mnemetric.longmemeval_v2.aggregate import read_aggregated, write_upstream_json
-        from mnemetric.longmemeval_v2.combine import combine_aggregates
+        from mnemetric.longmemeval_v2.aggregated import read_aggregated, write_combined
+        from mnemetric.longmemeval_v2.combine import combine_metrics
 
-        combined = combine_aggregates(read_aggregated(a.web), read_aggregated(a.enterprise),
-                                      sources=(str(a.web), str(a.enterprise)), combined_at_utc=a.combined_at_utc)
-        write_upstream_json(a.out, combined)
-        o = combined["overall"]
-        print(f"{o['count_all_questions']} questions → {a.out}: overall_full_set {o['overall_full_set']!r}, "
-              f"memory_query avg_seconds {combined['memory_query']['avg_seconds']!r}")
+        combined = combine_metrics(read_aggregated(a.web), read_aggregated(a.enterprise),
+                                   sources=(str(a.web), str(a.enterprise)), combined_at_utc=a.combined_at_utc)
+        write_combined(a.out, combined)
+        o = combined.overall
+        print(f"{o.count_all_questions} questions → {a.out}: overall_full_set {o.overall_full_set!r}, "
+              f"memory_query avg_seconds {combined.memory_query['avg_seconds']!r}")
         return 0
     return run
 

@@ -53,6 +53,7 @@ from mnemetric.custody.reviewed_sources import SourceCheck, verify_reviewed_sour
 from mnemetric.custody.task_markers import collect_task_markers
 from mnemetric.errors import InputError, PluginError
 from mnemetric.family import Family, TaskMetric
+from mnemetric.records import Fields
 
 __all__ = ["SCHEMA", "Inventory", "SourceCheck", "collect_task_markers", "derive", "derive_inventory", "metrics_files",
            "verify_reviewed_sources", "write_inventory"]
@@ -86,22 +87,14 @@ def reviewed_family(families: Sequence[Family]) -> Family | None:
 # Inputs, typed once
 
 
-def field_of(raw: Mapping[str, Any], dotted: str, kinds: tuple[type, ...], *, file: str, record: str,
-         default: Any = ..., nullable: bool = False) -> Any:
-    node: Any = raw
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            if default is not ...:
-                return default
-            raise InputError(file, record, dotted, "missing", fix="see the key table of the family's inventory review")
-        node = node[part]
-    if node is None and nullable:
-        return None
-    if not isinstance(node, kinds) or (isinstance(node, bool) and bool not in kinds):
-        raise InputError(file, record, dotted, f"expected {'/'.join(k.__name__ for k in kinds)}, got {node!r}")
-    if isinstance(node, int) and not isinstance(node, bool) and node < 0:
-        raise InputError(file, record, dotted, f"must be >= 0, got {node}")
-    return node
+MISSING_FIX = "see the key table of the family's inventory review"
+"""The fix an inventory input's reader suggests (its fields read through :class:`mnemetric.records.Fields`)."""
+
+
+def fields_of(raw: Any, *, file: str, line: int | str, what: str) -> Fields:
+    """The view of one inventory input (record ``index N`` or the text given); not an object: field ``what``."""
+    record = f"index {line}" if isinstance(line, int) else line
+    return Fields.of(raw, file=file, record=record, field=what, fix=MISSING_FIX)
 
 
 @dataclass(frozen=True)
@@ -119,17 +112,13 @@ class ManifestRef:
                     default_benchmark: str | None = None) -> ManifestRef:
         """``known``: family name -> display name of the families a manifest may name (None: any);
         ``default_benchmark``: the family of a manifest without ``benchmark`` (None: the key is required)."""
-        record = f"index {line}" if isinstance(line, int) else line
-        if not isinstance(raw, Mapping):
-            raise InputError(file, record, "<manifest>", f"expected a JSON object, got {type(raw).__name__}")
-        g = lambda key, kinds, **kw: field_of(raw, key, kinds, file=file, record=record, **kw)  # noqa: E731
-        benchmark = g("benchmark", (str,), **({} if default_benchmark is None else {"default": default_benchmark}))
+        f = fields_of(raw, file=file, line=line, what="<manifest>")
+        benchmark = f.string("benchmark") if "benchmark" in f.raw or default_benchmark is None else default_benchmark
         if known is not None and family_id(benchmark) not in known:
-            raise InputError(file, record, "benchmark", f"unknown benchmark {benchmark!r}",
-                             fix=" or ".join(known[k] for k in sorted(known)))
-        return cls(path=g("path", (str,), default=DEFAULT_MANIFEST), benchmark=benchmark,
-                   variant_name=g("variant.name", (str,)), suite_name=g("suite.name", (str,)),
-                   raw={**raw, "path": g("path", (str,), default=DEFAULT_MANIFEST)})
+            raise f.error("benchmark", f"unknown benchmark {benchmark!r}", fix=" or ".join(known[k] for k in sorted(known)))
+        path = f.string("path") if "path" in f.raw else DEFAULT_MANIFEST
+        return cls(path=path, benchmark=benchmark, variant_name=f.at("variant").string("name"),
+                   suite_name=f.at("suite").string("name"), raw={**f.raw, "path": path})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -41,12 +41,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mnemetric.custody.inventory import field_of, named
+from mnemetric.custody.inventory import fields_of, named
 from mnemetric.custody.inventory_file import Inventory
 from mnemetric.errors import InputError
 from mnemetric.longmemeval.crosscheck import EVALUATE_QA, CrosscheckSpec
 from mnemetric.longmemeval.gate import OFFICIAL, OfficialProtocol
 from mnemetric.official import OfficialEquivalence
+from mnemetric.records import OBJECT
 
 DEFAULT_MANIFEST = "metrics/run.json"
 
@@ -68,20 +69,17 @@ class RunManifest:
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str, line: int | str) -> RunManifest:
-        record = f"index {line}" if isinstance(line, int) else line
-        if not isinstance(raw, Mapping):
-            raise InputError(file, record, "<manifest>", f"expected a JSON object, got {type(raw).__name__}")
-        g = lambda key, kinds, **kw: field_of(raw, key, kinds, file=file, record=record, **kw)  # noqa: E731
-        sent = g("judge.params_sent", (dict,), default=None, nullable=True)
-        requests = 0 if sent is None else field_of(sent, "requests", (int,), file=file, record=record, default=0)
+        f = fields_of(raw, file=file, line=line, what="<manifest>")
+        variant, judge, counts = f.at("variant"), f.within("judge"), f.at("counts")
+        sent = judge.maybe("params_sent", OBJECT)
+        requests = 0 if sent is None or "requests" not in sent else judge.at("params_sent").count("requests")
         return cls(
-            path=g("path", (str,), default=DEFAULT_MANIFEST),
-            variant_name=g("variant.name", (str,)), variant_sha256_verified=g("variant.sha256_verified", (bool,)),
-            suite_name=g("suite.name", (str,)),
-            judge_prompt_set_sha256=g("judge.prompt_set_sha256", (str,), nullable=True), judge_requests=requests,
-            questions=g("counts.questions", (int,)), judged=g("counts.judged", (int,)),
-            failed=g("counts.failed", (int,)),
-            official=OfficialEquivalence.from_record(raw.get("official_equivalence"), file=file, record=record))
+            path=f.string("path") if "path" in f.raw else DEFAULT_MANIFEST,
+            variant_name=variant.string("name"), variant_sha256_verified=variant.boolean("sha256_verified"),
+            suite_name=f.at("suite").string("name"),
+            judge_prompt_set_sha256=f.at("judge").optional_string("prompt_set_sha256"), judge_requests=requests,
+            questions=counts.count("questions"), judged=counts.count("judged"), failed=counts.count("failed"),
+            official=OfficialEquivalence.from_record(f.raw.get("official_equivalence"), file=file, record=f.record))
 
     def full_held_out(self, protocol: OfficialProtocol = OFFICIAL) -> bool:
         """An official file, verified by sha256, the official (full) suite, no failed question."""
@@ -111,21 +109,18 @@ class Crosscheck:
     @classmethod
     def from_record(cls, raw: Any, *, file: str, line: int | str = "<file>",
                     judge_script: str = EVALUATE_QA) -> Crosscheck:
-        record = f"index {line}" if isinstance(line, int) else line
         name = judge_script.rsplit("/", 1)[-1]
-        if not isinstance(raw, Mapping):
-            raise InputError(file, record, "<crosscheck>", f"expected a JSON object, got {type(raw).__name__}")
-        files = field_of(raw, "upstream.files", (dict,), file=file, record=record)
-        checks = field_of(raw, "checks", (list,), file=file, record=record)
+        f = fields_of(raw, file=file, line=line, what="<crosscheck>")
+        upstream = f.at("upstream")
+        files, pinned = upstream.at("files").raw, upstream.boolean("pinned")
         judge = []
-        for i, c in enumerate(checks):
+        for i, c in enumerate(f.array("checks")):
             if not isinstance(c, Mapping) or not isinstance(c.get("script"), str) or not isinstance(c.get("agree"), bool):
                 raise InputError(file, f"checks index {i}", "script/agree", "expected a script name and a boolean agree")
             if c["script"] == name:
                 judge.append(c["agree"])
         sha = files.get(judge_script)
-        return cls(path=field_of(raw, "path", (str,), file=file, record=record, default=file),
-                   pinned=field_of(raw, "upstream.pinned", (bool,), file=file, record=record),
+        return cls(path=f.string("path") if "path" in f.raw else file, pinned=pinned,
                    evaluate_qa_sha256=sha if isinstance(sha, str) else None,
                    judge_checks=len(judge), judge_checks_agree=bool(judge) and all(judge))
 

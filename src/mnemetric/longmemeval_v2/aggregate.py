@@ -40,6 +40,7 @@ from typing import Any
 
 from mnemetric.errors import InputError
 from mnemetric.io import atomic_open
+from mnemetric.longmemeval_v2.aggregated import AggregatedMetrics
 from mnemetric.longmemeval_v2.categories import ABSTENTION_CATEGORIES, COMBINED_ABSTENTION_CATEGORY_PAIRS, NON_ABSTENTION_CATEGORIES
 from mnemetric.longmemeval_v2.per_question import PerQuestionRow, read_per_question
 
@@ -127,9 +128,9 @@ def failed_block(rows: Sequence[PerQuestionRow]) -> dict[str, Any]:
     }
 
 
-def aggregate(rows: Sequence[PerQuestionRow], *, completed_at_utc: str | None = None,
-              file: str = "<per_question rows>") -> dict[str, Any]:
-    """aggregated_metrics of ``rows`` in upstream's layout and key order (rules in the module docstring)."""
+def aggregate_metrics(rows: Sequence[PerQuestionRow], *, completed_at_utc: str | None = None,
+                      file: str = "<per_question rows>") -> AggregatedMetrics:
+    """The typed aggregated_metrics of ``rows`` (rules in the module docstring)."""
     if not rows:
         raise InputError(file, "<file>", "<rows>", "no per-question rows; upstream writes no aggregate for an "
                          "empty run", fix="aggregate a per_question.jsonl that has at least one row")
@@ -146,12 +147,19 @@ def aggregate(rows: Sequence[PerQuestionRow], *, completed_at_utc: str | None = 
         out["shared_haystack_ids"] = list(first)
     if len(scored) < len(rows):
         out["mnemetric"] = failed_block(rows)
-    return out
+    return AggregatedMetrics.from_record(out, file=file)
 
 
-def aggregate_file(path: str | os.PathLike[str], *, completed_at_utc: str | None = None) -> dict[str, Any]:
+def aggregate(rows: Sequence[PerQuestionRow], *, completed_at_utc: str | None = None,
+              file: str = "<per_question rows>") -> dict[str, Any]:
+    """aggregated_metrics of ``rows`` as the JSON object written, in upstream's layout and key order
+    (:meth:`AggregatedMetrics.to_record` of :func:`aggregate_metrics`)."""
+    return aggregate_metrics(rows, completed_at_utc=completed_at_utc, file=file).to_record()
+
+
+def aggregate_file(path: str | os.PathLike[str], *, completed_at_utc: str | None = None) -> AggregatedMetrics:
     """Read a per_question.jsonl (validated row by row) and aggregate it."""
-    return aggregate(list(read_per_question(path)), completed_at_utc=completed_at_utc, file=str(path))
+    return aggregate_metrics(list(read_per_question(path)), completed_at_utc=completed_at_utc, file=str(path))
 
 
 def upstream_json(obj: Any) -> str:
@@ -163,17 +171,3 @@ def write_upstream_json(path: str | os.PathLike[str], obj: Any) -> None:
     """Write :func:`upstream_json` of ``obj`` atomically (a crash leaves the old file or none)."""
     with atomic_open(path) as fh:
         fh.write(upstream_json(obj))
-
-
-def read_aggregated(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """An aggregated_metrics JSON read back (the reader beside :func:`write_upstream_json`): a JSON object whose
-    ``overall.count_all_questions`` is a positive integer, as leaderboard/combine_aggregated_metrics.py requires;
-    a missing file, bad JSON or a bad ``overall`` is an InputError naming the file and field."""
-    from mnemetric.longmemeval_v2.combine import question_count
-    from mnemetric.records import read_json_file
-
-    raw = read_json_file(path, missing_fix="aggregate a per_question.jsonl first (mnemetric v2 aggregate)")
-    if not isinstance(raw, dict):
-        raise InputError(str(path), "<file>", "<json>", f"expected a JSON object, got {type(raw).__name__}")
-    question_count(str(path), raw)
-    return raw

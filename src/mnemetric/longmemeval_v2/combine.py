@@ -24,7 +24,9 @@ combined in argument order (web, then enterprise):
 
 Errors (upstream raises): a side without an ``overall`` object, count_all_questions not a positive integer,
 any count not a non-negative integer, any value not a number (bools refused), a breakdown that is not an
-object. Ours name the file, the section and the field.
+object. Ours name the file, the section and the field. These rules hold for dicts passed in; a file read
+through :func:`mnemetric.longmemeval_v2.aggregated.read_aggregated` (``mnemetric v2 combine``, the package
+builder) has already passed the stricter typed reader (the whole harness layout).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mnemetric.errors import InputError
+from mnemetric.longmemeval_v2.aggregated import AggregatedMetrics, CombinedMetrics
 
 UPSTREAM_FILE = "leaderboard/combine_aggregated_metrics.py"
 UPSTREAM_SHA256 = "b3b0a6af707aeb60fe985368aa2986968a4a9a266c2fff84b21f7e3d075d26cb"
@@ -192,14 +195,24 @@ def _timing(a: Side, b: Side, ca: int, cb: int, name: str) -> dict[str, Any]:
             "max_seconds": max(maxima) if maxima else None, "total_seconds": total}
 
 
-def combine_aggregates(web: Mapping[str, Any], enterprise: Mapping[str, Any], *,
-                       sources: tuple[str, str] = ("web", "enterprise"),
-                       combined_at_utc: str | None = None) -> dict[str, Any]:
+def combine_metrics(web: Mapping[str, Any] | AggregatedMetrics, enterprise: Mapping[str, Any] | AggregatedMetrics,
+                    *, sources: tuple[str, str] = ("web", "enterprise"),
+                    combined_at_utc: str | None = None) -> CombinedMetrics:
+    """:func:`combine_aggregates` as the typed record (what ``combined_aggregated_metrics.json`` holds)."""
+    out = combine_aggregates(web, enterprise, sources=sources, combined_at_utc=combined_at_utc)
+    return CombinedMetrics.from_record(out, file="<combined " + " + ".join(str(s) for s in sources) + ">")
+
+
+def combine_aggregates(web: Mapping[str, Any] | AggregatedMetrics,
+                       enterprise: Mapping[str, Any] | AggregatedMetrics, *,
+                       sources: tuple[str, str] = ("web", "enterprise"), combined_at_utc: str | None = None) -> dict[str, Any]:
     """The combined aggregated_metrics of ``web`` and ``enterprise``, in upstream's key order.
 
     ``sources`` are the two paths (they name errors and become ``combined_from``); ``combined_at_utc`` is
-    written only when given.
+    written only when given. Each side is a typed record (:class:`AggregatedMetrics`, as read from a file) or a
+    plain dict, checked as upstream checks it (module docstring).
     """
+    web, enterprise = (s.to_record() if isinstance(s, AggregatedMetrics) else s for s in (web, enterprise))
     a, b = (str(sources[0]), web), (str(sources[1]), enterprise)
     ca, cb = question_count(*a), question_count(*b)
     empty = {"count": 0}

@@ -34,6 +34,7 @@ from typing import Any
 
 from mnemetric.errors import ConfigError, InputError, Problem, ValidationFailed
 from mnemetric.io import atomic_open
+from mnemetric.longmemeval_v2.aggregated import read_aggregated
 from mnemetric.longmemeval_v2.combine import combine_aggregates
 from mnemetric.longmemeval_v2.haystacks import TIERS
 from mnemetric.longmemeval_v2.lafs import lafs_summary
@@ -135,7 +136,7 @@ def build_operating_point(point: Point, dest: Path, *, submission: str, generate
         for name in RUN_FILES:
             shutil.copyfile(source / name, target / name)
         shutil.copytree(source / RUNTIME_DIR, target / RUNTIME_DIR, copy_function=shutil.copyfile)
-    web, ent = (read_json(dest / d / "aggregated_metrics.json") for d in DOMAINS)
+    web, ent = (read_aggregated(dest / d / "aggregated_metrics.json") for d in DOMAINS)
     overview = overview_of(combine_aggregates(web, ent), str(dest / "metric_overview.json"))
     write_upstream_file(dest / "metric_overview.json", overview)
     write_upstream_file(dest / "operating_point_metadata.json", {

@@ -38,6 +38,7 @@ from typing import Any
 from mnemetric.errors import InputError, Problem
 from mnemetric.io import sha256_file
 from mnemetric.longmemeval_v2.aggregate import aggregate
+from mnemetric.longmemeval_v2.aggregated import AggregatedMetrics, read_aggregated
 from mnemetric.longmemeval_v2.combine import combine_aggregates
 from mnemetric.longmemeval_v2.haystacks import TIERS, haystack_file
 from mnemetric.longmemeval_v2.lafs import lafs_summary
@@ -110,7 +111,7 @@ class RunView:
     folder: Path
     domain: str
     run_args: Mapping[str, Any]
-    aggregated: Mapping[str, Any]
+    aggregated: AggregatedMetrics
     questions: list[Mapping[str, Any]]
     haystack: Mapping[str, Any]
     rows: list[PerQuestionRow]
@@ -127,7 +128,7 @@ class RunView:
 def read_run(folder: Path, domain: str) -> RunView:
     require_run_files(folder)
     args = read_json(folder / "run_args.json")
-    agg = read_json(folder / "aggregated_metrics.json")
+    agg = read_aggregated(folder / "aggregated_metrics.json")
     qfile, hfile = folder / RUNTIME_DIR / "questions.json", folder / RUNTIME_DIR / "haystack.json"
     questions, haystack = read_json(qfile, list), read_json(hfile)
     mfile = folder / RUNTIME_DIR / "memory_config.json"
@@ -175,13 +176,13 @@ def read_run(folder: Path, domain: str) -> RunView:
 
 def _check_aggregate(view: RunView) -> None:
     file = str(view.folder / "aggregated_metrics.json")
-    count = (view.aggregated.get("overall") or {}).get("count_all_questions")
+    count = view.aggregated.overall.count_all_questions
     scored = sum(1 for r in view.rows if not r.failed)
     if count not in (len(view.questions), scored) or not isinstance(count, int):
         raise InputError(file, "overall", "count_all_questions", f"{count!r}, but the run has {len(view.questions)} "
                          "questions")
     mine = aggregate(view.rows, file=str(view.folder / "per_question.jsonl"))
-    theirs = {k: v for k, v in view.aggregated.items() if k not in ("completed_at_utc",)}
+    theirs = {k: v for k, v in view.aggregated.to_record().items() if k not in ("completed_at_utc",)}
     if json.loads(json.dumps(mine)) != theirs:
         diff = sorted(k for k in set(mine) | set(theirs) if json.loads(json.dumps(mine.get(k))) != theirs.get(k))
         raise InputError(file, "<file>", ", ".join(diff), "is not the aggregate of per_question.jsonl "

@@ -31,9 +31,10 @@ from typing import Any
 
 from mnemetric.execute import Executor
 from mnemetric.io import write_json_atomic
-from mnemetric.longmemeval_v2.aggregate import aggregate, write_upstream_json
+from mnemetric.longmemeval_v2.aggregate import aggregate_metrics
+from mnemetric.longmemeval_v2.aggregated import AggregatedMetrics, CombinedMetrics, write_aggregated, write_combined
 from mnemetric.longmemeval_v2.checkers import LLM_CHECKERS
-from mnemetric.longmemeval_v2.combine import combine_aggregates
+from mnemetric.longmemeval_v2.combine import combine_metrics
 from mnemetric.longmemeval_v2.data_custody import DataCheck
 from mnemetric.longmemeval_v2.facts import checker_facts, counter_facts, reader_facts
 from mnemetric.longmemeval_v2.gate import GateFacts
@@ -59,8 +60,10 @@ _TIER_FILE = re.compile(r"lme_v2_(small|medium)\.json")
 class V2Run:
     rows: Mapping[str, list[PerQuestionRow]]
     """domain → per_question rows in stream order."""
-    aggregated: Mapping[str, dict[str, Any]]
-    combined: dict[str, Any] | None
+    aggregated: Mapping[str, AggregatedMetrics]
+    """domain → its aggregated_metrics.json (typed)."""
+    combined: CombinedMetrics | None
+    """combined_aggregated_metrics.json (typed), when the run has both domains."""
     summary: dict[str, Any]
     provenance: Mapping[str, Any] = field(default_factory=dict)
     """What the components say about themselves (:mod:`.facts`: reader, checker, token_counter blocks), private
@@ -153,13 +156,13 @@ def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]]
     ``facts``: :mod:`.facts` blocks ``reader``, ``checker``, ``token_counter`` (the run's provenance); ``subset``:
     the reason a subset run is not official (:meth:`.selection.Selection.reason`); ``shard``: a shard's. Both are
     gate facts (the manifest's ``protocol`` section), so the family's gate decides them from the manifest too."""
-    aggregated = {d: aggregate(r, file=f"{d} per_question rows") for d, r in rows.items()}
-    combined = (combine_aggregates(aggregated["web"], aggregated["enterprise"])
+    aggregated = {d: aggregate_metrics(r, file=f"{d} per_question rows") for d, r in rows.items()}
+    combined = (combine_metrics(aggregated["web"], aggregated["enterprise"])
                 if set(rows) == set(DOMAINS) else None)
     protocol = gate_facts(settings, rows, facts, data=data, images=images, subset=subset, shard=shard)
     reasons = gate_reasons(protocol)
     provenance = {k: {f: v for f, v in block.items() if f not in PRIVATE_FACTS} for k, block in facts.items()}
-    result = summary(settings, rows, aggregated, combined, reasons)
+    result = summary(settings, rows, aggregated, None if combined is None else combined.to_record(), reasons)
     if result["lafs"].get("computed") and not (data is not None and data.sha256_verified):
         result["lafs"] = {"computed": False, "tier": settings["tier"],
                           "reason": "the data is not the verified official tier (the bundled sample never is)"}
@@ -241,10 +244,10 @@ def _lafs(settings: Mapping[str, Any], combined: Mapping[str, Any] | None) -> di
 
 
 def summary(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]],
-            aggregated: Mapping[str, Mapping[str, Any]], combined: Mapping[str, Any] | None,
+            aggregated: Mapping[str, AggregatedMetrics], combined: Mapping[str, Any] | None,
             reasons: list[str]) -> dict[str, Any]:
     """metrics/v2.json: {schema, settings, domains, combined, lafs, official_equivalence} (stable keys)."""
-    domains = {d: _block(rows[d], aggregated[d]) for d in rows}
+    domains = {d: _block(rows[d], aggregated[d].to_record()) for d in rows}
     both = None
     if combined is not None:
         all_rows = [r for d in rows for r in rows[d]]
@@ -268,7 +271,7 @@ def write_run(out: str | Path, run: V2Run, settings: Mapping[str, Any] | None = 
     for domain, rows in run.rows.items():
         (out / domain).mkdir(parents=True, exist_ok=True)
         write_per_question(out / domain / "per_question.jsonl", rows)
-        write_upstream_json(out / domain / "aggregated_metrics.json", run.aggregated[domain])
+        write_aggregated(out / domain / "aggregated_metrics.json", run.aggregated[domain])
         written += [out / domain / "per_question.jsonl", out / domain / "aggregated_metrics.json"]
         if settings is not None:
             g = run.protocol
@@ -278,7 +281,7 @@ def write_run(out: str | Path, run: V2Run, settings: Mapping[str, Any] | None = 
                                           checker=run.provenance.get("checker") or {}, counter=counter,
                                           started_at_utc=started_at_utc)
     if run.combined is not None:
-        write_upstream_json(out / "combined_aggregated_metrics.json", run.combined)
+        write_combined(out / "combined_aggregated_metrics.json", run.combined)
         written.append(out / "combined_aggregated_metrics.json")
     write_json_atomic(out / "v2.json", run.summary)
     written.append(out / "v2.json")

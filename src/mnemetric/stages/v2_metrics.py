@@ -62,7 +62,7 @@ def main() -> None:
     part = next((r for r in map(shard_reason, (files.rows(s) for s in ("memory", "read", "check"))) if r), None)
     result = finish(settings, rows, facts, data=mf.data, images=mf.images, subset=mf.settings.get("subset"),
                     shard=part)
-    both = result.combined or next(iter(result.aggregated.values()))
+    both = (result.combined or next(iter(result.aggregated.values()))).to_record()
     write_metrics(p["paths.metrics_v2"], V2Metrics.of(FAMILY.name, p["benchmark.name"] == FAMILY.name, v2["name"],
                                                       result.summary, both))
     manifest = v2_manifest(v2, result.summary, p["paths.run_manifest_v2"], data=mf.data, facts=facts,
@@ -73,7 +73,7 @@ def main() -> None:
     rows_sha = memory_file_sha256(files.rows("memory"))
     timing = latency_record(option=v2["name"], memory=settings["memory"], memory_sha256=rows_sha,
                             domains=settings["domains"], latencies=latencies, previous=read_previous(LATENCY_PATH),
-                            accuracy=(result.combined or {}).get("overall", {}).get("overall_full_set"),
+                            accuracy=None if result.combined is None else result.combined.overall.overall_full_set,
                             tier=settings["tier"], data=mf.data,
                             official=bool(result.summary["official_equivalence"]["value"]))
     write_latency(LATENCY_PATH, timing)
