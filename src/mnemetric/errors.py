@@ -33,7 +33,7 @@ def record_label(record: str, index: int | None = None, offset: int | None = Non
         return record
     where = ", ".join([*([] if record == f"index {index}" else [f"index {index}"]),
                        *([] if offset is None else [f"byte {offset}"])])
-    name = f"index {index}" if record == f"index {index}" else f"question {record!r}"
+    name = f"index {index}" if record == f"index {index}" else f"question '{record}'"
     return f"{name} ({where})" if where else name
 
 

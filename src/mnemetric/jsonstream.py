@@ -33,6 +33,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
+from itertools import islice
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -96,7 +97,7 @@ class _Reader:
         """Newlines in the dropped characters; file offset of the character after the last one."""
         self.bytes_read, self.byte_lines = 0, 0
         self.item_start = 0
-        """``buf`` position of the first character of the item last decoded (:meth:`JsonItems.offset`)."""
+        """``buf`` position of the first character of the item last decoded (:meth:`StrictItems.offset`)."""
         self.broken: InputError | None = None
         """Bytes that are not UTF-8 were read: the text before them is in ``buf``; this is raised
         when the parser asks for more, so the items before the bad bytes are still checked."""
@@ -188,52 +189,49 @@ def iter_json_items(path: str | Path) -> JsonItems:
     """(item, flaws) for each item of the top-level JSON list in ``path`` (see module doc): through
     ijson's C parser (:mod:`mnemetric.jsonfast`) while the bytes are plain strict JSON; from the first
     item it cannot vouch for (or any error) on, through the strict reader, which names every flaw.
-    The result is iterable once; its :meth:`JsonItems.offset` gives an item's byte offset."""
+    An iterator; its :meth:`JsonItems.offset` gives the byte offset where an item starts."""
     return JsonItems(path)
 
 
-class JsonItems:
-    """The items of one JSON list file, iterated as (item, flaws), and where each starts in the file.
+class _Items:
+    """An iterator of (item, flaws) that can say where an item starts in the file (:meth:`offset`).
 
-    :meth:`offset` is meant for messages about an item just handed out and costs nothing until it is
+    :meth:`offset` is meant for messages about the item just handed out and costs nothing until it is
     asked: an item of the strict reader's is still in its buffer (exact, at once); yajl's events carry
-    no byte offsets and ijson builds each item in C from whole reads, so for an item of the fast path a
-    second reader (:func:`_item_starts`, the C ``json`` scanner, one item in memory) walks the file to
-    it, resuming where it stopped for the next question asked: at most one more pass over the file,
-    and only when there is something to report."""
+    no byte offsets and ijson builds items in C from whole reads (64 KiB to 1 MiB), so for an item of
+    the fast path a second reader (:func:`_item_starts`: the C ``json`` scanner, one item in memory)
+    walks the file to it, resuming where it stopped for the next item asked: at most one more pass
+    over the file, and only when there is something to report."""
 
     def __init__(self, path: str | Path):
         self.path = path
-        self._reader: _Reader | None = None
-        """The strict reader's, once it has taken over; ``_strict_index`` is its item in hand."""
-        self._strict_index = -1
+        self.index = -1
+        """The index of the item last handed out."""
+        self._gen = self._run()
         self._starts: Iterator[int] | None = None
         self._located = (-1, 0)
         """(index, byte offset) of the last item :func:`_item_starts` reached."""
 
     def __iter__(self) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
-        given = 0
-        with _open(self.path) as fh:
-            try:
-                for item in fast_items(fh, CHUNK):
-                    yield item, ()
-                    given += 1
-                return
-            except Exception as exc:  # noqa: BLE001 - whatever it is, the strict reader says what and where
-                stop = interrupt_of(exc)  # a signal raised inside the C parser: stop, do not re-read
-                if stop is not None:
-                    raise stop from None
-        for index, pair in enumerate(_strict(self.path, self)):
-            if index >= given:
-                self._strict_index = index
-                yield pair
+        return self
+
+    def __next__(self) -> tuple[Any, tuple[Flaw, ...]]:
+        pair = next(self._gen)
+        self.index += 1
+        return pair
+
+    def _run(self) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
+        raise NotImplementedError
+
+    def _in_hand(self, index: int) -> int | None:
+        """The offset of item ``index`` if it is still in a reader's buffer (no reading), else None."""
+        return None
 
     def offset(self, index: int) -> int | None:
         """The byte offset (0-based) of the first byte of item ``index`` in the file; None if it cannot
         be found (the file changed under us)."""
-        r = self._reader
-        if r is not None and index == self._strict_index:
-            return r.byte_at(r.item_start)
+        if (at := self._in_hand(index)) is not None:
+            return at
         if self._starts is None or index < self._located[0]:
             self._starts, self._located = _item_starts(self.path), (-1, 0)
         try:
@@ -245,26 +243,57 @@ class JsonItems:
         return self._located[1]
 
 
-def strict_items(path: str | Path) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
+class JsonItems(_Items):
+    """:func:`iter_json_items`: the fast path, then (from the first item it cannot vouch for) the strict reader."""
+
+    _strict: Iterator[tuple[Any, tuple[Flaw, ...]]] | None = None
+
+    def _run(self) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
+        given = 0
+        with _open(self.path) as fh:
+            try:
+                for item in fast_items(fh, CHUNK):
+                    yield item, ()
+                    given += 1
+                return
+            except Exception as exc:  # noqa: BLE001 - whatever it is, the strict reader says what and where
+                stop = interrupt_of(exc)  # a signal raised inside the C parser: stop, do not re-read
+                if stop is not None:
+                    raise stop from None
+        self._strict = strict_items(self.path)
+        yield from islice(self._strict, given, None)
+
+    def _in_hand(self, index: int) -> int | None:
+        return self._strict._in_hand(index) if isinstance(self._strict, StrictItems) else None
+
+
+def strict_items(path: str | Path) -> StrictItems:
     """:func:`iter_json_items` by the pure-Python strict reader alone (the fast path's fallback)."""
-    return _strict(path, None)
+    return StrictItems(path)
 
 
-def _strict(path: str | Path, owner: JsonItems | None) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
-    with _open(path) as fh:
-        r = _Reader(fh, str(path))
-        if owner is not None:
-            owner._reader = r
-        decoder = _StrictDecoder()
-        _open_list(r)
-        if r.peek() == "]":
-            r.pos += 1
-        else:
-            yield from _items(r, decoder)
-        if r.peek() != "":
-            raise r.error(f"unexpected {r.buf[r.pos]!r} after the closing ']' of the list",
-                          fix="a file holds exactly one JSON list: remove what follows its closing ']' "
-                              "(two lists joined together?)")
+class StrictItems(_Items):
+    """:func:`strict_items`: the strict reader, which knows where each item starts as it reads it."""
+
+    _reader: _Reader | None = None
+
+    def _in_hand(self, index: int) -> int | None:
+        r = self._reader
+        return r.byte_at(r.item_start) if r is not None and index == self.index else None
+
+    def _run(self) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
+        with _open(self.path) as fh:
+            self._reader = r = _Reader(fh, str(self.path))
+            decoder = _StrictDecoder()
+            _open_list(r)
+            if r.peek() == "]":
+                r.pos += 1
+            else:
+                yield from _items(r, decoder)
+            if r.peek() != "":
+                raise r.error(f"unexpected {r.buf[r.pos]!r} after the closing ']' of the list",
+                              fix="a file holds exactly one JSON list: remove what follows its closing ']' "
+                                  "(two lists joined together?)")
 
 
 def _item_starts(path: str | Path) -> Iterator[int]:
