@@ -178,11 +178,17 @@ def iter_json_list(path: str | Path) -> Iterator[Any]:
     items = iter_json_items(path)
     for index, (item, flaws) in enumerate(items):
         if flaws:
-            qid = item.get("question_id") if isinstance(item, dict) else None
-            record = qid if isinstance(qid, str) and qid and not SURROGATE.search(qid) else f"index {index}"
-            raise InputError(str(path), record, flaws[0].path or "<item>", flaws[0].message, fix=flaws[0].fix,
+            f = flaws[0]
+            raise InputError(str(path), record_of(item, index), f.path or "<item>", f.message, fix=f.fix,
                              index=index, offset=items.offset(index))
         yield item
+
+
+def record_of(item: Any, index: int) -> str:
+    """How an item of a list file is named in a message: its question_id (a printable string), else
+    ``index N``; pass ``index`` and the item's offset along (:class:`mnemetric.errors.Problem`)."""
+    qid = item.get("question_id") if isinstance(item, dict) else None
+    return qid if isinstance(qid, str) and qid and not SURROGATE.search(qid) else f"index {index}"
 
 
 def iter_json_items(path: str | Path) -> JsonItems:
