@@ -23,7 +23,8 @@ a FIFO would block the reader, a gzip file would fail as "UTF-16").
 
 File-level problems name ``line N`` (with column, character and byte offset); a broken item names
 ``index N``. Value flaws (the last three rules) come back with the item as :class:`Flaw` records
-(JSON path + message) so a validator can name the field and go on with the next item.
+(JSON path + message) so a validator can name the field and go on with the next item. Where an item
+starts (its first byte) comes from :meth:`JsonItems.offset`, asked only for a message.
 """
 
 from __future__ import annotations
@@ -428,10 +429,12 @@ def _decode_item(r: _Reader, decoder: _StrictDecoder, index: int) -> tuple[Any, 
                 line, column, char = r.where(exc.pos)
                 raise InputError(r.path, f"index {index}", "<json>", f"item {index} is not valid JSON ({exc.msg} at "
                                  f"character {char} of the file, {exc.pos - r.pos} into the item; line {line} "
-                                 f"column {column}; byte offset {r.byte_at(exc.pos)})", fix=FIX_LIST) from None
+                                 f"column {column}; byte offset {r.byte_at(exc.pos)})", fix=FIX_LIST,
+                                 index=index, offset=r.byte_at(r.pos)) from None
             continue
         except (RecursionError, ValueError) as exc:
-            raise InputError(r.path, f"index {index}", "<json>", _unreadable(index, exc), fix=FIX_LIST) from None
+            raise InputError(r.path, f"index {index}", "<json>", _unreadable(index, exc), fix=FIX_LIST,
+                             index=index, offset=r.byte_at(r.pos)) from None
         if end == len(r.buf) and not r.eof and not isinstance(obj, (dict, list, str)):
             # a bare number at the buffer edge may continue in the next chunk
             if r.fill():
