@@ -192,5 +192,7 @@ def test_a_repeated_key_comes_back_as_a_flaw_with_its_path(tmp_path, monkeypatch
     assert got[1][1] == [("a", "duplicate key"), ("q[0].b", "duplicate key")]
     assert got[1][0] == {"q": [{"b": 2}], "question_id": "q7", "a": 3}  # json's last-wins value, flagged
     err = _error(path)
-    assert (err.problem.record, err.problem.field) == ("index 1 (q7)", "a")
+    assert (err.problem.record, err.problem.field) == ("q7", "a")
+    assert (err.problem.index, err.problem.offset) == (1, path.read_bytes().index(b'{"q"'))
+    assert f"{path}: question 'q7' (index 1, byte 11): field 'a': duplicate key" in str(err)
     assert "'a' appears twice" in err.problem.message

@@ -24,6 +24,19 @@ class MnemetricError(Exception):
     where the experiment's settings are exactly what the next `dvc repro` should run with)."""
 
 
+def record_label(record: str, index: int | None = None, offset: int | None = None) -> str:
+    """How a record is named in a message: ``record`` as given, or, when the record's place in a
+    list file is known, ``question 'q_37' (index 36, byte 1048576)`` (``record`` a question id) or
+    ``index 36 (byte 1048576)`` (``record`` already "index 36"); ``byte`` is the 0-based offset of
+    the record's first byte in the file."""
+    if index is None:
+        return record
+    where = ", ".join([*([] if record == f"index {index}" else [f"index {index}"]),
+                       *([] if offset is None else [f"byte {offset}"])])
+    name = f"index {index}" if record == f"index {index}" else f"question '{record}'"
+    return f"{name} ({where})" if where else name
+
+
 @dataclass(frozen=True)
 class Problem:
     """One problem found in one record of one file."""
@@ -33,16 +46,21 @@ class Problem:
     """question_id when known, else "index N" / "line N"."""
     field: str
     message: str
+    index: int | None = None
+    """The record's 0-based position in a list file, when known (streaming readers of V1 files)."""
+    offset: int | None = None
+    """The byte offset of the record's first byte in the file, when known."""
 
     def __str__(self) -> str:
-        return f"{self.file}: {self.record}: field '{self.field}': {self.message}"
+        return f"{self.file}: {record_label(self.record, self.index, self.offset)}: field '{self.field}': {self.message}"
 
 
 class InputError(MnemetricError):
-    """Bad input data: names file, record and field."""
+    """Bad input data: names file, record and field (and, where known, the record's index and byte offset)."""
 
-    def __init__(self, file: str, record: str, field: str, message: str, fix: str | None = None):
-        self.problem = Problem(str(file), record, field, message)
+    def __init__(self, file: str, record: str, field: str, message: str, fix: str | None = None, *,
+                 index: int | None = None, offset: int | None = None):
+        self.problem = Problem(str(file), record, field, message, index, offset)
         self.fix = fix
         text = str(self.problem)
         if fix:

@@ -23,7 +23,8 @@ a FIFO would block the reader, a gzip file would fail as "UTF-16").
 
 File-level problems name ``line N`` (with column, character and byte offset); a broken item names
 ``index N``. Value flaws (the last three rules) come back with the item as :class:`Flaw` records
-(JSON path + message) so a validator can name the field and go on with the next item.
+(JSON path + message) so a validator can name the field and go on with the next item. Where an item
+starts (its first byte) comes from :meth:`JsonItems.offset`, asked only for a message.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from mnemetric.errors import InputError, interrupt_of
+from mnemetric.errors import InputError, MnemetricError, interrupt_of
 from mnemetric.io import DUPLICATE_FIX, repeated_key, require_file
 from mnemetric.jsonfast import fast_items
 
@@ -96,6 +97,8 @@ class _Reader:
         self.lines, self.line_start = 0, 0
         """Newlines in the dropped characters; file offset of the character after the last one."""
         self.bytes_read, self.byte_lines = 0, 0
+        self.item_start = 0
+        """``buf`` position of the first character of the item last decoded (:meth:`StrictItems.offset`)."""
         self.broken: InputError | None = None
         """Bytes that are not UTF-8 were read: the text before them is in ``buf``; this is raised
         when the parser asks for more, so the items before the bad bytes are still checked."""
@@ -173,47 +176,165 @@ class _Reader:
 def iter_json_list(path: str | Path) -> Iterator[Any]:
     """Yield each item of the top-level JSON list in ``path``; any flaw raises InputError (``index N``,
     plus the item's question_id when it has one)."""
-    for index, (item, flaws) in enumerate(iter_json_items(path)):
+    items = iter_json_items(path)
+    for index, (item, flaws) in enumerate(items):
         if flaws:
-            qid = item.get("question_id") if isinstance(item, dict) else None
-            record = f"index {index} ({qid})" if isinstance(qid, str) and qid and not SURROGATE.search(qid) else \
-                f"index {index}"
-            raise InputError(str(path), record, flaws[0].path or "<item>", flaws[0].message, fix=flaws[0].fix)
+            f = flaws[0]
+            raise InputError(str(path), record_of(item, index), f.path or "<item>", f.message, fix=f.fix,
+                             index=index, offset=items.offset(index))
         yield item
 
 
-def iter_json_items(path: str | Path) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
-    """Yield (item, flaws) for each item of the top-level JSON list in ``path`` (see module doc): through
+def record_of(item: Any, index: int) -> str:
+    """How an item of a list file is named in a message: its question_id (a printable string), else
+    ``index N``; pass ``index`` and the item's offset along (:class:`mnemetric.errors.Problem`)."""
+    qid = item.get("question_id") if isinstance(item, dict) else None
+    return qid if isinstance(qid, str) and qid and not SURROGATE.search(qid) else f"index {index}"
+
+
+def iter_json_items(path: str | Path) -> JsonItems:
+    """(item, flaws) for each item of the top-level JSON list in ``path`` (see module doc): through
     ijson's C parser (:mod:`mnemetric.jsonfast`) while the bytes are plain strict JSON; from the first
-    item it cannot vouch for (or any error) on, through the strict reader, which names every flaw."""
-    given = 0
-    with _open(path) as fh:
+    item it cannot vouch for (or any error) on, through the strict reader, which names every flaw.
+    An iterator; its :meth:`JsonItems.offset` gives the byte offset where an item starts."""
+    return JsonItems(path)
+
+
+class _Items:
+    """An iterator of (item, flaws) that can say where an item starts in the file (:meth:`offset`).
+
+    :meth:`offset` is meant for messages about the item just handed out and costs nothing until it is
+    asked: an item of the strict reader's is still in its buffer (exact, at once); yajl's events carry
+    no byte offsets and ijson builds items in C from whole reads (64 KiB to 1 MiB), so for an item of
+    the fast path a second reader (:func:`_item_starts`: the C ``json`` scanner, one item in memory)
+    walks the file to it, resuming where it stopped for the next item asked: at most one more pass
+    over the file, and only when there is something to report."""
+
+    def __init__(self, path: str | Path):
+        self.path = path
+        self.index = -1
+        """The index of the item last handed out."""
+        self._gen = self._run()
+        self._starts: Iterator[int] | None = None
+        self._located = (-1, 0)
+        """(index, byte offset) of the last item :func:`_item_starts` reached."""
+
+    def __iter__(self) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
+        return self
+
+    def __next__(self) -> tuple[Any, tuple[Flaw, ...]]:
+        pair = next(self._gen)
+        self.index += 1
+        return pair
+
+    def _run(self) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
+        raise NotImplementedError
+
+    def _in_hand(self, index: int) -> int | None:
+        """The offset of item ``index`` if it is still in a reader's buffer (no reading), else None."""
+        return None
+
+    def offset(self, index: int) -> int | None:
+        """The byte offset (0-based) of the first byte of item ``index`` in the file; None if it cannot
+        be found (the file changed under us)."""
+        if (at := self._in_hand(index)) is not None:
+            return at
+        if self._starts is None or index < self._located[0]:
+            self._starts, self._located = _item_starts(self.path), (-1, 0)
         try:
-            for item in fast_items(fh, CHUNK):
-                yield item, ()
-                given += 1
-            return
-        except Exception as exc:  # noqa: BLE001 - whatever it is, the strict reader says what and where
-            stop = interrupt_of(exc)  # a signal raised inside the C parser: stop, do not re-read
-            if stop is not None:
-                raise stop from None
-    yield from islice(strict_items(path), given, None)
+            while self._located[0] < index:
+                self._located = (self._located[0] + 1, next(self._starts))
+        except (StopIteration, MnemetricError, OSError):
+            self._starts = None
+            return None
+        return self._located[1]
 
 
-def strict_items(path: str | Path) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
+class JsonItems(_Items):
+    """:func:`iter_json_items`: the fast path, then (from the first item it cannot vouch for) the strict reader."""
+
+    _strict: Iterator[tuple[Any, tuple[Flaw, ...]]] | None = None
+
+    def _run(self) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
+        given = 0
+        with _open(self.path) as fh:
+            try:
+                for item in fast_items(fh, CHUNK):
+                    yield item, ()
+                    given += 1
+                return
+            except Exception as exc:  # noqa: BLE001 - whatever it is, the strict reader says what and where
+                stop = interrupt_of(exc)  # a signal raised inside the C parser: stop, do not re-read
+                if stop is not None:
+                    raise stop from None
+        self._strict = strict_items(self.path)
+        yield from islice(self._strict, given, None)
+
+    def _in_hand(self, index: int) -> int | None:
+        return self._strict._in_hand(index) if isinstance(self._strict, StrictItems) else None
+
+
+def strict_items(path: str | Path) -> StrictItems:
     """:func:`iter_json_items` by the pure-Python strict reader alone (the fast path's fallback)."""
+    return StrictItems(path)
+
+
+class StrictItems(_Items):
+    """:func:`strict_items`: the strict reader, which knows where each item starts as it reads it."""
+
+    _reader: _Reader | None = None
+
+    def _in_hand(self, index: int) -> int | None:
+        r = self._reader
+        return r.byte_at(r.item_start) if r is not None and index == self.index else None
+
+    def _run(self) -> Iterator[tuple[Any, tuple[Flaw, ...]]]:
+        with _open(self.path) as fh:
+            self._reader = r = _Reader(fh, str(self.path))
+            decoder = _StrictDecoder()
+            _open_list(r)
+            if r.peek() == "]":
+                r.pos += 1
+            else:
+                yield from _items(r, decoder)
+            if r.peek() != "":
+                raise r.error(f"unexpected {r.buf[r.pos]!r} after the closing ']' of the list",
+                              fix="a file holds exactly one JSON list: remove what follows its closing ']' "
+                                  "(two lists joined together?)")
+
+
+def _item_starts(path: str | Path) -> Iterator[int]:
+    """The byte offset of each item of the JSON list in ``path``, in order, by the C ``json`` scanner
+    (no hooks: the items were read once already; here only their ends count). Stops at the first
+    thing it cannot read."""
     with _open(path) as fh:
         r = _Reader(fh, str(path))
-        decoder = _StrictDecoder()
+        decoder = json.JSONDecoder()
         _open_list(r)
         if r.peek() == "]":
+            return
+        char, byte = 0, 0  # the last offset given, in characters and bytes of the file
+        while r.peek():
+            at = r.offset + r.pos
+            byte = byte + len(r.buf[char - r.offset : r.pos].encode("utf-8")) if char >= r.offset else r.byte_at(r.pos)
+            char = at
+            yield byte
+            while True:
+                try:
+                    obj, end = decoder.raw_decode(r.buf, r.pos)
+                except json.JSONDecodeError as exc:
+                    if _maybe_incomplete(exc, r.buf) and r.fill(len(r.buf)):
+                        continue
+                    return
+                except (RecursionError, ValueError):
+                    return
+                if end == len(r.buf) and not r.eof and not isinstance(obj, (dict, list, str)) and r.fill():
+                    continue
+                break
+            r.pos = end
+            if r.peek() != ",":
+                return
             r.pos += 1
-        else:
-            yield from _items(r, decoder)
-        if r.peek() != "":
-            raise r.error(f"unexpected {r.buf[r.pos]!r} after the closing ']' of the list",
-                          fix="a file holds exactly one JSON list: remove what follows its closing ']' "
-                              "(two lists joined together?)")
 
 
 def _open(path: str | Path) -> BinaryIO:
@@ -308,16 +429,18 @@ def _decode_item(r: _Reader, decoder: _StrictDecoder, index: int) -> tuple[Any, 
                 line, column, char = r.where(exc.pos)
                 raise InputError(r.path, f"index {index}", "<json>", f"item {index} is not valid JSON ({exc.msg} at "
                                  f"character {char} of the file, {exc.pos - r.pos} into the item; line {line} "
-                                 f"column {column}; byte offset {r.byte_at(exc.pos)})", fix=FIX_LIST) from None
+                                 f"column {column}; byte offset {r.byte_at(exc.pos)})", fix=FIX_LIST,
+                                 index=index, offset=r.byte_at(r.pos)) from None
             continue
         except (RecursionError, ValueError) as exc:
-            raise InputError(r.path, f"index {index}", "<json>", _unreadable(index, exc), fix=FIX_LIST) from None
+            raise InputError(r.path, f"index {index}", "<json>", _unreadable(index, exc), fix=FIX_LIST,
+                             index=index, offset=r.byte_at(r.pos)) from None
         if end == len(r.buf) and not r.eof and not isinstance(obj, (dict, list, str)):
             # a bare number at the buffer edge may continue in the next chunk
             if r.fill():
                 continue
         flaws = decoder.marked or _has_lone_escape(r.buf, r.pos, end)
-        r.pos = end
+        r.item_start, r.pos = r.pos, end
         return obj, tuple(find_flaws(obj)) if flaws else ()
 
 

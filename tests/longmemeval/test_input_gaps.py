@@ -47,7 +47,7 @@ def test_duplicate_answer_key_is_refused_by_validate(tmp_path, capsys):
     path.write_text(text, encoding="utf-8")
     code, out = run(capsys, "validate", path)
     assert code == 1
-    assert f"{path}: abcd1234: field 'answer': duplicate key: 'answer' appears twice" in out
+    assert f"{path}: question 'abcd1234' (index 0, byte 3): field 'answer': duplicate key: 'answer' appears twice" in out
 
 
 def test_duplicate_key_inside_a_turn_is_named_by_its_path(tmp_path, capsys):
@@ -56,7 +56,7 @@ def test_duplicate_key_inside_a_turn_is_named_by_its_path(tmp_path, capsys):
     path.write_text(text, encoding="utf-8")
     code, out = run(capsys, "validate", path)
     assert code == 1
-    assert "abcd1234: field 'haystack_sessions[0][0].content': duplicate key: 'content'" in out
+    assert "question 'abcd1234' (index 0, byte 3): field 'haystack_sessions[0][0].content': duplicate key: 'content'" in out
 
 
 def test_duplicate_key_is_refused_by_adapt(tmp_path, capsys):
@@ -97,7 +97,7 @@ def test_empty_question_is_refused(tmp_path, capsys):
     path = write(tmp_path, [inst])
     code, out = run(capsys, "validate", path)
     assert code == 1
-    assert f"{path}: abcd1234: field 'question': is empty" in out
+    assert f"{path}: question 'abcd1234' (index 0, byte 3): field 'question': is empty" in out
 
 
 def test_empty_haystack_is_refused(tmp_path, capsys):
@@ -106,7 +106,7 @@ def test_empty_haystack_is_refused(tmp_path, capsys):
     path = write(tmp_path, [inst])
     code, out = run(capsys, "validate", path)
     assert code == 1
-    assert f"{path}: abcd1234: field 'haystack_sessions': is empty: no sessions" in out
+    assert f"{path}: question 'abcd1234' (index 0, byte 3): field 'haystack_sessions': is empty: no sessions" in out
 
 
 def test_empty_session_is_refused(tmp_path, capsys):
@@ -115,7 +115,8 @@ def test_empty_session_is_refused(tmp_path, capsys):
     path = write(tmp_path, [inst])
     code, out = run(capsys, "validate", path)
     assert code == 1
-    assert f"{path}: abcd1234: field 'haystack_sessions[0]': is empty: a session needs at least one turn" in out
+    assert f"{path}: question 'abcd1234' (index 0, byte 3): field 'haystack_sessions[0]': is empty: a session needs " \
+           "at least one turn" in out
 
 
 # ------------------------------------------------------------------ special and compressed files
@@ -178,4 +179,4 @@ def test_duplicate_answer_in_the_reference_is_refused_by_judge(tmp_path, capsys)
     hyp.write_text('{"question_id": "abcd1234", "hypothesis": "Miso"}\n')
     code, out = run(capsys, "judge", hyp, ref, "--judge", "lexical", "--out", tmp_path / "judged.jsonl")
     assert code != 0 and not (tmp_path / "judged.jsonl").exists()
-    assert f"{ref}: index 0 (abcd1234): field 'answer': duplicate key: 'answer' appears twice" in out
+    assert f"{ref}: question 'abcd1234' (index 0, byte 3): field 'answer': duplicate key: 'answer' appears twice" in out

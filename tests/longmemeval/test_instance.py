@@ -6,6 +6,7 @@ import copy
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from datetime import datetime
 
@@ -151,7 +152,9 @@ def test_loader_raises_naming_file_record_field(tmp_path):
     path = write(tmp_path, [good(), good() | {"question_id": "zz", "question_type": "nope"}])
     with pytest.raises(InputError) as err:
         list(iter_instances(path))
-    assert str(err.value).startswith(f"{path}: zz: field 'question_type'")
+    data = Path(path).read_bytes()
+    second = data.rindex(b"{", 0, data.index(b'"zz"'))  # the first byte of the second question (its id comes first)
+    assert str(err.value).startswith(f"{path}: question 'zz' (index 1, byte {second}): field 'question_type'")
 
 
 def test_several_problems_in_one_instance(tmp_path):
@@ -186,7 +189,8 @@ def test_cli_validate_lists_all_problems_and_exits_nonzero(tmp_path):
     out = subprocess.run([sys.executable, "-m", "mnemetric.cli", "validate", write(tmp_path, bad)],
                          capture_output=True, text=True)
     assert out.returncode == 1
-    assert "abcd1234: field 'question_type'" in out.stdout and "b: field 'question_date'" in out.stdout
+    assert "question 'abcd1234' (index 0, byte 4): field 'question_type'" in out.stdout
+    assert "question 'b' (index 1, byte " in out.stdout and "): field 'question_date'" in out.stdout
 
 
 def test_real_upstream_sample_loads(upstream_sample):
@@ -207,7 +211,8 @@ def test_a_question_id_with_a_lone_surrogate_prints(tmp_path):
     path.write_text(text)
     out = subprocess.run([sys.executable, "-m", "mnemetric.cli", "validate", str(path)], capture_output=True, text=True)
     assert out.returncode == 1 and "Traceback" not in out.stderr
-    assert f"{path}: q\\ud800: field 'question_id': contains a lone UTF-16 surrogate" in out.stdout
+    assert f"{path}: question 'q\\ud800' (index 0, byte 1): field 'question_id': contains a lone UTF-16 surrogate" \
+        in out.stdout
 
 
 @given(st.integers(0, 10000), st.integers(0, 13), st.integers(0, 32), st.sampled_from(WEEKDAYS + ("Foo", "mon")),

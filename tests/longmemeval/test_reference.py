@@ -72,20 +72,25 @@ def test_truncated_jsonl_reference_names_the_line(tmp_path):
     ({"question_type": SSU, "question": "q", "answer": "x"}, "index 1", "question_id"),
     ({"question_id": 7, "question_type": SSU, "question": "q", "answer": "x"}, "index 1", "question_id"),
     ({"question_id": "", "question_type": SSU, "question": "q", "answer": "x"}, "index 1", "question_id"),
-    ({"question_id": "b", "question": "q", "answer": "x"}, "index 1 (b)", "question_type"),
-    ({"question_id": "b", "question_type": "single-session", "question": "q", "answer": "x"}, "index 1 (b)",
+    ({"question_id": "b", "question": "q", "answer": "x"}, "b", "question_type"),
+    ({"question_id": "b", "question_type": "single-session", "question": "q", "answer": "x"}, "b",
      "question_type"),
-    ({"question_id": "b", "question_type": SSU, "answer": "x"}, "index 1 (b)", "question"),
-    ({"question_id": "b", "question_type": SSU, "question": ["q"], "answer": "x"}, "index 1 (b)", "question"),
-    ({"question_id": "b", "question_type": SSU, "question": "q"}, "index 1 (b)", "answer"),
-    ({"question_id": "b", "question_type": SSU, "question": "q", "answer": True}, "index 1 (b)", "answer"),
-    ({"question_id": "b", "question_type": SSU, "question": "q", "answer": None}, "index 1 (b)", "answer"),
+    ({"question_id": "b", "question_type": SSU, "answer": "x"}, "b", "question"),
+    ({"question_id": "b", "question_type": SSU, "question": ["q"], "answer": "x"}, "b", "question"),
+    ({"question_id": "b", "question_type": SSU, "question": "q"}, "b", "answer"),
+    ({"question_id": "b", "question_type": SSU, "question": "q", "answer": True}, "b", "answer"),
+    ({"question_id": "b", "question_type": SSU, "question": "q", "answer": None}, "b", "answer"),
     (["not", "an", "object"], "index 1", "<record>"),
-    (_row("a"), "index 1 (a)", "question_id"),  # duplicate of item 0
+    (_row("a"), "a", "question_id"),  # duplicate of item 0
 ])
 def test_every_refusal_names_file_record_and_field(tmp_path, row, record, field):
     path = _write_list(tmp_path / "ref.json", [_row("a"), row])
     assert _problem(path)[:3] == (str(path), record, field)
+    with pytest.raises(InputError) as info:
+        read_reference(path)
+    second = len(json.dumps([_row("a")], indent=1)) - len("\n]") + len(",\n ")  # the second item's first byte
+    assert path.read_bytes()[second:second + 1] in (b"{", b"[")
+    assert (info.value.problem.index, info.value.problem.offset) == (1, second)
 
 
 def test_unknown_question_type_says_which_types_are_allowed(tmp_path):
@@ -117,7 +122,9 @@ def test_a_bad_item_late_in_the_list_is_reached_by_the_stream(tmp_path):
     assert first[-1].question_id == "q499"
     with pytest.raises(InputError) as info:
         next(stream)
-    assert (info.value.problem.record, info.value.problem.field) == ("index 500 (late)", "question_type")
+    assert (info.value.problem.record, info.value.problem.field) == ("late", "question_type")
+    data = path.read_bytes()
+    assert (info.value.problem.index, info.value.problem.offset) == (500, data.rindex(b"{", 0, data.index(b'"late"')))
 
 
 def test_a_broken_list_tail_is_reported_after_the_good_items(tmp_path):
@@ -179,7 +186,7 @@ def test_family_reference_types_is_the_reader(tmp_path):
     path = _write_list(tmp_path / "ref.json", [_row("a", TR), _row("b", "bogus")])
     with pytest.raises(InputError) as info:
         family_types(path)
-    assert info.value.problem.record == "index 1 (b)" and info.value.problem.field == "question_type"
+    assert info.value.problem.record == "b" and info.value.problem.field == "question_type"
 
 
 def test_retrieval_scoring_checks_the_reference_through_the_reader(tmp_path):
@@ -191,7 +198,7 @@ def test_retrieval_scoring_checks_the_reference_through_the_reader(tmp_path):
     with pytest.raises(InputError) as info:
         score_retrieval_log(log, "session", "longmemeval-session-upstream-v1", reference_path=ref)
     assert (info.value.problem.file, info.value.problem.record, info.value.problem.field) == (
-        str(ref), "index 1 (b)", "question")
+        str(ref), "b", "question")
 
 
 @pytest.mark.parametrize("command", ["judge", "score-qa"])
@@ -207,4 +214,4 @@ def test_cli_commands_read_the_reference_through_the_reader(tmp_path, command):
                          cwd=tmp_path, timeout=120)
     assert out.returncode != 0
     assert "Traceback" not in out.stderr
-    assert "question_type" in out.stderr and "index 0 (a)" in out.stderr and "bogus-type" in out.stderr
+    assert "question_type" in out.stderr and "question 'a' (index 0, byte 3)" in out.stderr and "bogus-type" in out.stderr

@@ -132,7 +132,7 @@ def test_duplicate_filler_with_identical_content_is_only_a_warning(tmp_path):
     assert validate_file(path) == (1, [])
     out = cli("validate", path)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert f"warning: {path}: abcd1234: field 'haystack_session_ids[1]'" in out.stdout
+    assert f"warning: {path}: question 'abcd1234' (index 0): field 'haystack_session_ids[1]'" in out.stdout
 
 
 @pytest.mark.parametrize("field", ["question_date", "haystack_dates[0]"])
@@ -217,7 +217,8 @@ def test_many_problems_are_capped_at_50_listed_plus_a_count(tmp_path):
         adapt_file(V3, write_text(tmp_path, dumps(items)), tmp_path / "out.jsonl")
     text = str(info.value)
     assert "120 problem(s) found" in text and "... and 70 more" in text
-    assert text.count("field 'question_type'") == 50 and "q49:" in text and "q50:" not in text
+    assert text.count("field 'question_type'") == 50 and "question 'q49' (index 49, byte " in text
+    assert "question 'q50'" not in text
     assert len(info.value.problems) == 50  # kept in memory: the listed ones only
     assert not (tmp_path / "out.jsonl").exists()
 
@@ -233,8 +234,10 @@ def test_adapt_stage_lists_several_problems_and_leaves_no_output(tmp_path):
                           text=True, env=os.environ.copy(), timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and "3 problem(s) found" in proc.stderr
-    for needle in ("q1: field 'question_type'", "q3: field 'question_date'", "q5: field 'answer_session_ids[0]'"):
-        assert needle in proc.stderr, proc.stderr
+    data = raw.read_bytes()
+    for qid, index, field in (("q1", 1, "question_type"), ("q3", 3, "question_date"), ("q5", 5, "answer_session_ids[0]")):
+        at = data.rindex(b"{", 0, data.index(f'"question_id": "{qid}"'.encode()))  # each question opens with its id
+        assert f"question '{qid}' (index {index}, byte {at}): field '{field}'" in proc.stderr, proc.stderr
     adapted = tmp_path / params["paths"]["adapted"]
     assert not adapted.exists() and (not adapted.parent.exists() or list(adapted.parent.iterdir()) == [])
 
@@ -298,7 +301,7 @@ def test_a_question_date_before_the_last_session_is_a_warning(tmp_path, date, sa
     assert validate_file(path) == (1, [])
     out = cli("validate", path)
     assert out.returncode == 0 and "1 warning(s)" in out.stderr
-    assert f"warning: {path}: abcd1234: field 'question_date'" in out.stdout
+    assert f"warning: {path}: question 'abcd1234' (index 0): field 'question_date'" in out.stdout
     assert ("same day" in out.stdout) is same_day and "2023/05/21 (Sun) 10:00" in out.stdout
 
 
@@ -364,6 +367,6 @@ def test_real_upstream_and_bundled_samples_have_zero_problems(request, which):
     assert late == (["gpt4_70e84552_abs"] if which == "upstream" else ["gpt4_423b35b9_abs"])
     out = cli("validate", path)
     assert out.returncode == 0 and f"{n} instances, 0 problem(s), {len(late)} warning(s)" in out.stderr
-    assert [line.split(": ")[2] for line in out.stdout.splitlines()] == late
+    assert [line.split(": ")[2].split("'")[1] for line in out.stdout.splitlines()] == late
     records = [V3.adapt(inst, i) for i, inst in enumerate(load_instances(path))]
     assert len(records) == n

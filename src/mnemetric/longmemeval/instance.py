@@ -22,7 +22,7 @@ from there). Only these two modules know the upstream key spellings; the rest of
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -136,8 +136,15 @@ class _FileCheck:
 def _checked(path: str | Path, check: _FileCheck) -> Iterator[tuple[Any, list[Problem], list[DataWarning]]]:
     """(raw, errors, warnings) per instance, then (None, [empty-list error], []) if there was none.
     A file-level problem (encoding, JSON syntax) raises InputError: reading cannot go on."""
-    for index, (raw, flaws) in enumerate(iter_json_items(path)):
-        yield (raw, *check.item(index, raw, flaws))
+    items = iter_json_items(path)
+    for index, (raw, flaws) in enumerate(items):
+        problems, warnings = check.item(index, raw, flaws)
+        if problems:  # name the record's place, index and first byte (asked only here: free for a clean file)
+            offset = items.offset(index)
+            problems = [replace(p, index=index, offset=offset) for p in problems]
+        if warnings:  # the index only: real S files have warnings, and finding an offset can cost a second pass
+            warnings = [replace(w, index=index) for w in warnings]
+        yield raw, problems, warnings
     if end := check.end():
         yield None, end, []
 
@@ -174,7 +181,7 @@ def iter_instances(path: str | Path, on_warning: Callable[[DataWarning], None] |
     if total == 1:
         (only,) = listed
         raise InputError(only.file, only.record, only.field, only.message, fix=f"run `mnemetric validate {file}` "
-                         "to list every problem")
+                         "to list every problem", index=only.index, offset=only.offset)
     if total:
         raise ProblemsFound(file, listed, total)
 

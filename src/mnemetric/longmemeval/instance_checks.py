@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from mnemetric.errors import Problem
+from mnemetric.errors import Problem, record_label
 from mnemetric.jsonstream import SURROGATE
 from mnemetric.longmemeval.rules import QUESTION_TYPES
 
@@ -88,9 +88,13 @@ class DataWarning:
     record: str
     field: str
     message: str
+    index: int | None = None
+    """As :class:`mnemetric.errors.Problem`: the record's position and first byte in the file, when known."""
+    offset: int | None = None
 
     def __str__(self) -> str:
-        return f"warning: {self.file}: {self.record}: field '{self.field}': {self.message}"
+        return f"warning: {self.file}: {record_label(self.record, self.index, self.offset)}: field '{self.field}': " \
+               f"{self.message}"
 
 
 # ---------------------------------------------------------------- one instance (pure)

@@ -8,9 +8,11 @@ Format (shared/docs/upstream-protocol.md §3.3; xiaowu0162/LongMemEval src/evalu
 print_qa_metrics.py @ 9e0b455f): one JSON list of instances. evaluate_qa.py falls back to JSONL, and so
 do we. Only ``question_id``, ``question_type``, ``question`` and ``answer`` are read, so a trimmed reference
 works; ``answer`` may be a bare number (a few upstream answers are). The list is streamed with
-:func:`mnemetric.jsonstream.iter_json_list` (the M file is ~2.7 GB; only the four fields are kept).
+:func:`mnemetric.jsonstream.iter_json_items` (the M file is ~2.7 GB; only the four fields are kept).
 
-Rules, each refusal naming file, record (``index N (qid)`` / ``line N (qid)``) and field:
+Rules, each refusal naming file, record and field: in a JSON list the record is
+``question 'qid' (index N, byte B)`` (B: the offset of the item's first byte), or ``index N (byte B)``
+without a usable id; in JSONL ``line N (qid)``.
 
 * question_id: a non-empty string, unique in the file;
 * question_type: one of :data:`mnemetric.longmemeval.rules.QUESTION_TYPES`. Upstream evaluate_qa.py
@@ -22,14 +24,14 @@ Rules, each refusal naming file, record (``index N (qid)`` / ``line N (qid)``) a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mnemetric.errors import InputError
 from mnemetric.io import read_jsonl, require_file
-from mnemetric.jsonstream import iter_json_list
+from mnemetric.jsonstream import iter_json_items, record_of
 from mnemetric.longmemeval.rules import QUESTION_TYPES
 
 _FIX_FILE = "pass the LongMemEval dataset file (a JSON list of instances, or JSONL) the run was made from"
@@ -78,14 +80,23 @@ class Reference:
                 "question": self.question, "answer": self.answer}
 
 
-def _raw_items(path: str | Path) -> Iterator[tuple[str, Any]]:
-    """(``"index N"`` or ``"line N"``, item): a file whose first non-space byte is '[' is a JSON list
-    (streamed), anything else JSONL (streamed line by line)."""
+def _raw_items(path: str | Path) -> Iterator[tuple[str, Any, int | None, Callable[[int], int | None] | None]]:
+    """(``"index N"`` or ``"line N"``, item, index, offset): a file whose first non-space byte is '[' is a
+    JSON list (streamed; ``offset(index)`` is where an item starts, asked only for a message), anything
+    else JSONL (streamed line by line; index and offset None)."""
     with open(require_file(path, fix=_FIX_FILE), "rb") as fh:
         head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
     if head.startswith(b"["):
-        return ((f"index {i}", item) for i, item in enumerate(iter_json_list(path)))
-    return ((f"line {n}", item) for n, item in read_jsonl(path))
+        items = iter_json_items(path)
+        for index, (item, flaws) in enumerate(items):
+            if flaws:
+                f = flaws[0]
+                raise InputError(str(path), record_of(item, index), f.path or "<item>", f.message, fix=f.fix,
+                                 index=index, offset=items.offset(index))
+            yield f"index {index}", item, index, items.offset
+        return
+    for n, item in read_jsonl(path):
+        yield f"line {n}", item, None, None
 
 
 def iter_reference(path: str | Path) -> Iterator[Reference]:
@@ -93,11 +104,18 @@ def iter_reference(path: str | Path) -> Iterator[Reference]:
     raises when the stream reaches it, naming its index); duplicate question ids and an empty file
     are refused."""
     file, seen = str(path), set()
-    for where, raw in _raw_items(path):
-        ref = Reference.from_record(raw, file=file, line=where)
-        if ref.question_id in seen:
-            raise InputError(file, f"{where} ({ref.question_id})", "question_id", "duplicate question_id",
-                             fix="keep one record per question")
+    for where, raw, index, offset in _raw_items(path):
+        try:
+            ref = Reference.from_record(raw, file=file, line=where)
+            if ref.question_id in seen:
+                raise InputError(file, f"{where} ({ref.question_id})", "question_id", "duplicate question_id",
+                                 fix="keep one record per question")
+        except InputError as exc:
+            if index is None or offset is None:
+                raise
+            p = exc.problem  # a list item: named as the V1 readers name it, with its index and first byte
+            raise InputError(p.file, record_of(raw, index), p.field, p.message, fix=exc.fix, index=index,
+                             offset=offset(index)) from None
         seen.add(ref.question_id)
         yield ref
     if not seen:

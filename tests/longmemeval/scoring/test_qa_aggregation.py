@@ -260,7 +260,7 @@ def test_reference_rejects_bool_answer_and_missing_type(tmp_path):
     path.write_text(json.dumps([{"question_id": "a", "question": "q", "answer": "x"}]))
     with pytest.raises(InputError) as info:
         read_reference_minimal(path)
-    assert info.value.problem.field == "question_type" and info.value.problem.record == "index 0 (a)"
+    assert info.value.problem.field == "question_type" and info.value.problem.record == "a" and info.value.problem.index == 0
 
 
 def test_truncated_last_jsonl_line_names_the_line(tmp_path):
