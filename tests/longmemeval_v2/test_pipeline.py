@@ -120,14 +120,14 @@ def test_run_with_no_memory_answers_unknown_everywhere(monkeypatch):
     run = run_from_settings(settings)
     rows = [r for rs in run.rows.values() for r in rs]
     assert len(rows) == 14 and all(len(r.memory_context) == 0 and r.is_unknown and r.score == 0.0 for r in rows)
-    assert run.summary["settings"]["memory"] == "none"
-    assert run.summary["combined"]["accuracy"]["overall_full_set"]["value"] == 0.0
-    reasons = run.summary["official_equivalence"]["reasons"]
+    assert run.summary.to_record()["settings"]["memory"] == "none"
+    assert run.summary.to_record()["combined"]["accuracy"]["overall_full_set"]["value"] == 0.0
+    reasons = run.summary.to_record()["official_equivalence"]["reasons"]
     assert reasons[0] == "data root not verified against the pinned dataset revision"
     assert not any(r.startswith("images off") for r in reasons)
     off = run_from_settings(settings | {"images": False})
     assert ("images off: screenshots and question images are not required to exist, and a missing question "
-            "image is left out (upstream's runs use them)") in off.summary["official_equivalence"]["reasons"]
+            "image is left out (upstream's runs use them)") in off.summary.to_record()["official_equivalence"]["reasons"]
 
 
 def _naive_sha(obj) -> str:
@@ -218,7 +218,7 @@ def test_the_llm_options_run_the_sample_against_a_local_server_and_a_rerun_sends
     assert sent == len(rows) + len(llm_rows) and llm_rows  # one reader request per question + one per LLM check
     assert [r.score for r in again.rows["web"]] == [r.score for r in rows]
     assert all(r.response_parsed_boxed == "Meadow Post" for r in rows)
-    reasons = first.summary["official_equivalence"]["reasons"]
+    reasons = first.summary.to_record()["official_equivalence"]["reasons"]
     assert not any(r.startswith(("reader ", "checker ")) for r in reasons)  # the official reader and judge
     assert any(r.startswith("token counter 'o200k-standin'") for r in reasons)
     # the manifest facts name the pinned files and the recorded text-set hashes (upstream_text's constants)
