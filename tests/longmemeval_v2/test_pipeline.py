@@ -12,6 +12,8 @@ from mnemetric.errors import ConfigError, MnemetricError
 from mnemetric.longmemeval_v2.pins import DATA_PINS
 from mnemetric.longmemeval_v2.data_custody import DataCheck
 from mnemetric.longmemeval_v2.manifest import v2_manifest
+from mnemetric.longmemeval_v2.summary_file import Block, Lafs, V2Summary
+from mnemetric.official import OfficialEquivalence
 from mnemetric.longmemeval_v2.pipeline import GROUPS, build_component, conf_dir, option, run_from_settings
 from tests.conftest import ROOT
 
@@ -127,7 +129,7 @@ def test_run_with_no_memory_answers_unknown_everywhere(monkeypatch):
     assert not any(r.startswith("images off") for r in reasons)
     off = run_from_settings(settings | {"images": False})
     assert ("images off: screenshots and question images are not required to exist, and a missing question "
-            "image is left out (upstream's runs use them)") in off.summary.to_record()["official_equivalence"]["reasons"]
+            "image is left out (upstream's runs use them)") in off.summary.official_equivalence.reasons
 
 
 def _naive_sha(obj) -> str:
@@ -144,8 +146,8 @@ DATA = DataCheck("data/custody/v2-small.json", "c" * 64, "f" * 64, 2, True)
 def test_manifest_names_the_data_components_and_the_custody_verdict():
 
     settings = compose(["v2=small"])["v2"]
-    summary = {"combined": {"questions": 3, "scored": 2, "failed": 1},
-               "official_equivalence": {"value": False, "reasons": ["r"]}}
+    block = Block(3, 2, 1, accuracy={}, category_accuracy={}, memory_query_avg_seconds=None, memory_context={})
+    summary = V2Summary("s", {}, {"web": block}, block, Lafs(False, None, "r"), OfficialEquivalence(False, ("r",)))
     facts = {"reader": {"name": "openai", "model": "Qwen/Qwen3.5-9B", "sends_prompts": True, "official": False,
                         "harness_sha256": "h1", "texts_sha256": "t1"},
              "checker": {"name": "llm", "model": "gpt-5.2", "reasoning_effort": "medium",

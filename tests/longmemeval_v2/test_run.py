@@ -72,14 +72,15 @@ def test_none_memory_answers_unknown_and_scores_zero():
     run = offline("none")
     rows = [r for rs in run.rows.values() for r in rs]
     assert all(r.is_unknown and r.score == 0.0 and r.memory_context == () for r in rows)
-    assert run.summary.to_record()["combined"]["accuracy"]["overall_full_set"]["value"] == 0.0
+    acc = run.summary.to_record()["combined"]["accuracy"]["overall_full_set"]
+    assert acc["value"] == 0.0
     # a Clopper-Pearson 95 % interval for 0/14 is [0, 1 - 0.025 ** (1/14)]
-    assert run.summary.to_record()["combined"]["accuracy"]["overall_full_set"]["ci95_high"] == pytest.approx(1 - 0.025 ** (1 / 14))
+    assert acc["ci95_high"] == pytest.approx(1 - 0.025 ** (1 / 14))
 
 
 def test_one_domain_has_no_combination_and_says_why():
     run = offline(domains=("web",))
-    assert run.combined is None and run.summary.to_record()["combined"] is None and not run.summary.to_record()["lafs"]["computed"]
+    assert run.combined is None and run.summary.combined is None and not run.summary.lafs.computed
     assert any("only web run" in r for r in run.summary.to_record()["official_equivalence"]["reasons"])
 
 
@@ -125,7 +126,7 @@ def test_llm_run_on_the_local_server_marks_failures(tmp_path):
     agg = run.aggregated["web"].to_record()
     assert agg["overall"]["count_all_questions"] == 6 and agg["mnemetric"]["failed_question_ids"] == ["mnv2-web-02"]
     assert run.summary.to_record()["domains"]["web"]["failed"] == 1
-    web = run.summary.to_record()["domains"]["web"]  # where a call failed: both accuracies, the failed one counted wrong
+    web = run.summary.to_record()["domains"]["web"]  # where a call failed: both accuracies, failed counted wrong
     kept, wrong = web["accuracy"]["overall_full_set"], web["accuracy_failed_as_wrong"]["overall_full_set"]
     assert (kept["n"], wrong["n"], kept["correct"], wrong["correct"]) == (6, 7, 4, 4)
     assert (kept["value"], wrong["value"]) == (4 / 6, 4 / 7)

@@ -57,7 +57,7 @@ def test_per_question_memories_on_workers_give_the_sequential_rows():
     with ImmediateExecutor({}, workers=2, progress=False) as ex:
         parallel = offline("medium", executor=ex)
     assert rows(parallel) == rows(sequential)
-    assert parallel.summary.to_record()["combined"]["accuracy"] == sequential.summary.to_record()["combined"]["accuracy"]
+    assert parallel.summary.combined.accuracy == sequential.summary.combined.accuracy
 
 
 def test_the_cli_takes_question_ids_and_limit(tmp_path, capsys):

@@ -91,9 +91,10 @@ def v2_manifest(settings: Mapping[str, Any], summary: V2Summary, path: str, *, d
                 reader_params_sent: Sequence[Mapping[str, Any]] = (),
                 judge_params_sent: Sequence[Mapping[str, Any]] = (), protocol: GateFacts | None = None) -> RunManifestV2:
     """The manifest of one run (module docstring). ``settings``: the ``v2`` section; ``summary``: the run's v2.json
-    summary (:class:`.summary_file.V2Summary`); ``facts``: the :mod:`.facts` blocks the steps recorded; ``*_params_sent``: the distinct parameter
-    sets the requests were sent with (empty when nothing was sent); ``protocol``: what the gate read (the run's
-    :attr:`mnemetric.longmemeval_v2.run.V2Run.protocol`), kept so the family's gate decides from the manifest."""
+    summary (:class:`.summary_file.V2Summary`); ``facts``: the :mod:`.facts` blocks the steps recorded;
+    ``*_params_sent``: the distinct parameter sets the requests were sent with (empty when nothing was sent);
+    ``protocol``: what the gate read (the run's :attr:`mnemetric.longmemeval_v2.run.V2Run.protocol`), kept so the
+    family's gate decides from the manifest."""
     both = summary.headline
     facts = facts or {}
     hidden = ("texts_pinned", "note")
