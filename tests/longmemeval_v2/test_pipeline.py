@@ -12,6 +12,8 @@ from mnemetric.errors import ConfigError, MnemetricError
 from mnemetric.longmemeval_v2.pins import DATA_PINS
 from mnemetric.longmemeval_v2.data_custody import DataCheck
 from mnemetric.longmemeval_v2.manifest import v2_manifest
+from mnemetric.longmemeval_v2.summary_file import Block, Lafs, V2Summary
+from mnemetric.official import OfficialEquivalence
 from mnemetric.longmemeval_v2.pipeline import GROUPS, build_component, conf_dir, option, run_from_settings
 from tests.conftest import ROOT
 
@@ -120,14 +122,14 @@ def test_run_with_no_memory_answers_unknown_everywhere(monkeypatch):
     run = run_from_settings(settings)
     rows = [r for rs in run.rows.values() for r in rs]
     assert len(rows) == 14 and all(len(r.memory_context) == 0 and r.is_unknown and r.score == 0.0 for r in rows)
-    assert run.summary["settings"]["memory"] == "none"
-    assert run.summary["combined"]["accuracy"]["overall_full_set"]["value"] == 0.0
-    reasons = run.summary["official_equivalence"]["reasons"]
+    assert run.summary.to_record()["settings"]["memory"] == "none"
+    assert run.summary.to_record()["combined"]["accuracy"]["overall_full_set"]["value"] == 0.0
+    reasons = run.summary.to_record()["official_equivalence"]["reasons"]
     assert reasons[0] == "data root not verified against the pinned dataset revision"
     assert not any(r.startswith("images off") for r in reasons)
     off = run_from_settings(settings | {"images": False})
     assert ("images off: screenshots and question images are not required to exist, and a missing question "
-            "image is left out (upstream's runs use them)") in off.summary["official_equivalence"]["reasons"]
+            "image is left out (upstream's runs use them)") in off.summary.official_equivalence.reasons
 
 
 def _naive_sha(obj) -> str:
@@ -144,8 +146,8 @@ DATA = DataCheck("data/custody/v2-small.json", "c" * 64, "f" * 64, 2, True)
 def test_manifest_names_the_data_components_and_the_custody_verdict():
 
     settings = compose(["v2=small"])["v2"]
-    summary = {"combined": {"questions": 3, "scored": 2, "failed": 1},
-               "official_equivalence": {"value": False, "reasons": ["r"]}}
+    block = Block(3, 2, 1, accuracy={}, category_accuracy={}, memory_query_avg_seconds=None, memory_context={})
+    summary = V2Summary("s", {}, {"web": block}, block, Lafs(False, None, "r"), OfficialEquivalence(False, ("r",)))
     facts = {"reader": {"name": "openai", "model": "Qwen/Qwen3.5-9B", "sends_prompts": True, "official": False,
                         "harness_sha256": "h1", "texts_sha256": "t1"},
              "checker": {"name": "llm", "model": "gpt-5.2", "reasoning_effort": "medium",
@@ -218,7 +220,7 @@ def test_the_llm_options_run_the_sample_against_a_local_server_and_a_rerun_sends
     assert sent == len(rows) + len(llm_rows) and llm_rows  # one reader request per question + one per LLM check
     assert [r.score for r in again.rows["web"]] == [r.score for r in rows]
     assert all(r.response_parsed_boxed == "Meadow Post" for r in rows)
-    reasons = first.summary["official_equivalence"]["reasons"]
+    reasons = first.summary.to_record()["official_equivalence"]["reasons"]
     assert not any(r.startswith(("reader ", "checker ")) for r in reasons)  # the official reader and judge
     assert any(r.startswith("token counter 'o200k-standin'") for r in reasons)
     # the manifest facts name the pinned files and the recorded text-set hashes (upstream_text's constants)

@@ -56,7 +56,7 @@ def test_offline_run_on_the_sample(tmp_path, haystack, shared):
         assert on_disk == aggregate_file(tmp_path / domain / "per_question.jsonl").to_record()
         assert on_disk["shared_haystack"] is shared and "completed_at_utc" not in on_disk
     summary = json.loads((tmp_path / "v2.json").read_text())
-    assert summary == json.loads(json.dumps(run.summary))
+    assert summary == json.loads(json.dumps(run.summary.to_record()))
     assert list(summary) == ["schema", "settings", "domains", "combined", "lafs", "official_equivalence"]
     assert summary["settings"]["tier"] == haystack and summary["combined"]["questions"] == 14
     acc = summary["combined"]["accuracy"]["overall_full_set"]
@@ -72,15 +72,16 @@ def test_none_memory_answers_unknown_and_scores_zero():
     run = offline("none")
     rows = [r for rs in run.rows.values() for r in rs]
     assert all(r.is_unknown and r.score == 0.0 and r.memory_context == () for r in rows)
-    assert run.summary["combined"]["accuracy"]["overall_full_set"]["value"] == 0.0
+    acc = run.summary.to_record()["combined"]["accuracy"]["overall_full_set"]
+    assert acc["value"] == 0.0
     # a Clopper-Pearson 95 % interval for 0/14 is [0, 1 - 0.025 ** (1/14)]
-    assert run.summary["combined"]["accuracy"]["overall_full_set"]["ci95_high"] == pytest.approx(1 - 0.025 ** (1 / 14))
+    assert acc["ci95_high"] == pytest.approx(1 - 0.025 ** (1 / 14))
 
 
 def test_one_domain_has_no_combination_and_says_why():
     run = offline(domains=("web",))
-    assert run.combined is None and run.summary["combined"] is None and not run.summary["lafs"]["computed"]
-    assert any("only web run" in r for r in run.summary["official_equivalence"]["reasons"])
+    assert run.combined is None and run.summary.combined is None and not run.summary.lafs.computed
+    assert any("only web run" in r for r in run.summary.to_record()["official_equivalence"]["reasons"])
 
 
 def test_tier_of():
@@ -124,12 +125,12 @@ def test_llm_run_on_the_local_server_marks_failures(tmp_path):
     assert rows["mnv2-web-01"].prompt_messages[1]["content"][0]["type"] == "text"
     agg = run.aggregated["web"].to_record()
     assert agg["overall"]["count_all_questions"] == 6 and agg["mnemetric"]["failed_question_ids"] == ["mnv2-web-02"]
-    assert run.summary["domains"]["web"]["failed"] == 1
-    web = run.summary["domains"]["web"]  # where a call failed: both accuracies, the failed one counted wrong
+    assert run.summary.to_record()["domains"]["web"]["failed"] == 1
+    web = run.summary.to_record()["domains"]["web"]  # where a call failed: both accuracies, failed counted wrong
     kept, wrong = web["accuracy"]["overall_full_set"], web["accuracy_failed_as_wrong"]["overall_full_set"]
     assert (kept["n"], wrong["n"], kept["correct"], wrong["correct"]) == (6, 7, 4, 4)
     assert (kept["value"], wrong["value"]) == (4 / 6, 4 / 7)
-    assert any("1 question(s) failed" in r for r in run.summary["official_equivalence"]["reasons"])
+    assert any("1 question(s) failed" in r for r in run.summary.to_record()["official_equivalence"]["reasons"])
     assert sent == 7 + 3  # 7 reader requests (the null one once) + 3 judge calls (2 abstention, 1 gotchas)
     # the evidence travels with the verdicts: every row names its reader request; LLM-checked rows their judge request
     asked = {b["messages"][0]["content"][:20]: b for b in (r.body for r in server.requests)}
@@ -194,7 +195,7 @@ def test_the_offline_readers_tracked_outputs_do_not_depend_on_the_pinned_texts_b
     with_texts = offline(texts=reader_texts(HARNESS_STAND_IN))
     without = offline(texts=None)
     assert tracked_summary(with_texts.summary) == tracked_summary(without.summary)
-    assert not any("reader texts" in r for r in without.summary["official_equivalence"]["reasons"])
+    assert not any("reader texts" in r for r in without.summary.to_record()["official_equivalence"]["reasons"])
 
 
 def test_a_reader_that_sends_the_texts_is_not_official_without_pinned_ones(tmp_path):
@@ -206,5 +207,5 @@ def test_a_reader_that_sends_the_texts_is_not_official_without_pinned_ones(tmp_p
     stand_in = reader_texts(HARNESS_STAND_IN)  # parsed from a stand-in file: not the pinned bytes
     facts = {"reader": reader_facts(OpenAIReader(stand_in), stand_in), "checker": checker_facts(OfflineChecker()),
              "token_counter": counter_facts(O200kCounter())}
-    reasons = official_reasons(run.summary["settings"], run.rows, facts, data=None)
+    reasons = official_reasons(run.summary.to_record()["settings"], run.rows, facts, data=None)
     assert "reader texts not read from the pinned upstream harness.py" in reasons

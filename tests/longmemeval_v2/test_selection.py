@@ -30,7 +30,7 @@ def test_question_ids_per_type_and_limit_choose_in_file_order_and_mark_the_run_n
     picked = offline(select=Selection(("mnv2-ent-03", "mnv2-web-02", "mnv2-web-01")))
     assert ids(picked) == {"web": ["mnv2-web-01", "mnv2-web-02"], "enterprise": ["mnv2-ent-03"]}
     assert [r.index for r in picked.rows["web"]] == [0, 1]
-    reasons = picked.summary["official_equivalence"]["reasons"]
+    reasons = picked.summary.to_record()["official_equivalence"]["reasons"]
     assert "a subset of the questions: 3 of 14 (question_ids=3); official results ask every question" in reasons
     strata = offline(select=Selection(per_type=1))  # web 07 repeats static-environment, enterprise 07 procedure
     assert ids(strata)["web"] == [f"mnv2-web-0{i}" for i in range(1, 7)]
@@ -57,7 +57,7 @@ def test_per_question_memories_on_workers_give_the_sequential_rows():
     with ImmediateExecutor({}, workers=2, progress=False) as ex:
         parallel = offline("medium", executor=ex)
     assert rows(parallel) == rows(sequential)
-    assert parallel.summary["combined"]["accuracy"] == sequential.summary["combined"]["accuracy"]
+    assert parallel.summary.combined.accuracy == sequential.summary.combined.accuracy
 
 
 def test_the_cli_takes_question_ids_and_limit(tmp_path, capsys):

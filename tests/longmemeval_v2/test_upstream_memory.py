@@ -265,8 +265,8 @@ def test_a_run_with_upstreams_query_context_is_marked_and_never_official(standin
     rows = run.rows["web"]
     seen = "question_id,question_item,question_type" if marked else ""
     assert {r.memory_context[0]["value"] for r in rows} == {f"saw {seen} of 6"}  # one shared memory, 6 inserted
-    assert run.summary["settings"]["memory_query_context"] == ("upstream-question-row" if marked else "question")
-    reasons = run.summary["official_equivalence"]["reasons"]
+    assert run.summary.settings["memory_query_context"] == ("upstream-question-row" if marked else "question")
+    reasons = run.summary.to_record()["official_equivalence"]["reasons"]
     assert any("upstream's query context" in r for r in reasons) is marked
 
 

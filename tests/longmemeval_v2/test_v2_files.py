@@ -11,12 +11,15 @@ from mnemetric.errors import InputError
 from mnemetric.longmemeval_v2.manifest import read_manifest, v2_manifest, write_manifest
 from mnemetric.longmemeval_v2.metrics_file import MEASURED, V2Metrics, read_metrics, write_metrics
 from mnemetric.longmemeval_v2.steps import Latencies
+from mnemetric.longmemeval_v2.summary_file import Block, Lafs, V2Summary
+from mnemetric.official import OfficialEquivalence
 from mnemetric.config import compose
 
-SUMMARY = {"schema": "mnemetric.longmemeval-v2.metrics/1", "settings": {"tier": "small"},
-           "domains": {"web": {"questions": 2, "scored": 2, "failed": 0, "memory_query_avg_seconds": 0.5}},
-           "combined": None, "lafs": {"computed": True, "tier": "small", "lafs_gain": 1.0},
-           "official_equivalence": {"value": False, "reasons": ["r"]}}
+NOT_OFFICIAL = OfficialEquivalence(False, ("r",))
+SUMMARY = V2Summary("mnemetric.longmemeval-v2.metrics/1", {"tier": "small"},
+                    {"web": Block(2, 2, 0, accuracy={}, category_accuracy={}, memory_query_avg_seconds=0.5,
+                                  memory_context={})},
+                    None, Lafs(True, "small", values={"lafs_gain": 1.0}), NOT_OFFICIAL)
 
 
 def test_v2_metrics_drop_what_a_clock_measured_and_read_back(tmp_path):
@@ -39,8 +42,8 @@ def test_the_old_official_shape_is_refused_with_the_file_named(tmp_path):
 
 
 def test_the_run_manifest_reads_back(tmp_path):
-    summary = {"combined": {"questions": 3, "scored": 3, "failed": 0},
-               "official_equivalence": {"value": False, "reasons": ["r"]}}
+    block = Block(3, 3, 0, accuracy={}, category_accuracy={}, memory_query_avg_seconds=None, memory_context={})
+    summary = V2Summary("s", {}, {"web": block}, block, Lafs(False, None, "r"), NOT_OFFICIAL)
     m = v2_manifest(compose()["v2"], summary, "metrics/run-v2.json")
     write_manifest(tmp_path / "run-v2.json", m)
     assert read_manifest(tmp_path / "run-v2.json") == m

@@ -306,8 +306,8 @@ def test_upstream_baseline_equals_upstreams_harness(checkout, embedding_tokenize
     theirs_text = (tmp_path / "upstream" / config).read_text().replace(theirs_server.base_url, "<server>")
     assert json.loads(mine_text) == json.loads(theirs_text)
     assert mine_text == theirs_text
-    assert ours.summary["settings"]["memory_query_context"] == "upstream-question-row"
-    assert any("upstream's query context" in r for r in ours.summary["official_equivalence"]["reasons"])
+    assert ours.summary.to_record()["settings"]["memory_query_context"] == "upstream-question-row"
+    assert any("upstream's query context" in r for r in ours.summary.to_record()["official_equivalence"]["reasons"])
     print(f"\n{method} {tier} {domain}: {n} requests equal "
           f"({', '.join(f'{p} {sum(c.values())}' for p, c in sorted(theirs.items()))}); "
           f"overall_full_set {up_agg['overall']['overall_full_set']}; "

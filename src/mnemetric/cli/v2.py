@@ -282,19 +282,19 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         for path in [*written, a.out / "usage.json"]:
             print(path)
         s = result.summary
-        for reason in s["official_equivalence"]["reasons"]:
+        for reason in s.official_equivalence.reasons:
             if reason.startswith("official token counter unavailable"):
                 print(f"note: {reason}", file=sys.stderr)
-        block = s["combined"] or next(iter(s["domains"].values()))
-        acc = block["accuracy"]["overall_full_set"]
-        print(f"overall_full_set {acc['value']!r} ({acc['correct']}/{acc['n']}), failed {block['failed']}, "
-              f"official {s['official_equivalence']['value']}", file=sys.stderr)
+        block = s.headline
+        acc = block.accuracy["overall_full_set"]
+        print(f"overall_full_set {acc.value!r} ({acc.correct}/{acc.n}), failed {block.failed}, "
+              f"official {s.official_equivalence.value}", file=sys.stderr)
         from mnemetric.llm.failures import QuestionFailure, accuracy_pair
 
         failures = [QuestionFailure(r.question_id, "v2 run", r.failed, None, "-")
                     for rows in result.rows.values() for r in rows if r.failed]
         end_partial_command("v2 run", failures, sum(len(rows) for rows in result.rows.values()), a,
-                            accuracy_pair(acc["correct"], acc["n"], len(failures)) if failures else "")
+                            accuracy_pair(acc.correct, acc.n, len(failures)) if failures else "")
         return 0
     return run
 

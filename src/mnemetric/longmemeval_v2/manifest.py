@@ -25,6 +25,7 @@ from mnemetric.longmemeval_v2.data_custody import DataCheck
 from mnemetric.longmemeval_v2.family import FAMILY
 from mnemetric.longmemeval_v2.gate import SECTION as PROTOCOL
 from mnemetric.longmemeval_v2.gate import GateFacts
+from mnemetric.longmemeval_v2.summary_file import V2Summary
 from mnemetric.official import KEY as OFFICIAL_KEY
 from mnemetric.official import OfficialEquivalence
 from mnemetric.records import Fields
@@ -85,15 +86,16 @@ class RunManifestV2:
         return cls(str(raw.get("path")), {k: raw[k] for k in SECTIONS}, official, protocol)
 
 
-def v2_manifest(settings: Mapping[str, Any], summary: Mapping[str, Any], path: str, *, data: DataCheck | None = None,
+def v2_manifest(settings: Mapping[str, Any], summary: V2Summary, path: str, *, data: DataCheck | None = None,
                 facts: Mapping[str, Any] | None = None, fingerprint_sha256: str | None = None,
                 reader_params_sent: Sequence[Mapping[str, Any]] = (),
                 judge_params_sent: Sequence[Mapping[str, Any]] = (), protocol: GateFacts | None = None) -> RunManifestV2:
     """The manifest of one run (module docstring). ``settings``: the ``v2`` section; ``summary``: the run's v2.json
-    summary; ``facts``: the :mod:`.facts` blocks the steps recorded; ``*_params_sent``: the distinct parameter
-    sets the requests were sent with (empty when nothing was sent); ``protocol``: what the gate read (the run's
-    :attr:`mnemetric.longmemeval_v2.run.V2Run.protocol`), kept so the family's gate decides from the manifest."""
-    both = summary.get("combined") or next(iter(summary["domains"].values()))
+    summary (:class:`.summary_file.V2Summary`); ``facts``: the :mod:`.facts` blocks the steps recorded;
+    ``*_params_sent``: the distinct parameter sets the requests were sent with (empty when nothing was sent);
+    ``protocol``: what the gate read (the run's :attr:`mnemetric.longmemeval_v2.run.V2Run.protocol`), kept so the
+    family's gate decides from the manifest."""
+    both = summary.headline
     facts = facts or {}
     hidden = ("texts_pinned", "note")
     reader = {"name": settings["reader"]["name"], "model": settings["reader"].get("model")}
@@ -111,10 +113,9 @@ def v2_manifest(settings: Mapping[str, Any], summary: Mapping[str, Any], path: s
         "variant": variant_block(settings, data), "suite": {"name": "full"},
         "memory": memory_facts(settings["memory"], fingerprint_sha256), "reader": reader, "judge": judge,
         "token_counter": counter,
-        "counts": {"questions": both["questions"], "judged": both["scored"], "failed": both["failed"]},
+        "counts": {"questions": both.questions, "judged": both.scored, "failed": both.failed},
     }
-    official = OfficialEquivalence.from_record(summary[OFFICIAL_KEY], file="<v2 summary>")
-    return RunManifestV2(path, sections, official, protocol)
+    return RunManifestV2(path, sections, summary.official_equivalence, protocol)
 
 
 def write_manifest(path: str | Path, manifest: RunManifestV2) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from mnemetric.errors import InputError
 from mnemetric.io import write_json_atomic
+from mnemetric.longmemeval_v2.summary_file import V2Summary
 from mnemetric.official import KEY as OFFICIAL_KEY
 from mnemetric.official import OfficialEquivalence
 from mnemetric.records import Fields
@@ -36,15 +37,16 @@ def _strip(block: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if not k.startswith("memory_query")}
 
 
-def tracked_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """The run summary (:func:`mnemetric.longmemeval_v2.run.summary`) without latency and LAFS (module docstring)."""
-    out = {k: v for k, v in summary.items() if k != "lafs"}
+def tracked_summary(summary: V2Summary) -> dict[str, Any]:
+    """The run summary (:class:`mnemetric.longmemeval_v2.summary_file.V2Summary`) without latency and LAFS
+    (module docstring)."""
+    out = {k: v for k, v in summary.to_record().items() if k != "lafs"}
     for name in ("domains", "combined"):
         blocks = out.get(name)
         if isinstance(blocks, dict):
             out[name] = _strip(blocks) if name == "combined" else {d: _strip(b) for d, b in blocks.items()}
     out["latency"] = MEASURED
-    out["lafs"] = {"tier": (summary.get("lafs") or {}).get("tier"), "note": MEASURED}
+    out["lafs"] = {"tier": summary.lafs.tier, "note": MEASURED}
     return out
 
 
@@ -62,12 +64,12 @@ class V2Metrics:
     by_category: Mapping[str, Any]
 
     @classmethod
-    def of(cls, benchmark: str, headline: bool, option: str, summary: Mapping[str, Any],
+    def of(cls, benchmark: str, headline: bool, option: str, summary: V2Summary,
            aggregated: Mapping[str, Any]) -> V2Metrics:
         """From a run's summary and its combined (or only) aggregate."""
         tracked = tracked_summary(summary)
         return cls(benchmark, headline, option, {k: tracked[k] for k in SUMMARY_KEYS},
-                   OfficialEquivalence.from_record(summary[OFFICIAL_KEY], file="<v2 summary>"),
+                   summary.official_equivalence,
                    tracked["lafs"]["tier"], by_category(aggregated))
 
     def to_record(self) -> dict[str, Any]:

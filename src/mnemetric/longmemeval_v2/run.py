@@ -14,7 +14,8 @@ DVC stages run the same steps one per stage (stages v2_memory … v2_metrics).
 A question where upstream would abort (reader non-answer, judge reply without a label …) is a FAILED row
 (reason in ``failed``), left out of the upstream numbers and counted apart; the run is then not official.
 
-The Mnemetric summary (metrics/v2.json) is nested with stable keys (:func:`summary`); accuracies carry 95 %
+The Mnemetric summary (v2.json; metrics/v2.json without latency) is nested with stable keys (:func:`summary`;
+typed: :class:`.summary_file.V2Summary`); accuracies carry 95 %
 Clopper–Pearson intervals over the scored questions (:func:`mnemetric.stats.clopper_pearson`);
 ``official_equivalence`` is :class:`mnemetric.official.OfficialEquivalence` ``{value, reasons}``: false, with
 every reason, unless every official condition holds (:func:`official_reasons`). Nothing returned holds a
@@ -30,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from mnemetric.execute import Executor
-from mnemetric.io import write_json_atomic
 from mnemetric.longmemeval_v2.aggregate import aggregate_metrics
 from mnemetric.longmemeval_v2.aggregated import AggregatedMetrics, CombinedMetrics, write_aggregated, write_combined
 from mnemetric.longmemeval_v2.checkers import LLM_CHECKERS
@@ -46,6 +46,7 @@ from mnemetric.longmemeval_v2.questions import DOMAINS
 from mnemetric.longmemeval_v2.selection import Selection
 from mnemetric.longmemeval_v2.steps import (assemble, check_step, chosen_questions, domain_questions, memory_step,
                                             read_step)
+from mnemetric.longmemeval_v2.summary_file import Lafs, V2Summary, write_summary
 from mnemetric.longmemeval_v2.tokens import DEFAULT_MAX_TOKENS, TokenCounter
 from mnemetric.longmemeval_v2.upstream_text import ReaderTexts
 from mnemetric.longmemeval_v2.validate import haystack_path, require_valid_root
@@ -64,7 +65,8 @@ class V2Run:
     """domain → its aggregated_metrics.json (typed)."""
     combined: CombinedMetrics | None
     """combined_aggregated_metrics.json (typed), when the run has both domains."""
-    summary: dict[str, Any]
+    summary: V2Summary
+    """v2.json (typed, :mod:`.summary_file`)."""
     provenance: Mapping[str, Any] = field(default_factory=dict)
     """What the components say about themselves (:mod:`.facts`: reader, checker, token_counter blocks), private
     facts left out."""
@@ -163,9 +165,10 @@ def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]]
     reasons = gate_reasons(protocol)
     provenance = {k: {f: v for f, v in block.items() if f not in PRIVATE_FACTS} for k, block in facts.items()}
     result = summary(settings, rows, aggregated, None if combined is None else combined.to_record(), reasons)
-    if result["lafs"].get("computed") and not (data is not None and data.sha256_verified):
-        result["lafs"] = {"computed": False, "tier": settings["tier"],
-                          "reason": "the data is not the verified official tier (the bundled sample never is)"}
+    if result.lafs.computed and not (data is not None and data.sha256_verified):
+        result = replace(result, lafs=Lafs(False, settings["tier"], tier_first=True,
+                                           reason="the data is not the verified official tier (the bundled sample "
+                                                  "never is)"))
     return V2Run(rows, aggregated, combined, result, provenance, protocol, dict(facts))
 
 
@@ -245,16 +248,18 @@ def _lafs(settings: Mapping[str, Any], combined: Mapping[str, Any] | None) -> di
 
 def summary(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]],
             aggregated: Mapping[str, AggregatedMetrics], combined: Mapping[str, Any] | None,
-            reasons: list[str]) -> dict[str, Any]:
-    """metrics/v2.json: {schema, settings, domains, combined, lafs, official_equivalence} (stable keys)."""
+            reasons: list[str]) -> V2Summary:
+    """v2.json: {schema, settings, domains, combined, lafs, official_equivalence} (:class:`.summary_file.V2Summary`,
+    checked as it is built)."""
     domains = {d: _block(rows[d], aggregated[d].to_record()) for d in rows}
     both = None
     if combined is not None:
         all_rows = [r for d in rows for r in rows[d]]
         both = _block(all_rows, combined) | {"memory_query_avg_seconds": combined["memory_query"]["avg_seconds"]}
-    return {"schema": SCHEMA, "settings": dict(settings), "domains": domains, "combined": both,
-            "lafs": _lafs(settings, combined),
-            "official_equivalence": OfficialEquivalence.of(reasons).to_record()}
+    return V2Summary.from_record({"schema": SCHEMA, "settings": dict(settings), "domains": domains, "combined": both,
+                                  "lafs": _lafs(settings, combined),
+                                  "official_equivalence": OfficialEquivalence.of(reasons).to_record()},
+                                 file="<v2 summary>")
 
 
 def write_run(out: str | Path, run: V2Run, settings: Mapping[str, Any] | None = None, *,
@@ -283,6 +288,6 @@ def write_run(out: str | Path, run: V2Run, settings: Mapping[str, Any] | None = 
     if run.combined is not None:
         write_combined(out / "combined_aggregated_metrics.json", run.combined)
         written.append(out / "combined_aggregated_metrics.json")
-    write_json_atomic(out / "v2.json", run.summary)
+    write_summary(out / "v2.json", run.summary)
     written.append(out / "v2.json")
     return written

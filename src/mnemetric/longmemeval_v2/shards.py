@@ -111,7 +111,8 @@ def record_part(out: str | Path, result: V2Run, settings: Mapping[str, Any], run
         for r in rows:
             ids.append(r.question_id)
             keys.append([order.index(domain), r.index])
-    extra = {"domains": order, "settings": _plain(result.summary["settings"]), "facts": _plain(result.facts),
+    extra = {"domains": order, "settings": _plain(result.summary.to_record()["settings"]),
+             "facts": _plain(result.facts),
              "images": bool(settings["images"]), "subset": whole_subset(settings, select, run), "v2": _plain(settings),
              "custody": data.to_record() if data is not None else None,
              "data_files": {str(p): sha256_file(p) for p in data_files(settings)}}

@@ -75,11 +75,10 @@ def main() -> None:
                             domains=settings["domains"], latencies=latencies, previous=read_previous(LATENCY_PATH),
                             accuracy=None if result.combined is None else result.combined.overall.overall_full_set,
                             tier=settings["tier"], data=mf.data,
-                            official=bool(result.summary["official_equivalence"]["value"]))
+                            official=result.summary.official_equivalence.value)
     write_latency(LATENCY_PATH, timing)
     write_detail(DETAIL_PATH, detail_record(v2["name"], settings["memory"], memory, check, rows))
-    block = result.summary["combined"] or next(iter(result.summary["domains"].values()))
-    acc = block["accuracy"]["overall_full_set"]
+    acc = result.summary.headline.accuracy["overall_full_set"]
     query = timing["query_seconds"] or {}
     q = (query.get("combined") or next(iter(query.values()), None) or {}).get("avg_seconds")
     lafs = timing["lafs"]["lafs_gain"] if timing["lafs"]["computed"] else f"none ({timing['lafs']['reason']})"
@@ -90,7 +89,7 @@ def main() -> None:
         write_run(p["paths.v2_runs"], result, v2)  # + upstream's run_args.json and runtime_inputs/ per domain
         measured = f"query latency {q} s{' (WARM cache)' if timing['cache']['warm'] else ''}"
     measured += f", LAFS gain {lafs} → {LATENCY_PATH}"
-    print(f"v2_metrics: {v2['name']}: overall_full_set {acc['value']!r} ({acc['correct']}/{acc['n']}), {measured} "
+    print(f"v2_metrics: {v2['name']}: overall_full_set {acc.value!r} ({acc.correct}/{acc.n}), {measured} "
           f"→ {p['paths.metrics_v2']}")
 
 
