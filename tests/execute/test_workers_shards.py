@@ -99,7 +99,7 @@ def test_executor_address_joins_a_running_scheduler_and_writes_the_same_bytes(tm
             joined = _retrieve(tmp_path / "joined", records, ex)
             assert ex._cluster is None and ex.dask_client.scheduler.address == cluster.scheduler_address
         prefixes = watcher.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
-        assert "apply" in prefixes, prefixes  # the scheduler ran the run's per-question tasks
+        assert "run_chunk" in prefixes, prefixes  # the scheduler ran the run's per-question tasks
     assert [p.read_bytes() for p in base] == [p.read_bytes() for p in joined]
     with DaskExecutor(address="tcp://127.0.0.1:9", progress=False) as ex, \
             pytest.raises(ConfigError, match=r"(?s)executor\.address.*cannot reach the Dask scheduler"):

@@ -22,10 +22,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from mnemetric.errors import ConfigError, MnemetricError
+from mnemetric.errors import ConfigError
 from mnemetric.execute.immediate import ImmediateExecutor
-from mnemetric.execute.pool import WorkerError, usable_cores
-from mnemetric.llm.tally import merge, tallied
+from mnemetric.execute.pool import chunks, run_chunk, taken, usable_cores
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -34,31 +33,6 @@ R = TypeVar("R")
 CHUNK = 8
 """Questions per Dask task: a task's round trip (client → scheduler → worker → client) costs milliseconds, so
 each carries a few questions."""
-
-
-def _apply(task: Callable[[Any], Any], items: list[Any]) -> tuple[list[Any], dict[str, Any]]:
-    """The chunk's results and the tally of the model calls the task made on the worker (:mod:`.pool`)."""
-    try:
-        return tallied(lambda: [task(item) for item in items])
-    except MnemetricError as exc:
-        raise WorkerError(str(exc), exc.exit_code) from None
-
-
-def _taken(future: Any) -> list[Any]:
-    results, counts = future.result()
-    merge(counts)
-    return results
-
-
-def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
-    chunk: list[T] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 class DaskExecutor(ImmediateExecutor):
@@ -106,12 +80,12 @@ class DaskExecutor(ImmediateExecutor):
         window = 4 * max(1, len(client.scheduler_info().get("workers", {})) or usable_cores())
         pending: deque = deque()
         try:
-            for chunk in _chunks(items, CHUNK):
-                pending.append(client.submit(_apply, shared, chunk, pure=False))
+            for chunk in chunks(items, CHUNK):
+                pending.append(client.submit(run_chunk, shared, chunk, pure=False))
                 if len(pending) >= window:
-                    yield from _taken(pending.popleft())
+                    yield from taken(pending.popleft())
             while pending:
-                yield from _taken(pending.popleft())
+                yield from taken(pending.popleft())
         finally:
             for fut in pending:
                 fut.cancel()

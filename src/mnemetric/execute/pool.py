@@ -71,22 +71,28 @@ CHUNK = 4
 cheap question's work (bm25 over an S haystack: ~5 ms), so each carries a few."""
 
 
-def _call(items: list[Any]) -> tuple[list[Any], dict[str, Any]]:
-    """(the task's results for ``items``, the tally of the model calls they made here) (module docstring)."""
+def run_chunk(task: Callable[[Any], Any], items: list[Any]) -> tuple[list[Any], dict[str, Any]]:
+    """On a worker (of this pool or of a Dask cluster): (``task``'s results for ``items``, the tally of the model
+    calls they made there) (module docstring); a user-facing error comes back as a :class:`WorkerError`."""
     try:
-        return tallied(lambda: [_TASK(item) for item in items])  # type: ignore[misc]
+        return tallied(lambda: [task(item) for item in items])
     except MnemetricError as exc:
         raise WorkerError(str(exc), exc.exit_code) from None
 
 
-def _taken(future: Any) -> list[Any]:
-    """A worker's results, their tally added to the tallies open here."""
+def _call(items: list[Any]) -> tuple[list[Any], dict[str, Any]]:
+    return run_chunk(_TASK, items)  # type: ignore[arg-type]
+
+
+def taken(future: Any) -> list[Any]:
+    """A worker's results (a future of :func:`run_chunk`), their tally added to the tallies open here."""
     results, counts = future.result()
     merge(counts)
     return results
 
 
-def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """``items`` in lists of ``size`` (the last one shorter)."""
     chunk: list[T] = []
     for item in items:
         chunk.append(item)
@@ -113,12 +119,12 @@ def map_ordered(task: Callable[[T], R], items: Iterable[T], workers: int) -> Ite
     window = 2 * workers
     done = False
     try:
-        for chunk in _chunks(items, CHUNK):
+        for chunk in chunks(items, CHUNK):
             pending.append(pool.submit(_call, chunk))
             if len(pending) >= window:
-                yield from _taken(pending.popleft())
+                yield from taken(pending.popleft())
         while pending:
-            yield from _taken(pending.popleft())
+            yield from taken(pending.popleft())
         done = True
     finally:
         if done:
