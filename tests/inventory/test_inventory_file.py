@@ -11,6 +11,7 @@ from mnemetric.errors import InputError
 
 from tests.conftest import ROOT
 from tests.inventory import helpers
+from tests.support.edits import set_at
 
 
 @pytest.mark.parametrize("rel", ["data/inventory/base.json", "data/inventory/upstream-task-inventory.json"])
@@ -28,15 +29,7 @@ def test_the_record_is_the_layout_with_sorted_keys():
 
 
 def _seed(path: list, value) -> dict:
-    doc = helpers.seed()
-    node = doc
-    for key in path[:-1]:
-        node = node[key]
-    if value is KeyError:
-        del node[path[-1]]
-    else:
-        node[path[-1]] = value
-    return doc
+    return set_at(helpers.seed(), path, value)
 
 
 @pytest.mark.parametrize("path, value, record, field", [

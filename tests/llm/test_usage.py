@@ -10,6 +10,7 @@ import pytest
 from mnemetric.errors import InputError
 from mnemetric.llm.budget import ModelPrice, WorkUsage
 from mnemetric.llm.usage import ModelUsage, UsageRecord, read_usage, write_usage
+from tests.support.edits import set_at
 
 # Hand-computed: 2 responses of gpt-4o at 1000 + 10 tokens each, priced 2.5 / 10 USD per 1M:
 # (2000 x 2.5 + 20 x 10) / 1e6 = 0.0052; one unpriced response of "mini" (5 + 1 tokens).
@@ -74,15 +75,7 @@ def test_round_trip_of_a_hand_written_sidecar(tmp_path: Path):
 
 
 def _changed(path: tuple[str, ...], value) -> dict:
-    raw = json.loads(EXPECTED_BYTES)
-    node = raw
-    for key in path[:-1]:
-        node = node[key]
-    if value is KeyError:
-        del node[path[-1]]
-    else:
-        node[path[-1]] = value
-    return raw
+    return set_at(json.loads(EXPECTED_BYTES), path, value)
 
 
 @pytest.mark.parametrize("path, value, field, words", [

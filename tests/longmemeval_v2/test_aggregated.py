@@ -14,6 +14,7 @@ from mnemetric.longmemeval_v2.aggregated import AggregatedMetrics, read_aggregat
 
 from tests.longmemeval_v2.rows import row
 from tests.longmemeval_v2.test_aggregate import six_rows, typed
+from tests.support.edits import set_at
 
 
 def runs():
@@ -40,16 +41,7 @@ def good() -> dict:
 
 
 def edited(path: str, value) -> dict:
-    raw = good()
-    *parents, last = path.split(".")
-    node = raw
-    for p in parents:
-        node = node[p]
-    if value is KeyError:
-        del node[last]
-    else:
-        node[last] = value
-    return raw
+    return set_at(good(), path, value)
 
 
 @pytest.mark.parametrize("path, value, record, field, words", [

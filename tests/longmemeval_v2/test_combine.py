@@ -17,6 +17,7 @@ from mnemetric.longmemeval_v2.combine import combine_aggregates
 from mnemetric.longmemeval_v2.per_question import PerQuestionRow
 
 from tests.longmemeval_v2.rows import TYPE_CATEGORY, row
+from tests.support.edits import set_at
 
 
 def bd(count, correct, wrong, unknown):
@@ -111,14 +112,7 @@ def test_only_a_missing_total_makes_upstream_read_the_average():
 
 
 def edit(side: dict, path: str, value):
-    *parents, last = path.split(".")
-    node = side
-    for p in parents:
-        node = node[p]
-    if value is KeyError:
-        del node[last]
-    else:
-        node[last] = value
+    set_at(side, path, value)
 
 
 @pytest.mark.parametrize("which, path, value, needle", [

@@ -22,6 +22,7 @@ from mnemetric.longmemeval.scoring.retrieval_report import (
 )
 from mnemetric.longmemeval.scoring.scored_retrieval import QuestionFacts, ScoredRetrieval
 from mnemetric.official import OfficialEquivalence
+from tests.support.edits import set_at
 
 METRICS = ("recall_any", "recall_all", "ndcg_any")
 
@@ -162,15 +163,7 @@ def test_a_file_holding_per_question_values_rebuilds_the_scored_result(tmp_path)
 
 
 def broken(path: tuple, value) -> dict:
-    doc = json.loads(json.dumps(DETAIL))
-    node = doc
-    for key in path[:-1]:
-        node = node[key]
-    if value is KeyError:
-        del node[path[-1]]
-    else:
-        node[path[-1]] = value
-    return doc
+    return set_at(json.loads(json.dumps(DETAIL)), path, value)
 
 
 @pytest.mark.parametrize("path, value, field", [

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from mnemetric.errors import InputError
 from mnemetric.longmemeval.scoring.scored_retrieval import QuestionFacts, RuleAverage, ScoredRetrieval
 from mnemetric.official import OfficialEquivalence
+from tests.support.edits import set_at
 
 PER_QUESTION = {
     "q1": {"session": {"recall_all@1": 0.0}, "turn": {"recall_all@1": 1.0}},
@@ -80,15 +81,7 @@ def test_round_trip_of_any_result(rows):
 
 
 def broken(path: tuple, value) -> dict:
-    raw = copy.deepcopy(EXPECTED)
-    node = raw
-    for key in path[:-1]:
-        node = node[key]
-    if value is KeyError:
-        del node[path[-1]]
-    else:
-        node[path[-1]] = value
-    return raw
+    return set_at(copy.deepcopy(EXPECTED), path, value)
 
 
 @pytest.mark.parametrize("path, value, record, field", [
