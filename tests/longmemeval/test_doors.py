@@ -15,6 +15,7 @@ from mnemetric.longmemeval.family import FAMILY
 from mnemetric.official import OfficialEquivalence
 
 from tests.custody.test_card import DETAIL, HEADLINE, OUTPUTS, RETRIEVAL, RUN
+from tests.support.edits import set_at
 
 JUDGED = "data/runs/h.jsonl.eval-results-gpt-4o"
 FULL_CARD = "".join([
@@ -102,13 +103,7 @@ def test_a_revision_without_files_shows_nothing_known():
 
 
 def _set(doc: dict, dotted: str, value) -> dict:
-    doc = copy.deepcopy(doc)
-    *parents, last = dotted.split(".")
-    node = doc
-    for part in parents:
-        node = node[part]
-    node[last] = value
-    return doc
+    return set_at(copy.deepcopy(doc), dotted, value)
 
 
 @pytest.mark.parametrize("file, dotted, value", [

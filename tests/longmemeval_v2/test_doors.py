@@ -14,6 +14,7 @@ from mnemetric.longmemeval_v2.doors import category_rows, custody_facts, headlin
 from mnemetric.longmemeval_v2.family import FAMILY
 from mnemetric.longmemeval_v2.metrics_file import V2Shown
 from mnemetric.report.model import Headline, Interval, TypeResult
+from tests.support.edits import set_at
 
 V2DOC = {"v2": "sample", "settings": {"memory": "bm25", "tier": "small"},
          "combined": {"accuracy": {"overall_full_set": {"value": 0.25, "n": 8, "ci95_low": 0.1, "ci95_high": 0.6,
@@ -54,13 +55,7 @@ def test_the_runs_row_is_pinned_and_an_empty_revision_shows_nothing():
 
 
 def _set(doc: dict, dotted: str, value) -> dict:
-    doc = copy.deepcopy(doc)
-    *parents, last = dotted.split(".")
-    node = doc
-    for part in parents:
-        node = node[part]
-    node[last] = value
-    return doc
+    return set_at(copy.deepcopy(doc), dotted, value)
 
 
 @pytest.mark.parametrize("dotted, value", [
