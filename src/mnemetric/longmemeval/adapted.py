@@ -19,6 +19,7 @@ import hashlib
 import json
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -269,9 +270,9 @@ class AdaptedLine:
     expected: tuple[str, str, str] | None = None
     """(question_id, question_type, question index file) the record must have (:meth:`AdaptedRecords.lines`)."""
 
-    @property
+    @cached_property
     def question_id(self) -> str:
-        """The question id, read off the line when its layout allows (else from the parsed record)."""
+        """The question id, read off the line when its layout allows (else from the parsed record); read once."""
         qid = _line_question_id(self.text)
         return qid if qid is not None else self.parse().eval.question_id
 
@@ -328,11 +329,7 @@ def read_adapted(path: str | Path, only: Collection[str] | None = None) -> Itera
     With ``only`` (a suite's question ids), the other records are skipped without being parsed (their
     question id is read off the line), and an id of ``only`` that no record has is an error once the
     file is read."""
-    for item in read_adapted_lines(path, only):
-        rec = item.parse()
-        if only is not None and rec.eval.question_id != item.question_id:  # a line whose layout hid its id
-            continue
-        yield rec
+    return (item.parse() for item in read_adapted_lines(path, only))
 
 
 class AdaptedRecords:
