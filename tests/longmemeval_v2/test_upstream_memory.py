@@ -18,6 +18,7 @@ import pytest
 
 from mnemetric.errors import ConfigError
 from mnemetric.fingerprint import fingerprint
+from mnemetric.longmemeval_v2 import upstream_checkout as uc
 from mnemetric.longmemeval_v2 import upstream_memory as um
 from mnemetric.longmemeval_v2.pipeline import run_named
 from tests.conftest import ROOT
@@ -130,7 +131,9 @@ def standin(tmp_path, monkeypatch) -> Path:
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
-    monkeypatch.setattr(um, "PINS", {rel: hashlib.sha256(t.encode()).hexdigest() for rel, t in files.items()})
+    pins = {rel: hashlib.sha256(t.encode()).hexdigest() for rel, t in files.items()}
+    monkeypatch.setattr(uc, "PINS", pins)  # read there (upstream_checkout.verified); um re-exports the same dict
+    monkeypatch.setattr(um, "PINS", pins)
     monkeypatch.setenv(um.ENV, str(root))
     monkeypatch.chdir(tmp_path)
     yield root
