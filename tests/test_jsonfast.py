@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemetric import jsonfast, jsonstream
+from mnemetric import jsonfast, jsonstream, jsonstrict
 from mnemetric.jsonfast import Suspect, fast_items
 
 PAIRS = ["\U0001f600" * 3, 'q"\\\n\u00e9\u2019', "a\U0001f4a9b", {"k\U0001f600": ["\U0001f600x", 1.5, -2, None, True]}, "x" * 30, 2 ** 63 - 1]
@@ -57,13 +57,13 @@ def test_a_clean_file_never_reaches_the_strict_reader(tmp_path, monkeypatch):
     path = tmp_path / "x.json"
     path.write_text(json.dumps(items, indent=1), encoding="utf-8")
     monkeypatch.setattr(jsonstream, "strict_items", lambda p: pytest.fail("fell back"))
-    monkeypatch.setattr(jsonstream, "CHUNK", 64)
+    monkeypatch.setattr(jsonstrict, "CHUNK", 64)
     assert [item for item, flaws in jsonstream.iter_json_items(path)] == items
 
 
 def test_the_hand_over_skips_exactly_the_items_already_given(tmp_path, monkeypatch):
     """The strict reader takes over mid-file: every item comes out once, in order, the flawed one flagged."""
-    monkeypatch.setattr(jsonstream, "CHUNK", 32)
+    monkeypatch.setattr(jsonstrict, "CHUNK", 32)
     items = [{"id": i, "pad": "z" * 40} for i in range(20)]
     text = json.dumps(items)
     text = text.replace('{"id": 12,', '{"id": 12, "id": 12,')  # a repeated key in item 12

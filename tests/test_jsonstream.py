@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mnemetric import jsonstream
+from mnemetric import jsonstream, jsonstrict
 from mnemetric.jsonstream import iter_json_list
 from mnemetric.errors import InputError
 
@@ -17,7 +17,7 @@ TRICKY = [True, False, None, -1.5e10, 12345678901234567890, 0.25, "a\\\"b\n", "\
 
 @pytest.mark.parametrize("chunk", range(1, 14))
 def test_items_split_at_every_boundary_decode(tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    monkeypatch.setattr(jsonstrict, "CHUNK", chunk)
     path = tmp_path / "x.json"
     for text in (json.dumps(TRICKY), json.dumps(TRICKY, indent=3), json.dumps(TRICKY, ensure_ascii=False)):
         path.write_text(text, encoding="utf-8")
@@ -25,21 +25,21 @@ def test_items_split_at_every_boundary_decode(tmp_path, monkeypatch, chunk):
 
 
 def test_broken_early_item_is_reported_without_reading_the_tail(tmp_path, monkeypatch):
-    monkeypatch.setattr(jsonstream, "CHUNK", 64)
+    monkeypatch.setattr(jsonstrict, "CHUNK", 64)
     head = json.dumps({"id": 0}) + ", "
     bad = '{"id": 1 "oops": 2}'  # missing comma
     tail = "".join(f', {{"id": {i}, "pad": "{"z" * 50}"}}' for i in range(2, 5000))
     path = tmp_path / "big.json"
     path.write_text("[" + head + bad + tail + "]", encoding="utf-8")
     biggest = []
-    real_fill = jsonstream._Reader.fill
+    real_fill = jsonstrict._Reader.fill
 
     def fill(self, min_more: int = 64) -> bool:
         more = real_fill(self, min_more)
         biggest.append(len(self.buf))
         return more
 
-    monkeypatch.setattr(jsonstream._Reader, "fill", fill)
+    monkeypatch.setattr(jsonstrict._Reader, "fill", fill)
     items = iter_json_list(path)
     assert next(items) == {"id": 0}
     with pytest.raises(InputError) as info:
@@ -52,7 +52,7 @@ def test_broken_early_item_is_reported_without_reading_the_tail(tmp_path, monkey
 
 
 def test_unterminated_string_reads_on_until_eof(tmp_path, monkeypatch):
-    monkeypatch.setattr(jsonstream, "CHUNK", 8)
+    monkeypatch.setattr(jsonstrict, "CHUNK", 8)
     path = tmp_path / "x.json"
     path.write_text('[{"a": "' + "y" * 500, encoding="utf-8")
     with pytest.raises(InputError, match="item 0 is not valid JSON \\(Unterminated string"):
@@ -70,7 +70,7 @@ def _error(path) -> InputError:
 
 @pytest.mark.parametrize("chunk", range(1, 14))
 def test_invalid_utf8_is_named_by_byte_offset_at_every_chunk_size(tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    monkeypatch.setattr(jsonstrict, "CHUNK", chunk)
     head = '[{"a": "é€😀"},\n {"b": "x\\n y"},\n {"c": "'.encode()  # multi-byte characters before the bad byte
     path = tmp_path / "x.json"
     path.write_bytes(head + b"\xff" + b'"}]')
@@ -106,7 +106,7 @@ def test_utf16_without_a_bom_is_named(tmp_path):
 
 @pytest.mark.parametrize("chunk", range(1, 14))
 def test_data_after_the_list_is_an_error_but_whitespace_is_not(tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    monkeypatch.setattr(jsonstrict, "CHUNK", chunk)
     path = tmp_path / "x.json"
     path.write_text("[1, 2]\n \t\r\n")
     assert list(iter_json_list(path)) == [1, 2]
@@ -121,7 +121,7 @@ def test_data_after_the_list_is_an_error_but_whitespace_is_not(tmp_path, monkeyp
                                   '[{"x": "é"},\n{"y": "\\u00zz"}]'])
 def test_line_and_column_of_a_broken_item_equal_the_stdlib_decoder(tmp_path, monkeypatch, chunk, text):
     """Independent reference: json.loads over the whole text reports the same line and column."""
-    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    monkeypatch.setattr(jsonstrict, "CHUNK", chunk)
     with pytest.raises(json.JSONDecodeError) as ref:
         json.loads(text)
     path = tmp_path / "x.json"
@@ -143,7 +143,7 @@ def test_not_a_list(tmp_path, text, says):
 
 @pytest.mark.parametrize("chunk", range(1, 9))
 def test_non_finite_numbers_come_back_as_flaws_with_their_path(tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    monkeypatch.setattr(jsonstrict, "CHUNK", chunk)
     path = tmp_path / "x.json"
     path.write_text('[1.5, {"a": [1, {"b": NaN}], "c": -Infinity}, 1E400, [0.5, 2e308, -1e-400]]')
     got = [(item if not flaws else None, [f.path for f in flaws]) for item, flaws in jsonstream.iter_json_items(path)]
@@ -155,7 +155,7 @@ def test_non_finite_numbers_come_back_as_flaws_with_their_path(tmp_path, monkeyp
 
 @pytest.mark.parametrize("chunk", range(1, 14))
 def test_lone_surrogates_are_flaws_pairs_are_not(tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    monkeypatch.setattr(jsonstrict, "CHUNK", chunk)
     path = tmp_path / "x.json"
     items = ['"\\ud83d\\ude00"', '"\\uD83D\\uDE00"', '{"k": "a\\udc00"}', '"\\\\ud800"', '{"\\ud800": 1}',
              '["x", "\\ude00\\ud83d"]']
@@ -168,7 +168,7 @@ def test_lone_surrogates_are_flaws_pairs_are_not(tmp_path, monkeypatch, chunk):
 
 @pytest.mark.parametrize("chunk", [*range(1, 14), 1 << 20])
 def test_items_before_bad_bytes_still_come_out(tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    monkeypatch.setattr(jsonstrict, "CHUNK", chunk)
     head = b'[{"a": "\xc3\xa9"}, 12, "x", {"b": "'
     path = tmp_path / "x.json"
     path.write_bytes(head + b"\x80" + b'"}]')
@@ -184,7 +184,7 @@ def test_items_before_bad_bytes_still_come_out(tmp_path, monkeypatch, chunk):
 
 @pytest.mark.parametrize("chunk", range(1, 9))
 def test_a_repeated_key_comes_back_as_a_flaw_with_its_path(tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    monkeypatch.setattr(jsonstrict, "CHUNK", chunk)
     path = tmp_path / "x.json"
     path.write_text('[{"a": 1}, {"q": [{"b": 1, "b": 2}], "question_id": "q7", "a": 1, "a": 3}]')
     got = [(item, [(f.path, f.message.split(":")[0]) for f in flaws]) for item, flaws in jsonstream.iter_json_items(path)]

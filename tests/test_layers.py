@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 SRC = ROOT / "src" / "mnemetric"
 GENERIC = ["llm", "execute", "stats", "upstream", "report", "custody", "family.py", "io.py", "errors.py", "params.py", "schema.py",
            "config.py",
-           "fingerprint.py", "jsonstream.py", "jsonfast.py", "download.py", "embeddings.py", "ranking.py", "records.py",
+           "fingerprint.py", "jsonstream.py", "jsonstrict.py", "jsonfast.py", "download.py", "embeddings.py", "ranking.py", "records.py",
            "revisions.py"]
 FAMILIES = ("mnemetric.longmemeval", "mnemetric.longmemeval_v2")
 

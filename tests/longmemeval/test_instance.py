@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mnemetric import jsonstream
+from mnemetric import jsonstrict
 from mnemetric.longmemeval.instance import iter_instances, load_instances, validate_file
 from mnemetric.longmemeval.instance_checks import WEEKDAYS, date_problem
 from mnemetric.errors import InputError, ValidationFailed
@@ -170,7 +170,7 @@ def test_missing_file(tmp_path):
 
 
 def test_streaming_across_small_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr(jsonstream, "CHUNK", 7)  # items much larger than a chunk
+    monkeypatch.setattr(jsonstrict, "CHUNK", 7)  # items much larger than a chunk
     insts = [copy.deepcopy(good()) | {"question_id": f"q{i}", "answer": i} for i in range(5)]
     loaded = load_instances(write(tmp_path, insts))
     assert [i.question_id for i in loaded] == [f"q{i}" for i in range(5)] and loaded[3].answer == 3

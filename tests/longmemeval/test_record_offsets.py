@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemetric import jsonstream
+from mnemetric import jsonstream, jsonstrict
 from mnemetric.errors import InputError, ValidationFailed
 from mnemetric.longmemeval.adapt import adapt_file
 from mnemetric.longmemeval.adapted import SessionAdapter
@@ -85,7 +85,7 @@ def test_adapt_lists_every_problem_with_its_place(tmp_path):
 def test_offsets_hold_across_read_boundaries_on_both_readers(tmp_path, monkeypatch, chunk):
     """The second pass of the fast path and the strict reader (a form feed after the list hands the
     whole file to it) give the same exact offsets, however the reads cut the file."""
-    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    monkeypatch.setattr(jsonstrict, "CHUNK", chunk)
     items = _questions(5)
     items[0]["question_date"] = "x"
     items[3]["haystack_sessions"][0][0]["content"] = 5

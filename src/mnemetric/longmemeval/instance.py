@@ -28,7 +28,8 @@ from typing import Any
 
 from mnemetric.errors import InputError, Problem, ValidationFailed
 from mnemetric.io import require_file
-from mnemetric.jsonstream import Flaw, iter_json_items
+from mnemetric.jsonstream import iter_json_items
+from mnemetric.jsonstrict import Flaw
 from mnemetric.longmemeval.instance_checks import DataWarning, check_instance, instance_warnings, record_name
 from mnemetric.longmemeval.rules import ABSTENTION_MARK
 from mnemetric.longmemeval.rules import QUESTION_TYPES  # noqa: F401 (re-exported: suite.py, data_stats.py)

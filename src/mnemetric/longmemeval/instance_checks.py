@@ -23,7 +23,7 @@ from datetime import date
 from typing import Any
 
 from mnemetric.errors import Problem, record_label
-from mnemetric.jsonstream import SURROGATE
+from mnemetric.jsonstrict import SURROGATE
 from mnemetric.longmemeval.rules import QUESTION_TYPES
 
 DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"
