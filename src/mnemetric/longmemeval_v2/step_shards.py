@@ -70,11 +70,6 @@ class CarriedShard:
 
     def __init__(self, command: str, config: Any, inputs: Sequence[tuple[Path, Manifest]]):
         self.command, self.config, self.inputs = command, config, list(inputs)
-        self.manifest = self.inputs[0][1]
-
-    @property
-    def shard(self) -> Shard:
-        return self.manifest.shard
 
     def write(self, out: str | Path, rows: Sequence[Any]) -> Path:
         """OUT.shard.json for the step's rows (keys from the first input's manifest). Before the rows are written."""
@@ -170,7 +165,8 @@ def _same_bytes(files: Sequence[Path], what: str, fix: str) -> bytes:
             content = data
         elif data != content:
             raise InputError(str(f), "<file>", f"{what} mismatch", f"differs from {files[0]}", fix=fix)
-    assert content is not None
+    if content is None:
+        raise InputError("<parts>", "<file>", what, "no part given", fix=fix)
     return content
 
 
@@ -196,7 +192,8 @@ def merge_step(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
                        "a memory that calls models through the proxy has per-shard costs that are not added up: "
                        "run its memory step unsharded") if step == "memory" else None
     usage = part_usage(paths, _usage)
-    done = merge(out, paths)
+    # the sidecars first and the rows last, so an interrupted merge never leaves merged rows beside stale facts
+    manifest_path(out).unlink(missing_ok=True)  # the merged file is the whole run's
     with atomic_open(_facts(out), "wb") as fh:
         fh.write(facts)
     if cost is not None:
@@ -204,6 +201,7 @@ def merge_step(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
             fh.write(cost)
     if usage is not None:
         write_usage(_usage(out), sum_usage(usage))
-    manifest_path(out).unlink(missing_ok=True)  # the merged file is the whole run's
-    return {**done, "command": command}
+    else:
+        _usage(out).unlink(missing_ok=True)  # no part had one: an older one beside OUT is not this merge's
+    return {**merge(out, paths), "command": command}
 
