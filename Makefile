@@ -53,6 +53,7 @@ test: install-test      ## the test suite (drives the real dvc CLI and local HTT
 
 bench: install-test     ## benchmarks (retrieval, judge throughput, workers/Dask); numbers land in tests/bench/results.json
 	$(PY) tests/bench/run.py
+	$(PY) tests/bench/run.py --only workers --questions 200 --sessions 500 --section workers-m  # M-shaped haystacks: the work the pool and Dask exist for
 
 params: install         ## recompose params.yaml from conf/ (what `dvc exp run` does)
 	mnemetric compose
