@@ -30,6 +30,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+try:
+    from tests.support.openai_replies import api_error
+except ImportError:  # run as a script: tests/support is on the path
+    from openai_replies import api_error  # type: ignore[no-redef]
+
 PATHS = ("/v1/files", "/v1/batches")
 """The path prefixes of this API: the chat/embeddings server hands every request under them to
 :meth:`BatchAPI.handle`."""
@@ -94,7 +99,7 @@ class BatchAPI:
         body, key = line["body"], line["custom_id"]
         status = self.error_for(key, body) if self.error_for else None
         if status:
-            err = {"error": {"message": f"scripted HTTP {status}", "type": "invalid_request_error", "code": None}}
+            err = api_error(f"scripted HTTP {status}", code=None)
             return {"id": self._id("batch_req"), "custom_id": key, "error": None,
                     "response": {"status_code": status, "request_id": self._id("req"), "body": err}}
         if line["url"].endswith("/embeddings"):
@@ -148,7 +153,7 @@ class BatchAPI:
             f = {**f, "data": f["data"] + json.dumps({"id": "batch_req_x", "custom_id": "f" * 64, "error": None, "response": {
                 "status_code": 200, "request_id": "req_x", "body": {}}}).encode() + b"\n"}
         if f is None:
-            handler._send(404, {"error": {"message": f"No such File object: {parts[1]}", "type": "invalid_request_error"}})
+            handler._send(404, api_error(f"No such File object: {parts[1]}"))
         else:
             handler._send_bytes(200, f["data"], {"Content-Type": "application/octet-stream"})
 
@@ -161,7 +166,7 @@ class BatchAPI:
         if method == "POST" and parts == ["batches"]:
             body = json.loads(raw)
             if body.get("input_file_id") not in self.files:
-                return 400, {"error": {"message": "no such input file", "type": "invalid_request_error"}}
+                return 400, api_error("no such input file")
             bid = self._id("batch")
             self.batches[bid] = {"id": bid, "object": "batch", "endpoint": body["endpoint"], "errors": None,
                                  "input_file_id": body["input_file_id"], "completion_window": body["completion_window"],
@@ -177,7 +182,7 @@ class BatchAPI:
         if len(parts) >= 2 and parts[0] == "batches":
             b = self.batches.get(parts[1])
             if b is None:
-                return 404, {"error": {"message": f"No batch found with id '{parts[1]}'.", "type": "invalid_request_error"}}
+                return 404, api_error(f"No batch found with id '{parts[1]}'.")
             if method == "POST" and parts[2:] == ["cancel"]:
                 if b["status"] not in ENDED:
                     b["status"] = "cancelling"
@@ -190,7 +195,7 @@ class BatchAPI:
                 elif self.auto and b["status"] in FLOW:
                     self.advance(b["id"], FLOW[b["status"]], done=0)
                 return 200, b
-        return 404, {"error": {"message": f"Unknown path /v1/{'/'.join(parts)}", "type": "invalid_request_error"}}
+        return 404, api_error(f"Unknown path /v1/{'/'.join(parts)}")
 
 
 def _multipart(raw: bytes, ctype: str) -> dict[str, tuple[str | None, bytes]]:

@@ -24,120 +24,38 @@ answer (``Fault.non_answer(kind)`` with a kind of :data:`NON_ANSWERS`: null cont
 content, no choices, a refusal, finish_reason "content_filter"). ``non_answer_for`` (a function of
 the request body returning a kind or None) scripts them per request instead, independent of
 arrival order.
-Every request is logged (thread-safe) with its path, parsed body and ``body_sha256``: the sha256
+Modules: tests/support/openai_replies.py (payloads, non-answers, :class:`Fault`, error bodies),
+tests/support/openai_http.py (HTTP server core and routing), tests/support/batch_server.py (Files and
+Batches). Every request is logged (thread-safe) with its path, parsed body and ``body_sha256``: the sha256
 of the body's canonical JSON, so tests can tell whether the *same* request arrived twice.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
-import hashlib
 import json
-import math
 import signal
-import struct
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
 
 try:
-    from tests.support.batch_server import PATHS as BATCH_PATHS, BatchAPI
+    from tests.support import openai_replies as replies
+    from tests.support.batch_server import BatchAPI
+    from tests.support.openai_http import Handler as _Handler, QuietHTTPServer as _QuietHTTPServer, make_handler
+    from tests.support.openai_replies import (  # noqa: F401 - the public surface tests import from here
+        ERROR_MESSAGES, NON_ANSWERS, Fault, NonAnswerFn, ReplyFn, approx_tokens, canonical_sha256, default_reply,
+        fake_embedding)
 except ImportError:  # run as a script: tests/support is on the path
-    from batch_server import PATHS as BATCH_PATHS, BatchAPI  # type: ignore[no-redef]
-
-ReplyFn = Callable[[list[dict[str, Any]]], str]
-NonAnswerFn = Callable[[dict[str, Any]], "str | None"]
-NON_ANSWERS = ("null_content", "empty_content", "no_choices", "refusal", "content_filter")
-"""Kinds of well-formed chat replies without an answer."""
-
-
-def canonical_sha256(obj: Any) -> str:
-    """sha256 of ``obj`` as canonical JSON (sorted keys, compact separators)."""
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def default_reply(messages: list[dict[str, Any]]) -> str:
-    """Echo the last message's content, prefixed with ``echo: ``."""
-    last = messages[-1].get("content", "") if messages else ""
-    return f"echo: {last}"
-
-
-def fake_embedding(text: str, dim: int = 8) -> list[float]:
-    """A deterministic unit-length vector derived from sha256(text)."""
-    digest = hashlib.sha256(text.encode("utf-8")).digest()
-    raw = [(digest[i] - 127.5) / 127.5 for i in range(dim)]
-    norm = math.sqrt(sum(x * x for x in raw)) or 1.0
-    return [x / norm for x in raw]
-
-
-def approx_tokens(text: str) -> int:
-    """The server's token count: ceil(len(text) / 4)."""
-    return -(-len(text) // 4)
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One scripted misbehaviour, applied to one request.
-
-    kind: "status" (reply ``status`` with ``headers``), "slow" (normal reply after ``seconds``),
-    "malformed" (HTTP 200 with a truncated JSON body), "non_answer" (HTTP 200, a well-formed
-    chat reply of kind ``reply`` from :data:`NON_ANSWERS`).
-    """
-
-    kind: str
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    seconds: float = 0.0
-    reply: str = ""
-
-    @classmethod
-    def non_answer(cls, kind: str) -> Fault:
-        """A well-formed chat reply without an answer (one of :data:`NON_ANSWERS`)."""
-        if kind not in NON_ANSWERS:
-            raise ValueError(f"unknown non-answer kind {kind!r}; expected one of {NON_ANSWERS}")
-        return cls("non_answer", reply=kind)
-
-    @classmethod
-    def rate_limit(cls, retry_after: str | None = "1", retry_after_ms: str | None = None) -> Fault:
-        """HTTP 429 with optional ``Retry-After`` / ``retry-after-ms`` headers."""
-        headers = {}
-        if retry_after is not None:
-            headers["Retry-After"] = retry_after
-        if retry_after_ms is not None:
-            headers["retry-after-ms"] = retry_after_ms
-        return cls("status", 429, headers)
-
-    @classmethod
-    def server_error(cls, status: int = 500) -> Fault:
-        """An HTTP 5xx reply."""
-        return cls("status", status)
-
-    @classmethod
-    def unauthorized(cls) -> Fault:
-        """HTTP 401 as OpenAI sends it for a bad key."""
-        return cls("status", 401)
-
-    @classmethod
-    def status_code(cls, status: int) -> Fault:
-        """Any HTTP error status."""
-        return cls("status", status)
-
-    @classmethod
-    def slow(cls, seconds: float) -> Fault:
-        """A correct reply, sent only after ``seconds``."""
-        return cls("slow", seconds=seconds)
-
-    @classmethod
-    def malformed(cls) -> Fault:
-        """HTTP 200 whose JSON body is cut off half-way."""
-        return cls("malformed")
+    import openai_replies as replies  # type: ignore[no-redef]
+    from batch_server import BatchAPI  # type: ignore[no-redef]
+    from openai_http import Handler as _Handler, QuietHTTPServer as _QuietHTTPServer, make_handler  # type: ignore[no-redef]
+    from openai_replies import (  # type: ignore[no-redef]  # noqa: F401
+        ERROR_MESSAGES, NON_ANSWERS, Fault, NonAnswerFn, ReplyFn, approx_tokens, canonical_sha256, default_reply,
+        fake_embedding)
 
 
 @dataclass
@@ -153,15 +71,6 @@ class RequestRecord:
     raw: bytes = b""
     """The body's bytes as they arrived (what the client serialised, key order and all)."""
 
-
-ERROR_MESSAGES = {
-    400: ("invalid_request_error", "Invalid request."),
-    401: ("invalid_request_error", "Incorrect API key provided."),
-    403: ("permission_denied", "You do not have access to this model."),
-    404: ("not_found_error", "The model does not exist or you do not have access to it."),
-    422: ("invalid_request_error", "Unprocessable entity."),
-    429: ("rate_limit_exceeded", "Rate limit reached. Please try again later."),
-}
 
 
 class FakeOpenAIServer:
@@ -195,7 +104,7 @@ class FakeOpenAIServer:
         self.max_in_flight = 0
         self.batch = BatchAPI(self)
         """The Files and Batches API (tests/support/batch_server.py)."""
-        self._httpd = _QuietHTTPServer((host, port), _make_handler(self))
+        self._httpd = _QuietHTTPServer((host, port), make_handler(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -276,163 +185,16 @@ class FakeOpenAIServer:
         return self.model_map.get(requested, requested)
 
     def chat_payload(self, body: dict[str, Any]) -> dict[str, Any]:
-        """A well-formed chat.completion object for ``body``."""
-        messages = body.get("messages") or []
-        n = int(body.get("n") or 1)
-        text = self.reply(messages)
-        prompt = sum(approx_tokens(str(m.get("content", ""))) for m in messages)
-        choices = [
-            {"index": i, "message": {"role": "assistant", "content": text}, "logprobs": None,
-             "finish_reason": "stop"}
-            for i in range(n)
-        ]
-        completion = approx_tokens(text) * n
-        return {
-            "id": f"chatcmpl-{canonical_sha256(body)[:24]}", "object": "chat.completion",
-            "created": int(time.time()), "model": self.resolved_model(str(body.get("model"))),
-            "choices": choices,
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                      "total_tokens": prompt + completion},
-        }
+        """A well-formed chat.completion object for ``body`` (:func:`openai_replies.chat_payload`)."""
+        return replies.chat_payload(body, self.reply, self.resolved_model(str(body.get("model"))))
 
     def non_answer_payload(self, body: dict[str, Any], kind: str) -> dict[str, Any]:
         """A well-formed chat.completion of ``kind`` (see :data:`NON_ANSWERS`) for ``body``."""
-        payload = self.chat_payload(body)
-        for choice in payload["choices"]:
-            message = choice["message"]
-            if kind == "null_content":
-                message["content"] = None
-            elif kind == "empty_content":
-                message["content"] = ""
-            elif kind == "refusal":
-                message["content"], message["refusal"] = None, "I can't help with that."
-            elif kind == "content_filter":
-                message["content"], choice["finish_reason"] = None, "content_filter"
-        if kind == "no_choices":
-            payload["choices"] = []
-            payload["usage"]["completion_tokens"] = 0
-        elif kind != "empty_content":
-            payload["usage"]["completion_tokens"] = 0
-        payload["usage"]["total_tokens"] = payload["usage"]["prompt_tokens"] + payload["usage"]["completion_tokens"]
-        return payload
+        return replies.strip_answer(self.chat_payload(body), kind)
 
     def embeddings_payload(self, body: dict[str, Any]) -> dict[str, Any]:
-        """A well-formed embeddings list object for ``body``: :func:`fake_embedding` of each input as JSON numbers,
-        or with ``encoding_format: base64`` the base64 of those values rounded to little-endian float32 (so, as
-        with the real API, a base64 vector is not the float one digit for digit)."""
-        inputs = body.get("input")
-        texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
-        dim = int(body.get("dimensions") or self.embedding_dim)
-        vectors: list[Any] = [fake_embedding(t, dim) for t in texts]
-        if body.get("encoding_format") == "base64":  # the API's wire format: little-endian float32, base64
-            vectors = [base64.b64encode(struct.pack(f"<{dim}f", *v)).decode("ascii") for v in vectors]
-        data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
-        tokens = sum(approx_tokens(t) for t in texts)
-        return {"object": "list", "data": data, "model": self.resolved_model(str(body.get("model"))),
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
-
-
-class _QuietHTTPServer(ThreadingHTTPServer):
-    """Does not print a traceback when a client hangs up (timeouts, killed processes)."""
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall per reply
-    """Request handler; ``fake`` is set on a per-server subclass (see :func:`_make_handler`)."""
-
-    protocol_version = "HTTP/1.1"
-    fake: FakeOpenAIServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
-        pass
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
-        path = self.path.split("?", 1)[0].rstrip("/")
-        if path.startswith(BATCH_PATHS):
-            self.fake.batch.handle(self, "GET", path, b"")
-        else:
-            self._send(404, _error_body(404, f"Unknown path {path}"))
-
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if self.path.startswith(BATCH_PATHS):
-            self.fake.batch.handle(self, "POST", self.path.split("?", 1)[0].rstrip("/"), raw)
-            return
-        try:
-            body = json.loads(raw)
-        except json.JSONDecodeError:  # includes an empty or cut-off body (a client killed mid-send)
-            self._send(400, _error_body(400, "Body is not valid JSON."))
-            return
-        path = self.path.split("?", 1)[0].rstrip("/")
-        record, fault = self.fake._arrive(path, body, raw)
-        status, answered = 0, False
-        try:
-            status, answered = self._respond(path, body, fault)
-        except ConnectionError:
-            answered = False  # the client went away (timeout or killed)
-        finally:
-            self.fake._depart(record, status, answered)
-
-    def _respond(self, path: str, body: dict[str, Any], fault: Fault | None) -> tuple[int, bool]:
-        fake = self.fake
-        if fault and fault.kind == "status":
-            time.sleep(fake.latency)
-            self._send(fault.status, _error_body(fault.status), fault.headers)
-            return fault.status, True
-        time.sleep(fake.latency + (fault.seconds if fault and fault.kind == "slow" else 0.0))
-        if str(body.get("model")) in fake.unknown_models:
-            self._send(404, _model_not_found(str(body.get("model"))))
-            return 404, True
-        kind = fault.reply if fault and fault.kind == "non_answer" else None
-        if kind is None and fake.non_answer_for is not None and path.endswith("/chat/completions"):
-            kind = fake.non_answer_for(body)
-        if kind and path.endswith("/chat/completions"):
-            payload = fake.non_answer_payload(body, kind)
-        elif path.endswith("/chat/completions"):
-            payload = fake.chat_payload(body)
-        elif path.endswith("/embeddings"):
-            payload = fake.embeddings_payload(body)
-        else:
-            self._send(404, _error_body(404, f"Unknown path {path}"))
-            return 404, True
-        data = json.dumps(payload).encode("utf-8")
-        if fault and fault.kind == "malformed":
-            self._send_bytes(200, data[: len(data) // 2])
-            return 200, False
-        self._send_bytes(200, data)
-        return 200, True
-
-    def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        self._send_bytes(status, json.dumps(payload).encode("utf-8"), headers)
-
-    def _send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-        self.wfile.flush()
-
-
-def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
-    return type("Handler", (_Handler,), {"fake": server})
-
-
-def _error_body(status: int, message: str | None = None) -> dict[str, Any]:
-    kind, default = ERROR_MESSAGES.get(status, ("server_error", "The server had an error."))
-    return {"error": {"message": message or default, "type": kind, "param": None, "code": None}}
-
-
-def _model_not_found(model: str) -> dict[str, Any]:
-    return {"error": {"message": f"The model `{model}` does not exist or you do not have access to it.",
-                      "type": "invalid_request_error", "param": None, "code": "model_not_found"}}
+        """A well-formed embeddings list object for ``body`` (:func:`openai_replies.embeddings_payload`)."""
+        return replies.embeddings_payload(body, self.embedding_dim, self.resolved_model(str(body.get("model"))))
 
 
 def main(argv: list[str] | None = None) -> int:
