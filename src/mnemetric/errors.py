@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -38,8 +38,10 @@ def record_label(record: str, index: int | None = None, offset: int | None = Non
 
 
 @dataclass(frozen=True)
-class Problem:
-    """One problem found in one record of one file."""
+class Finding:
+    """Something found in one record of one file: where (file, record, field, and, when known, the
+    record's index and first byte) and what. One line per finding, ``file: record: field 'f': message``
+    after :attr:`prefix`; :class:`Problem` (an error) and the LongMemEval data warning are its kinds."""
 
     file: str
     record: str
@@ -51,8 +53,17 @@ class Problem:
     offset: int | None = None
     """The byte offset of the record's first byte in the file, when known."""
 
+    prefix: ClassVar[str] = ""
+    """What starts the line ("warning: " for a warning)."""
+
     def __str__(self) -> str:
-        return f"{self.file}: {record_label(self.record, self.index, self.offset)}: field '{self.field}': {self.message}"
+        return f"{self.prefix}{self.file}: {record_label(self.record, self.index, self.offset)}: " \
+               f"field '{self.field}': {self.message}"
+
+
+@dataclass(frozen=True)
+class Problem(Finding):
+    """One problem found in one record of one file."""
 
 
 class InputError(MnemetricError):

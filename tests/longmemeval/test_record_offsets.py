@@ -17,7 +17,7 @@ from mnemetric import jsonstream, jsonstrict
 from mnemetric.errors import InputError, ValidationFailed
 from mnemetric.longmemeval.adapt import adapt_file
 from mnemetric.longmemeval.adapted import SessionAdapter
-from mnemetric.longmemeval.instance import iter_instances, validate_file
+from mnemetric.longmemeval.instance import iter_instances, scan_file, validate_file
 from mnemetric.longmemeval.reference import read_reference
 
 from tests.longmemeval.test_instance import good  # one valid instance, shared
@@ -121,3 +121,65 @@ def test_reference_reader_names_index_and_offset(tmp_path):
     with pytest.raises(InputError) as err:
         read_reference(path)
     assert str(err.value).startswith(f"{path}: question 'q_2' (index 2, byte {_start(data, 'q_2')}): field 'answer': ")
+
+
+# -- warnings (odd but usable data) name their record's index and first byte as problems do
+
+
+def _warned(tmp_path: Path, *, spoil: str = "") -> tuple[Path, bytes]:
+    """Five valid questions; the 4th (index 3) has a question_date before its last session: a warning."""
+    items = _questions(5)
+    items[3]["question_date"] = "2023/05/20 (Sat) 10:00"
+    return _write(tmp_path, items, spoil=spoil)
+
+
+def test_validate_cli_names_index_and_byte_offset_of_a_warning(tmp_path):
+    path, data = _warned(tmp_path)
+    at = _start(data, "q_3")
+    assert data[:at].decode("utf-8") != data[:at].decode("latin-1")  # bytes != characters before it
+    out = subprocess.run([sys.executable, "-m", "mnemetric.cli", "validate", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stdout + out.stderr
+    (line,) = out.stdout.splitlines()
+    assert line.startswith(f"warning: {path}: question 'q_3' (index 3, byte {at}): field 'question_date': "
+                           "'2023/05/20 (Sat) 10:00' is earlier than the latest session")
+    assert "0 problem(s), 1 warning(s)" in out.stderr
+
+
+@pytest.mark.parametrize("chunk", [7, 1 << 20])
+def test_warning_offsets_on_both_readers(tmp_path, monkeypatch, chunk):
+    """The fast path (offset by the second pass) and the strict reader (a form feed after the list
+    hands the file to it) give a warning the same exact offset; a problem and a warning in one file
+    each get their own record's offset."""
+    monkeypatch.setattr(jsonstrict, "CHUNK", chunk)
+    for spoil in ("", "\f"):
+        path, data = _warned(tmp_path, spoil=spoil)
+        found = []
+        scan_file(path, found.append)
+        got = [(type(f).__name__, f.record, f.index, f.offset) for f in found if f.field != "<json>"]
+        assert got == [("DataWarning", "q_3", 3, _start(data, "q_3"))]
+    items = _questions(5)
+    items[1]["answer"] = None
+    items[3]["question_date"] = "2023/05/20 (Sat) 10:00"
+    path, data = _write(tmp_path, items)
+    found = []
+    scan_file(path, found.append)
+    assert [(type(f).__name__, f.index, f.offset) for f in found] == [
+        ("Problem", 1, _start(data, "q_1")), ("DataWarning", 3, _start(data, "q_3"))]
+
+
+def test_a_clean_file_and_the_loader_never_ask_for_a_warning_offset(tmp_path, monkeypatch):
+    """No finding, no second pass; validate_file (problems only) and the loader (adapt counts warnings)
+    do not locate warnings either."""
+    asked = []
+    real = jsonstream._item_starts
+    monkeypatch.setattr(jsonstream, "_item_starts", lambda p: asked.append(p) or real(p))
+    path, _ = _write(tmp_path, _questions(4))
+    scan_file(path, lambda f: None)
+    assert asked == []
+    path, _ = _warned(tmp_path)
+    seen = []
+    assert validate_file(path) == (5, [])
+    assert len(list(iter_instances(path, seen.append))) == 5
+    assert asked == [] and [(w.index, w.offset) for w in seen] == [(3, None)]
+    scan_file(path, lambda f: None)
+    assert asked == [path]  # validate's scan does locate it

@@ -132,7 +132,8 @@ def test_duplicate_filler_with_identical_content_is_only_a_warning(tmp_path):
     assert validate_file(path) == (1, [])
     out = cli("validate", path)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert f"warning: {path}: question 'abcd1234' (index 0): field 'haystack_session_ids[1]'" in out.stdout
+    at = path.read_bytes().index(b"{")  # the first byte of the only question
+    assert f"warning: {path}: question 'abcd1234' (index 0, byte {at}): field 'haystack_session_ids[1]'" in out.stdout
 
 
 @pytest.mark.parametrize("field", ["question_date", "haystack_dates[0]"])
@@ -301,7 +302,8 @@ def test_a_question_date_before_the_last_session_is_a_warning(tmp_path, date, sa
     assert validate_file(path) == (1, [])
     out = cli("validate", path)
     assert out.returncode == 0 and "1 warning(s)" in out.stderr
-    assert f"warning: {path}: question 'abcd1234' (index 0): field 'question_date'" in out.stdout
+    at = path.read_bytes().index(b"{")  # the first byte of the only question
+    assert f"warning: {path}: question 'abcd1234' (index 0, byte {at}): field 'question_date'" in out.stdout
     assert ("same day" in out.stdout) is same_day and "2023/05/21 (Sun) 10:00" in out.stdout
 
 

@@ -24,8 +24,8 @@ from mnemetric.cli.registry import Handler, command, conf_options, load_option, 
          "evidence rules (answer_session_ids name sessions whose id contains 'answer'; has_answer on every user "
          "turn of those and true nowhere else). Prints one line per problem (file: the question, its index in the "
          "list and the byte offset of its first byte, e.g. \"question 'q_37' (index 36, byte 1048576)\", or "
-         "'index N (byte B)' without an id, or 'line N' for a file-level flaw: field: problem) and 'warning:' lines for odd but usable data that real upstream files have (a "
-         "question_date before the last session; a filler session listed twice with identical content). "
+         "'index N (byte B)' without an id, or 'line N' for a file-level flaw: field: problem) and 'warning:' lines, naming the question the same way, for odd but usable data that real upstream "
+         "files have (a question_date before the last session; a filler session listed twice with identical content). "
          "Exits 1 if there is any problem (warnings do not count), 2 if the file cannot be opened.")
 def _validate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("file", type=Path, help="a LongMemEval JSON file (e.g. longmemeval_oracle.json)")

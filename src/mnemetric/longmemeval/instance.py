@@ -134,17 +134,19 @@ class _FileCheck:
                                               "(a LongMemEval file holds one object per question)")]
 
 
-def _checked(path: str | Path, check: _FileCheck) -> Iterator[tuple[Any, list[Problem], list[DataWarning]]]:
+def _checked(path: str | Path, check: _FileCheck, *, locate_warnings: bool = True
+             ) -> Iterator[tuple[Any, list[Problem], list[DataWarning]]]:
     """(raw, errors, warnings) per instance, then (None, [empty-list error], []) if there was none.
-    A file-level problem (encoding, JSON syntax) raises InputError: reading cannot go on."""
+    Each finding names its record's index and the byte offset of the record's first byte (a warning's
+    offset only with ``locate_warnings``). A file-level problem (encoding, JSON syntax) raises
+    InputError: reading cannot go on."""
     items = iter_json_items(path)
     for index, (raw, flaws) in enumerate(items):
         problems, warnings = check.item(index, raw, flaws)
-        if problems:  # name the record's place, index and first byte (asked only here: free for a clean file)
-            offset = items.offset(index)
+        if problems or warnings:  # the offset is asked only here: free for a clean file
+            offset = items.offset(index) if problems or locate_warnings else None
             problems = [replace(p, index=index, offset=offset) for p in problems]
-        if warnings:  # the index only: real S files have warnings, and finding an offset can cost a second pass
-            warnings = [replace(w, index=index) for w in warnings]
+            warnings = [replace(w, index=index, offset=offset) for w in warnings]
         yield raw, problems, warnings
     if end := check.end():
         yield None, end, []
@@ -162,12 +164,15 @@ class ProblemsFound(ValidationFailed):
 
 def iter_instances(path: str | Path, on_warning: Callable[[DataWarning], None] | None = None) -> Iterator[Instance]:
     """Stream typed instances. After the first problem nothing more is yielded but the file is read
-    to its end; then every problem is raised at once (InputError for one, ProblemsFound for more)."""
+    to its end; then every problem is raised at once (InputError for one, ProblemsFound for more).
+    Problems name their record's index and byte offset; a warning passed to ``on_warning`` names the
+    index only (the adapt stage only counts warnings, and real S files have them throughout: locating
+    each could cost a second pass over the file; `mnemetric validate` locates them)."""
     file = str(_existing(path))
     listed: list[Problem] = []
     total = 0  # problems found; only the first LISTED are kept
     try:
-        for raw, problems, warnings in _checked(path, _FileCheck(file)):
+        for raw, problems, warnings in _checked(path, _FileCheck(file), locate_warnings=False):
             total += len(problems)
             listed += problems[: LISTED - len(listed)]
             if total == 0:
@@ -191,12 +196,14 @@ def load_instances(path: str | Path) -> list[Instance]:
     return list(iter_instances(path))
 
 
-def scan_file(path: str | Path, on_finding: Callable[[Problem | DataWarning], None]) -> tuple[int, InputError | None]:
-    """Pass every problem and warning to ``on_finding`` in file order, as found (streaming); return
+def scan_file(path: str | Path, on_finding: Callable[[Problem | DataWarning], None], *,
+              locate_warnings: bool = True) -> tuple[int, InputError | None]:
+    """Pass every problem and warning to ``on_finding`` in file order, as found (streaming), each naming
+    its record's index and byte offset (a warning's offset only with ``locate_warnings``); return
     (instances read, the file-level error that stopped reading, if any). Raises for a missing file."""
     check = _FileCheck(str(_existing(path)))
     try:
-        for _, problems, warnings in _checked(path, check):
+        for _, problems, warnings in _checked(path, check, locate_warnings=locate_warnings):
             for finding in (*problems, *warnings):
                 on_finding(finding)
     except InputError as exc:
@@ -207,7 +214,7 @@ def scan_file(path: str | Path, on_finding: Callable[[Problem | DataWarning], No
 def validate_file(path: str | Path) -> tuple[int, list[Problem]]:
     """Check every instance; return (number of instances, all problems). Warnings are left out."""
     problems: list[Problem] = []
-    n, fatal = scan_file(path, lambda f: problems.append(f) if isinstance(f, Problem) else None)
+    n, fatal = scan_file(path, lambda f: problems.append(f) if isinstance(f, Problem) else None, locate_warnings=False)
     return n, problems + ([fatal.problem] if fatal else [])
 
 

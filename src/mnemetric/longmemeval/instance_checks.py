@@ -20,9 +20,9 @@ import re
 from itertools import repeat
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, ClassVar
 
-from mnemetric.errors import Problem, record_label
+from mnemetric.errors import Finding, Problem
 from mnemetric.jsonstrict import SURROGATE
 from mnemetric.longmemeval.rules import QUESTION_TYPES
 
@@ -81,20 +81,11 @@ def is_valid_date(text: Any) -> bool:
 
 
 @dataclass(frozen=True)
-class DataWarning:
-    """Odd but usable data (real upstream files have it): reported, never a reason to stop."""
+class DataWarning(Finding):
+    """Odd but usable data (real upstream files have it): reported, never a reason to stop. Located and
+    printed as a :class:`mnemetric.errors.Problem` is (the same fields), after "warning: "."""
 
-    file: str
-    record: str
-    field: str
-    message: str
-    index: int | None = None
-    """As :class:`mnemetric.errors.Problem`: the record's position and first byte in the file, when known."""
-    offset: int | None = None
-
-    def __str__(self) -> str:
-        return f"warning: {self.file}: {record_label(self.record, self.index, self.offset)}: field '{self.field}': " \
-               f"{self.message}"
+    prefix: ClassVar[str] = "warning: "
 
 
 # ---------------------------------------------------------------- one instance (pure)
