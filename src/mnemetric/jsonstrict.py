@@ -53,7 +53,7 @@ class Flaw:
     path: str
     """Where in the item: ``answer``, ``haystack_sessions[0][1].content``; "" = the item itself."""
     message: str
-    fix: str = "write a finite number, null or a string instead"
+    fix: str = FIX_VALUE
 
 
 class NonFinite:

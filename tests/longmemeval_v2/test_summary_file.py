@@ -15,6 +15,7 @@ from mnemetric.longmemeval_v2.run import run_v2, write_run
 from mnemetric.longmemeval_v2.summary_file import V2Summary, read_summary, write_summary
 from mnemetric.longmemeval_v2.tokens import O200kCounter
 from tests.longmemeval_v2.test_run import SAMPLE, make_memory
+from tests.support.edits import set_at
 
 
 def _run(tmp_path, domains=("web", "enterprise")):
@@ -50,16 +51,6 @@ def test_failed_as_wrong_and_a_computed_lafs_keep_their_bytes(tmp_path):
     assert (tmp_path / "again.json").read_bytes() == (tmp_path / "edited.json").read_bytes()
 
 
-def _set(raw, dotted, value):
-    *path, last = dotted.split(".")
-    for key in path:
-        raw = raw[key]
-    if value is KeyError:
-        del raw[last]
-    else:
-        raw[last] = value
-
-
 @pytest.mark.parametrize("dotted, value, record, field, message", [
     ("settings.memory", KeyError, "settings", "memory", "missing"),
     ("settings.memory_context_max_tokens", "200000", "settings", "memory_context_max_tokens", "expected"),
@@ -77,7 +68,7 @@ def test_a_malformed_summary_is_refused_naming_file_record_and_field(tmp_path, d
                                                                      message):
     _, path = _run(tmp_path / "run")
     raw = json.loads(path.read_text())
-    _set(raw, dotted, value)
+    set_at(raw, dotted, value)
     write_json_atomic(path, raw)
     with pytest.raises(InputError, match=message) as err:
         read_summary(path)
