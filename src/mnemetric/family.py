@@ -319,8 +319,9 @@ def one_family(args: Sequence[str], conf_dir: str | Path | None = None) -> Famil
 
 def shard_merger(command: str, conf_dir: str | Path | None = None) -> Callable[..., Any] | None:
     """The merger a family offers for the shard parts of ``command`` (its optional ``shard_mergers``: command ->
-    ``merge(out, parts) -> {command, shards, lines, failures}``), or None: the parts are line files that
-    :func:`mnemetric.shard.merge` joins."""
+    ``merge(out, parts, **timed) -> {command, shards, lines, failures}``; ``timed``, only when given to
+    `mnemetric merge`: ``latency`` (the parts' measured-latency sidecars) and ``latency_out``), or None: the parts
+    are line files that :func:`mnemetric.shard.merge` joins."""
     for fam in conf_families(conf_dir):
         merger = dict(getattr(fam, "shard_mergers", None) or {}).get(command)
         if merger is not None:

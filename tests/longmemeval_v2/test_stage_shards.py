@@ -177,3 +177,144 @@ def test_a_bad_shard_spec_is_refused_naming_executor_shard_before_any_step_file(
     assert not (ws / "data" / "v2-runs" / "memory.jsonl").exists()
     with pytest.raises(ConfigError, match=r"(?s)executor\.shard.*1/2/3"):  # not K/N: refused as params compose
         _stage_workspace(tmp_path / "x", monkeypatch, "executor.shard=1/2/3")
+
+
+def _ws(steps_dir):
+    return steps_dir.parent.parent
+
+
+def _latency(steps_dir):
+    return _ws(steps_dir) / ".mnemetric" / "v2-run" / "latency.json"
+
+
+def _without_usd(doc):
+    if isinstance(doc, dict):
+        return {k: _without_usd(v) for k, v in doc.items() if k != "usd"}
+    return doc
+
+
+def _usd(doc):
+    if isinstance(doc, dict):
+        return [*([doc["usd"]] if "usd" in doc else []), *(u for v in doc.values() for u in _usd(v))]
+    return []
+
+
+@pytest.fixture
+def proxied(tmp_path, monkeypatch):
+    """A memory whose own openai client calls models through the model proxy (real HTTP to the local server),
+    run whole and as two shards."""
+    from tests.support.openai_server import FakeOpenAIServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    mem = ["v2/memory=none", "v2.memory._target_=tests.support.proxy_memory.ToyTrajectoryMemory",
+           "v2.memory.name=toy-library-v2",  # priced, so the dollars are summed too
+           "++llm.prices={toy-chat: {input: 0.15, output: 0.6}, toy-embed: {input: 0.02, output: 0.0}}"]
+    with FakeOpenAIServer(reply=lambda messages: '{"facts": "x"}') as api:
+        monkeypatch.setenv("OPENAI_BASE_URL", api.base_url)
+        whole = _run(tmp_path, monkeypatch, "whole", *mem, metrics=True)
+        parts = [_run(tmp_path, monkeypatch, f"s{k}", f"executor.shard={k}/2", *mem) for k in (1, 2)]
+    return tmp_path, whole, parts
+
+
+def test_a_proxy_memorys_shard_costs_add_up_to_the_unsharded_record_and_its_latency_is_joined(proxied, monkeypatch,
+                                                                                              capsys):
+    from mnemetric.longmemeval_v2.step_rows import MemoryRow, read_rows
+    from mnemetric.longmemeval_v2.steps import Latencies, memory_file_sha256
+    from mnemetric.stages import v2_metrics
+
+    tmp_path, whole, (s1, s2) = proxied
+    cost = json.loads((whole / "memory-cost.json").read_text())
+    assert cost["uses_model_proxy"] is True and cost["requests"]["chat"] > 0 and cost["requests"]["embeddings"] > 0
+    assert set(cost["systems"]["toy-library-v2"]) == {"ingest", "query"}
+    part_costs = [json.loads((s / "memory-cost.json").read_text()) for s in (s1, s2)]
+    assert part_costs[0] != part_costs[1]  # each shard its own questions' work: not one record copied
+    out = tmp_path / "m" / "memory.jsonl"
+    joined = tmp_path / "m" / "latency.json"
+    assert _merge(out, s2 / "memory.jsonl", s1 / "memory.jsonl", "--latency", _latency(s1), _latency(s2),
+                  "--latency-out", joined) == 0
+    assert f"latency → {joined}" in capsys.readouterr().out
+    merged, want = _files(tmp_path / "m", "memory"), _files(whole, "memory")
+    for name in ("memory-cost.json", "memory-usage.json"):  # the dollars summed: equal up to float rounding
+        assert _without_usd(json.loads(merged.pop(name))) == _without_usd(json.loads(want.pop(name)))
+        assert _usd(json.loads((tmp_path / "m" / name).read_text())) == pytest.approx(
+            _usd(json.loads((whole / name).read_text())), rel=1e-12)
+    assert merged == want  # every other byte: the rows, their facts
+    # the shared build counted once (each shard built the whole memory), the queries summed
+    assert json.loads((tmp_path / "m" / "memory-cost.json").read_text())["requests"] == cost["requests"]
+    assert [c["systems"]["toy-library-v2"]["ingest"] for c in part_costs] == [cost["systems"]["toy-library-v2"][
+        "ingest"]] * 2
+    # the joined latency: keyed by the merged rows, each question's seconds those its shard measured
+    sha, got = Latencies.read_sidecar(joined)
+    assert sha == memory_file_sha256(out)
+    order = [(r.domain, r.question_id) for r in read_rows(out, MemoryRow)]
+    assert list(got.seconds) == order
+    for s in (s1, s2):
+        _, mine = Latencies.read_sidecar(_latency(s))
+        assert mine.seconds and all(got.seconds[k] == v for k, v in mine.seconds.items())
+    # in the whole run's place, v2_metrics reads it: measured latency, not "not measured"
+    for f in _files(tmp_path / "m", "memory"):
+        shutil.copyfile(tmp_path / "m" / f, whole / f)
+    for step in ("read", "check"):
+        assert _merge(tmp_path / "m" / f"{step}.jsonl", s1 / f"{step}.jsonl", s2 / f"{step}.jsonl") == 0
+        for f in _files(tmp_path / "m", step):
+            shutil.copyfile(tmp_path / "m" / f, whole / f)
+    shutil.copyfile(joined, _latency(whole))
+    monkeypatch.chdir(_ws(whole))
+    v2_metrics.main()
+    timing = json.loads((_ws(whole) / "metrics" / "v2-latency.json").read_text())
+    assert timing["measured"] is True and timing["source"] == {"memory_rows_sha256": memory_file_sha256(out),
+                                                               "carried": False}
+    assert timing["query_seconds"]["combined"]["n"] == 14
+    measured = [a for a, _ in got.seconds.values()]
+    assert timing["query_seconds"]["combined"]["max_seconds"] == max(measured)
+
+
+def test_latency_files_that_do_not_belong_to_the_parts_are_refused_by_name(proxied, capsys):
+    tmp_path, whole, (s1, s2) = proxied
+    out = tmp_path / "bad" / "memory.jsonl"
+    cases = [((s1 / "memory.jsonl", s2 / "memory.jsonl", "--latency", _latency(s1)), r"memory\.jsonl.*latency"),
+             ((s1 / "memory.jsonl", s2 / "memory.jsonl", "--latency", _latency(s1), _latency(s2), _latency(whole)),
+              r"latency\.json.*memory_sha256.*belongs to none"),
+             ((s1 / "read.jsonl", s2 / "read.jsonl", "--latency", _latency(s1), _latency(s2)), r"--latency.*only the "
+              r"memory step"),
+             ((s1 / "memory.jsonl", s2 / "memory.jsonl", "--latency-out", tmp_path / "x.json"), "--latency-out")]
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"memory_sha256": "0" * 64, "seconds": [["web", "q", "fast", 0.0]]}))
+    cases.append(((s1 / "memory.jsonl", s2 / "memory.jsonl", "--latency", broken), r"broken\.json.*seconds\[0\]"))
+    for parts, named in cases:
+        assert _merge(out, *parts) != 0
+        err = capsys.readouterr().err
+        assert __import__("re").search(named, err), (named, err)
+        assert "Traceback" not in err
+    assert not out.parent.exists() or not any(out.parent.iterdir())  # nothing written
+
+
+def test_a_proxy_memory_part_whose_cost_record_was_edited_is_refused_by_field(proxied, capsys):
+    tmp_path, _, (s1, s2) = proxied
+    record = json.loads((s2 / "memory-cost.json").read_text())
+    record["requests"]["chat"] += 1  # no longer the phases' sum
+    (s2 / "memory-cost.json").write_text(json.dumps(record))
+    out = tmp_path / "bad" / "memory.jsonl"
+    assert _merge(out, s1 / "memory.jsonl", s2 / "memory.jsonl") != 0
+    err = capsys.readouterr().err
+    assert "memory-cost.json" in err and "requests.chat" in err and "phases' sum" in err
+    assert not out.parent.exists() or not any(out.parent.iterdir())
+
+
+def test_a_memory_calling_models_on_a_shared_haystack_is_not_added_up_but_refused_naming_its_usage(tmp_path,
+                                                                                                  monkeypatch, capsys):
+    """dense over an OpenAI-compatible endpoint (the run's executor, real HTTP): every shard embedded the shared
+    haystack, and its usage sidecar cannot tell that build from the queries."""
+    from tests.support.openai_server import FakeOpenAIServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer() as api:
+        mem = ["v2/memory=dense", "v2.memory.backend=openai", "v2.memory.model=toy-embed",
+               f"v2.memory.base_url={api.base_url}", "++llm.prices={toy-embed: {input: 0.02, output: 0.0}}"]
+        parts = [_run(tmp_path, monkeypatch, f"s{k}", f"executor.shard={k}/2", *mem) for k in (1, 2)]
+    assert all(json.loads((p / "memory-usage.json").read_text())["responses"] > 0 for p in parts)
+    out = tmp_path / "m" / "memory.jsonl"
+    assert _merge(out, *(p / "memory.jsonl" for p in parts)) != 0
+    err = capsys.readouterr().err
+    assert "memory-usage.json" in err and "share one haystack" in err and "unsharded" in err
+    assert "Traceback" not in err and not out.parent.exists()

@@ -182,3 +182,44 @@ def test_merge_refuses_parts_of_different_data(tmp_path, capsys, still_clock):
     questions.write_text(original.replace('"answer": "', '"answer": "not ', 1))
     code, _, err = _merge(capsys, tmp_path / "m", p1, p2)
     assert code == 2 and "data mismatch" in err and "questions.jsonl" in err and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("haystack", ["small", "medium"])
+def test_a_proxy_memorys_cost_and_usage_merge_into_the_unsharded_runs(tmp_path, capsys, conf, server, still_clock,
+                                                                       monkeypatch, haystack):
+    """A memory whose own openai client calls models through the model proxy (real HTTP). small: every question
+    of a domain shares one haystack, each part built that memory, so memory_cost.json and usage.json count the
+    build once; medium: per-question haystacks, each part built its own questions' memories, summed."""
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    (conf / "v2" / "memory").mkdir()
+    (conf / "v2" / "memory" / "toy.yaml").write_text(
+        "_target_: tests.support.proxy_memory.ToyTrajectoryMemory\nname: toy-library-v2\n"
+        "chat_model: gpt-4o-mini-2024-07-18\nembed_model: text-embedding-3-small\n", encoding="utf-8")  # priced
+
+    def run(out, *extra):
+        code = main(["v2", "run", str(SAMPLE), "--haystack", haystack, "--memory", "toy", "--token-counter", "o200k",
+                     "--conf", str(conf), "--reader", "standin", "--checker", "standin",
+                     "--out", str(out), *extra])
+        err = capsys.readouterr().err
+        assert code == 0, err
+
+    run(tmp_path / "full")
+    for k in (1, 2):
+        run(tmp_path / f"p{k}", "--shard", f"{k}/2")
+    code, _, err = _merge(capsys, tmp_path / "merged", tmp_path / "p1", tmp_path / "p2")
+    assert code == 0, err
+    full, merged = _files(tmp_path / "full"), _files(tmp_path / "merged")
+    cost = json.loads(full["memory_cost.json"])
+    assert cost["uses_model_proxy"] and cost["systems"]["toy-library-v2"]["ingest"]["requests"]["chat"] > 0
+    parts = [json.loads((tmp_path / f"p{k}" / "memory_cost.json").read_text()) for k in (1, 2)]
+    ingest = [p["systems"]["toy-library-v2"]["ingest"]["requests"]["chat"] for p in parts]
+    whole = cost["systems"]["toy-library-v2"]["ingest"]["requests"]["chat"]
+    assert ingest == [whole, whole] if haystack == "small" else (sum(ingest) == whole and 0 < ingest[0] < whole)
+    assert set(full) == set(merged)
+    from tests.longmemeval_v2.test_stage_shards import _usd, _without_usd
+
+    for name in ("memory_cost.json", "usage.json"):  # the dollars summed: equal up to float rounding
+        a, b = json.loads(merged.pop(name)), json.loads(full.pop(name))
+        assert _without_usd(a) == _without_usd(b) and _usd(a) == pytest.approx(_usd(b), rel=1e-12), name
+    for name in full:  # every other byte the unsharded run's
+        assert merged[name] == full[name], name

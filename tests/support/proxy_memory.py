@@ -88,3 +88,30 @@ class ToyLibraryMemory(UsesModelProxy):
         if granularity == "session":
             return [Retrieved(key, None, score) for key, score in ranked]
         return [Retrieved(key, i, score) for key, score in ranked for i in range(self.sessions[key])]
+
+
+@dataclass
+class ToyTrajectoryMemory(UsesModelProxy):
+    """The same toy library as a LongMemEval-V2 memory (insert / query): per trajectory inserted one chat
+    request and one embeddings request; per query one embeddings request; the best trajectories' goals as items."""
+
+    name: str = "toy-library-v2"
+    chat_model: str = "toy-chat"
+    embed_model: str = "toy-embed"
+    top_k: int = 2
+    library: Any = field(default=None, init=False, repr=False)
+    goals: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+
+    def _library(self) -> ToyLibrary:
+        p = model_proxy.active()
+        if self.library is None:
+            self.library = ToyLibrary(p.base_url, p.api_key, chat_model=self.chat_model, embed_model=self.embed_model)
+        return self.library
+
+    def insert(self, trajectory) -> None:
+        self.goals[trajectory.id] = trajectory.goal
+        self._library().add(trajectory.id, f"{trajectory.goal} ({trajectory.start_url})")
+
+    def query(self, text: str, image: str | None = None) -> list[dict[str, str]]:
+        ranked = self._library().search(text)[: self.top_k]
+        return [{"type": "text", "value": self.goals[key]} for key, _ in ranked]

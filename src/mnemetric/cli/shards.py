@@ -87,8 +87,9 @@ def light_executor(a: argparse.Namespace, llm: dict | None = None):
          "file as the unsharded run writes it but the measured query seconds and run_args.json's start time, "
          "usage.json summed. A PART that is a V2 stage's step file (data/v2-runs/memory.jsonl, read.jsonl or "
          "check.jsonl of a stage run with executor.shard=K/N) is joined with the files beside it: STEP.json (the "
-         "same in every part), STEP-usage.json (summed), memory-cost.json (the same in every part), the unsharded "
-         "stage's bytes; merge each step separately. Example: "
+         "same in every part), STEP-usage.json (summed), memory-cost.json (summed; a shared memory's build, done by every "
+         "shard, counted once), the unsharded stage's bytes (dollars up to float rounding); merge each step "
+         "separately, and give the memory parts' latency sidecars with --latency to keep their measured latency. Example: "
          "mnemetric merge --out runs/hypotheses.jsonl runs/hyp.1.jsonl runs/hyp.2.jsonl runs/hyp.3.jsonl")
 def _merge(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("parts", type=Path, nargs="+", metavar="PART",
@@ -96,18 +97,34 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
                         "as runs/judged.*.jsonl names it, is read with its part)")
     p.add_argument("--out", type=Path, required=True, default=argparse.SUPPRESS, metavar="OUT",
                    help="the merged file to write")
+    p.add_argument("--latency", type=Path, nargs="+", default=[], metavar="LATENCY.json",
+                   help="with V2 memory.jsonl parts: each shard's measured latency sidecar (<paths.v2_runs>/"
+                        "latency.json of the machine it ran on; any order, matched to its part by the rows' sha256), "
+                        "joined so the merged run keeps the shards' query latencies and LAFS")
+    p.add_argument("--latency-out", type=Path, default=None, metavar="FILE",
+                   help="where the joined latency sidecar goes (default .mnemetric/v2-run/latency.json, where stage "
+                        "v2_metrics reads it with the shipped paths.v2_runs)")
 
     def run(a: argparse.Namespace) -> int:
+        from mnemetric.errors import ConfigError
         from mnemetric.family import shard_merger
         from mnemetric.llm.usage import part_usage, sum_usage, write_usage
         from mnemetric.shard import Manifest, merge, without_sidecars
 
         a.parts = without_sidecars(a.parts)  # a glob over the parts also names their .failures.jsonl sidecars
         merger = shard_merger(Manifest.read(a.parts[0]).command)
+        timed = {"latency": a.latency, "latency_out": a.latency_out} if a.latency else {}
+        if (a.latency_out is not None) and not a.latency:
+            raise ConfigError("--latency-out", "given without --latency", fix="give the parts' latency sidecars with "
+                              "--latency LATENCY.json ...")
         if merger is not None:  # a command whose output is a folder: its family joins the parts
-            done = merger(a.out, a.parts)
-            print(f"merge: {done['shards']} {done['command']} shard(s), {done['lines']} question(s) → {a.out}")
+            done = merger(a.out, a.parts, **timed)
+            extra = f" (+ latency → {done['latency']})" if done.get("latency") else ""
+            print(f"merge: {done['shards']} {done['command']} shard(s), {done['lines']} question(s) → {a.out}{extra}")
             return 0
+        if timed:
+            raise ConfigError("--latency", "these parts are line files of a V1 command: only V2 memory.jsonl parts "
+                              "take it", fix="leave --latency out")
         usage = part_usage(a.parts, lambda part: Path(f"{part}.usage.json"))
         done = merge(a.out, a.parts)
         fails = done["failures"]

@@ -221,6 +221,18 @@ class WorkUsage:
             sums[2] += completion_tokens * responses
         self._prices[(requested, resolved)] = price
 
+    def absorb(self, other: WorkUsage) -> None:
+        """Add another ledger's work (its sums, batch part and prices) to this one."""
+        for pair, sums in other._sums.items():
+            mine = self._sums.setdefault(pair, [0, 0, 0])
+            for i in range(3):
+                mine[i] += sums[i]
+            self._prices[pair] = other._prices.get(pair)
+        for pair, sums in other._batch.items():
+            mine = self._batch.setdefault(pair, [0, 0, 0])
+            for i in range(3):
+                mine[i] += sums[i]
+
     def _usd(self, pair: tuple[str, str], prompt: int, completion: int) -> float:
         price = self._prices[pair]
         if price is None:

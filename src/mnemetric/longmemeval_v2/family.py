@@ -74,19 +74,23 @@ CARD = CardSpec(inputs=MappingProxyType({"v2": (V2_METRICS,)}), rows=card_rows, 
                 custody=doors.card_custody)
 
 
-def _merge_run(out: Any, parts: Any) -> dict[str, Any]:
+def _merge_run(out: Any, parts: Any, latency: Any = (), latency_out: Any = None) -> dict[str, Any]:
     """`mnemetric merge` of `v2 run --shard` parts (:func:`mnemetric.longmemeval_v2.shards.merge_parts`)."""
+    from mnemetric.errors import ConfigError
     from mnemetric.longmemeval_v2.shards import merge_parts
 
+    if latency:
+        raise ConfigError("--latency", "given for `v2 run` folders: their per_question rows carry each shard's "
+                          "measured seconds already", fix="leave --latency out")
     return merge_parts(out, parts)
 
 
-def _merge_step(out: Any, parts: Any) -> dict[str, Any]:
+def _merge_step(out: Any, parts: Any, latency: Any = (), latency_out: Any = None) -> dict[str, Any]:
     """`mnemetric merge` of the V2 stages' sharded step files
-    (:func:`mnemetric.longmemeval_v2.step_shards.merge_step`)."""
+    (:func:`mnemetric.longmemeval_v2.step_shards.merge_step`; ``latency``: the memory parts' latency sidecars)."""
     from mnemetric.longmemeval_v2.step_shards import merge_step
 
-    return merge_step(out, parts)
+    return merge_step(out, parts, latency=latency, latency_out=latency_out)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,9 @@ switch and the whole run's subset reason.
 the same config, data and lineage, no question twice), that each part's rows are those its manifest lists and
 that the data files still hash as recorded, then orders the rows by key and writes the run folder as `v2 run`
 does (:func:`mnemetric.longmemeval_v2.run.finish` + :func:`~mnemetric.longmemeval_v2.run.write_run`) and
-OUT/usage.json = the parts' usage.json summed. Byte-identical to the unsharded run except what is measured or
+OUT/usage.json = the parts' usage.json summed, and OUT/memory_cost.json (a UsesModelProxy memory) the parts' records
+summed (:func:`once_phases`: a build every part did alike, of a memory shared by a domain's questions, counts once, in
+both files). Byte-identical to the unsharded run except what is measured or
 dated: the memory query / post-query seconds (and everything computed from them: the aggregates' memory_query
 and memory_post_query blocks, memory_query_avg_seconds, the LAFS latency) are each shard's own timings, and
 run_args.json's started_at_utc is the earliest part's.
@@ -130,6 +132,56 @@ def _started(part: Path, domains: Sequence[str]) -> list[str]:
     return out
 
 
+MEMORY_COST = "memory_cost.json"
+"""A UsesModelProxy memory's requests per phase (`v2 run` writes it: :mod:`mnemetric.llm.memory_cost`)."""
+
+
+def _part_costs(parts: Sequence[Path]) -> list[tuple[Path, Any]] | None:
+    """Each part's memory_cost.json, validated (None: no part has one; some but not all: an error naming it)."""
+    from mnemetric.llm.memory_cost import read_memory_cost
+
+    files = [Path(p) / MEMORY_COST for p in parts]
+    have = [f.is_file() for f in files]
+    if not any(have):
+        return None
+    if not all(have):
+        raise InputError(str(files[have.index(False)]), "<file>", "memory cost", "missing, while other parts have "
+                         "theirs", fix=_FIX)
+    return [(f, read_memory_cost(f)) for f in files]
+
+
+def once_phases(haystacks: Mapping[str, Sequence[Sequence[str]]], costs: Sequence[tuple[Path, Any]]) -> frozenset[str]:
+    """The phases of a memory-cost record every part did alike (counted once by
+    :func:`mnemetric.llm.memory_cost.sum_memory_costs`): the setup, and the ingest when every domain's questions
+    share one haystack (``haystacks``: domain → each question's haystack ids, over all parts): each part built that
+    memory, the unsharded run built it once. Some domains shared and some not, with ingest requests in the parts:
+    the record does not split phases by domain, so it is refused, naming the first such part."""
+    from mnemetric.longmemeval_v2.memory import is_shared
+
+    shared = [is_shared(lists) for lists in haystacks.values()]
+    if shared and all(shared):
+        return frozenset({"setup", "ingest"})
+    if any(shared):
+        for f, cost in costs:
+            if any(w.phase == "ingest" and sum(w.requests) for w in cost.systems):
+                raise InputError(str(f), "<file>", "systems.*.ingest", "some domains share one haystack (each shard "
+                                 "built its memory) and some do not, and the record does not say which ingest "
+                                 "requests were whose", fix="run this memory unsharded")
+    return frozenset({"setup"})
+
+
+def _negated(u: Any) -> Any:
+    """A usage record with every count and amount negated (to take a build paid by several parts off their sum)."""
+    from dataclasses import replace
+
+    return replace(u, responses=-u.responses, prompt_tokens=-u.prompt_tokens, completion_tokens=-u.completion_tokens,
+                   usd=-u.usd, unpriced_models=(), batch_responses=None if u.batch_responses is None else -u.batch_responses,
+                   per_model=tuple(replace(m, responses=-m.responses, prompt_tokens=-m.prompt_tokens,
+                                           completion_tokens=-m.completion_tokens, usd=-m.usd,
+                                           batch_responses=None if m.batch_responses is None else -m.batch_responses)
+                                   for m in u.per_model))
+
+
 def merge_parts(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
     """Join `v2 run --shard` parts into the run folder ``out`` (module docstring); returns
     ``{command, shards, lines, failures}`` as :func:`mnemetric.shard.merge`."""
@@ -175,6 +227,15 @@ def merge_parts(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
         raise InputError(", ".join(str(p) for p, _ in got), "shards", "gap",
                          f"{total} row(s) in the parts, the run has {first.universe} question(s)", fix=_FIX)
     usage = part_usage([p for p, _ in got], lambda part: Path(part) / "usage.json")
+    costs = _part_costs([p for p, _ in got])
+    merged_cost = None
+    if costs is not None:
+        from mnemetric.llm.memory_cost import sum_memory_costs
+
+        once = once_phases({d: [r.haystack_ids for r in domain_rows] for d, domain_rows in rows.items()}, costs)
+        merged_cost = sum_memory_costs(costs, once)
+        if usage is not None and "ingest" in once:  # each part paid the shared build: usage.json counts it once
+            usage = [*usage, *(_negated(w.usage) for _, c in costs[1:] for w in c.systems if w.phase == "ingest")]
     custody = extra.get("custody")
     data = DataCheck.from_record(custody, file=str(manifest_path(first_path))) if custody is not None else None
     result = finish(settings, rows, facts, data=data, images=bool(extra.get("images", True)),
@@ -182,6 +243,12 @@ def merge_parts(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
     started = [s for p, _ in got for s in _started(p, domains)]
     out = Path(out)
     write_run(out, result, v2, started_at_utc=min(started) if started else None)
+    if merged_cost is not None:
+        from mnemetric.llm.memory_cost import write_memory_cost_record
+
+        write_memory_cost_record(out / MEMORY_COST, merged_cost)
+    else:
+        (out / MEMORY_COST).unlink(missing_ok=True)
     if usage is not None:
         write_usage(out / "usage.json", sum_usage(usage))
     (out / "shard.json").unlink(missing_ok=True)

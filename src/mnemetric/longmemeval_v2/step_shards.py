@@ -16,10 +16,16 @@ set on an unsharded input is refused: shard the memory step.
 `mnemetric merge --out DIR/STEP.jsonl PART...` (PART: a sharded STEP.jsonl of each shard) joins the rows in
 key order (:func:`mnemetric.shard.merge`: overlaps, gaps, config / data / input mismatches refused by name)
 and the files beside them: ``STEP.json`` (the step's facts: the same in every part, copied), ``STEP-usage.json``
-(summed, :func:`mnemetric.llm.usage.sum_usage`) and, for the memory step, ``memory-cost.json`` (the same in
-every part, copied; a UsesModelProxy memory whose parts differ is refused). The merged files are the
-unsharded stage's bytes. The measured query latencies (``<paths.v2_runs>/latency.json``, untracked) are each
-shard's own and are not merged. Stage v2_metrics on a sharded step file scores the rows present and marks the
+(summed, :func:`mnemetric.llm.usage.sum_usage`) and, for the memory step, ``memory-cost.json`` (the parts'
+records added up, :func:`mnemetric.llm.memory_cost.sum_memory_costs`: requests and tokens exactly, dollars up to
+float rounding). The merged files are the unsharded stage's bytes (the dollars of a priced model up to float
+rounding). A phase every shard did alike — the setup, and the ingest when every domain's questions share one
+haystack (each shard built that memory) — counts once, as in the unsharded run. The measured query latencies
+(``<paths.v2_runs>/latency.json``, untracked: each shard's own timings) are joined when given (``--latency``: each
+memory part's sidecar, matched to its part by the rows' sha256) into ``--latency-out`` (default
+``.mnemetric/v2-run/latency.json``, where stage v2_metrics reads it), keyed by the merged memory.jsonl, so the
+merged run's metrics/v2-latency.json and LAFS come from the shards' measurements; without them the merged run has
+no measured latency. Stage v2_metrics on a sharded step file scores the rows present and marks the
 run not official with the reason ``shard K/N ...``.
 """
 
@@ -37,6 +43,8 @@ from mnemetric.shard import (FileLines, Manifest, Shard, ShardRun, check_parts, 
 COMMANDS = {"memory": "v2_memory", "read": "v2_read", "check": "v2_check"}
 """step → the stage whose shard manifests name it (their ``command``)."""
 _STEP = {c: s for s, c in COMMANDS.items()}
+DEFAULT_LATENCY_OUT = Path(".mnemetric/v2-run/latency.json")
+"""Where stage v2_metrics reads the latency sidecar with the shipped ``paths.v2_runs``."""
 _RERUN = "rerun the shard's V2 stages (v2_memory, v2_read, v2_check) with the same executor.shard"
 
 
@@ -170,9 +178,91 @@ def _same_bytes(files: Sequence[Path], what: str, fix: str) -> bytes:
     return content
 
 
-def merge_step(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
+def _part_costs(paths: Sequence[Path]) -> list[tuple[Path, Any]]:
+    """Each memory part's memory-cost.json, read and validated before anything is written."""
+    from mnemetric.llm.memory_cost import read_memory_cost
+
+    files = [_cost(p) for p in paths]
+    for f in files:
+        if not f.is_file():
+            raise InputError(str(f), "<file>", "memory cost", "missing beside its part", fix=_RERUN)
+    return [(f, read_memory_cost(f)) for f in files]
+
+
+def _rows(paths: Sequence[Path]) -> list[Any]:
+    from mnemetric.longmemeval_v2.step_rows import MemoryRow, read_rows
+
+    return [r for p in paths for r in read_rows(p, MemoryRow)]
+
+
+def _once(rows: Sequence[Any], costs: Sequence[tuple[Path, Any]]) -> frozenset[str]:
+    """The memory-cost phases every shard did alike (:func:`mnemetric.longmemeval_v2.shards.once_phases`)."""
+    from mnemetric.longmemeval_v2.shards import once_phases
+
+    lists: dict[str, list[Any]] = {}
+    for r in rows:
+        lists.setdefault(r.domain, []).append(r.identity["haystack_ids"])
+    return once_phases(lists, costs)
+
+
+def _counts(u: Any) -> tuple[int, int, int]:
+    return u.responses, u.prompt_tokens, u.completion_tokens
+
+
+def _memory_usage(paths: Sequence[Path], usage: list[Any], rows: Sequence[Any] | None, cost: Any) -> Any:
+    """The memory step's merged usage sidecar. A memory served the model proxy: its calls are the cost record's,
+    whose phases tell the shared build (once) from the queries (summed), so the sidecar is the merged record's
+    total. Any other memory that called models while every shard built a memory shared by all of a domain's
+    questions: the sidecars cannot tell the build from the queries (the sum would pay the build once per shard),
+    so it is refused; else the parts' sum."""
+    if rows is not None and all(_counts(u) == _counts(c.usage) for u, (_, c) in zip(usage, _part_costs(paths))):
+        return cost.usage  # every call of each part went through the proxy
+    if any(u.responses for u in usage):
+        from mnemetric.longmemeval_v2.memory import is_shared
+
+        lists: dict[str, list[Any]] = {}
+        for r in _rows(paths):
+            lists.setdefault(r.domain, []).append(r.identity["haystack_ids"])
+        shared = sorted(d for d, v in lists.items() if is_shared(v))
+        if shared:
+            raise InputError(str(_usage(paths[0])), "<file>", "responses", f"the memory called models and the "
+                             f"{', '.join(shared)} questions share one haystack, so each shard paid for building "
+                             "that memory: the parts' usage cannot be added up to the unsharded run's",
+                             fix="run this memory step unsharded (a memory built from a shared haystack calls its "
+                                 "models for the build in every shard)")
+    return usage
+
+
+def _part_latencies(paths: Sequence[Path], files: Sequence[Path]) -> list[Any]:
+    """Each memory part's latency sidecar among ``files`` (matched by the part's sha256), before anything is
+    written: a part without one, or a file that belongs to no part, is an error naming it."""
+    from mnemetric.longmemeval_v2.steps import Latencies, memory_file_sha256
+
+    by_sha: dict[str, tuple[Path, Any]] = {}
+    for f in files:
+        sha, lat = Latencies.read_sidecar(f)
+        by_sha[sha] = (Path(f), lat)
+    out = []
+    for p in paths:
+        got = by_sha.pop(memory_file_sha256(p), None)
+        if got is None:
+            raise InputError(str(p), "<file>", "latency", f"none of the --latency files ({', '.join(map(str, files))}) "
+                             "was measured with this part's rows", fix="give each memory part's own latency.json "
+                             "(stage v2_memory writes it to <paths.v2_runs>/latency.json on the machine it ran on)")
+        out.append(got[1])
+    if by_sha:
+        stray = next(iter(by_sha.values()))[0]
+        raise InputError(str(stray), "<file>", "memory_sha256", "belongs to none of the parts (a stale sidecar, or "
+                         "one of another run)", fix="give one latency.json per memory part")
+    return out
+
+
+def merge_step(out: str | Path, parts: Sequence[str | Path], *, latency: Sequence[str | Path] = (),
+               latency_out: str | Path | None = None) -> dict[str, Any]:
     """`mnemetric merge` of sharded V2 step files (module docstring); returns ``{command, shards, lines,
-    failures}`` as :func:`mnemetric.shard.merge`. Every check runs before anything is written."""
+    failures}`` as :func:`mnemetric.shard.merge`. Every check runs before anything is written. ``latency``: the
+    memory parts' latency sidecars, joined into ``latency_out`` (keyed by the merged memory.jsonl)."""
+    from mnemetric.llm.memory_cost import sum_memory_costs, write_memory_cost_record
     from mnemetric.llm.usage import part_usage, sum_usage, write_usage
 
     out, paths = Path(out), [Path(p) for p in parts]
@@ -187,21 +277,37 @@ def merge_step(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
         if p.suffix != ".jsonl":
             raise ConfigError("--out" if p == out else "PART", f"{p}: a V2 step file ends in .jsonl "
                               f"(its facts are {p.stem}.json beside it)", fix=f"e.g. --out data/v2-runs/{step}.jsonl")
+    if latency and step != "memory":
+        raise ConfigError("--latency", f"given for {step}.jsonl parts: only the memory step is timed",
+                          fix="give --latency with the memory.jsonl parts")
     facts = _same_bytes([_facts(p) for p in paths], "step facts", _RERUN)
-    cost = _same_bytes([_cost(p) for p in paths], "memory cost",
-                       "a memory that calls models through the proxy has per-shard costs that are not added up: "
-                       "run its memory step unsharded") if step == "memory" else None
+    cost = _part_costs(paths) if step == "memory" else None
+    rows = _rows(paths) if cost is not None and cost[0][1].uses_model_proxy else []
+    once = _once(rows, cost) if cost is not None else frozenset()
+    merged_cost = sum_memory_costs(cost, once) if cost is not None else None
+    timed = _part_latencies(paths, [Path(f) for f in latency]) if latency else None
     usage = part_usage(paths, _usage)
+    if step == "memory" and usage is not None:
+        usage = _memory_usage(paths, usage, rows if merged_cost is not None and merged_cost.uses_model_proxy else None,
+                              merged_cost)
     # the sidecars first and the rows last, so an interrupted merge never leaves merged rows beside stale facts
     manifest_path(out).unlink(missing_ok=True)  # the merged file is the whole run's
     with atomic_open(_facts(out), "wb") as fh:
         fh.write(facts)
-    if cost is not None:
-        with atomic_open(_cost(out), "wb") as fh:
-            fh.write(cost)
+    if merged_cost is not None:
+        write_memory_cost_record(_cost(out), merged_cost)
     if usage is not None:
-        write_usage(_usage(out), sum_usage(usage))
+        write_usage(_usage(out), usage if not isinstance(usage, list) else sum_usage(usage))
     else:
         _usage(out).unlink(missing_ok=True)  # no part had one: an older one beside OUT is not this merge's
-    return {**merge(out, paths), "command": command}
+    done = {**merge(out, paths), "command": command}
+    if timed is not None:  # untracked: keyed by the merged rows, so written after them
+        from mnemetric.longmemeval_v2.step_rows import MemoryRow, read_rows
+        from mnemetric.longmemeval_v2.steps import Latencies, memory_file_sha256
+
+        order = [(r.domain, r.question_id) for r in read_rows(out, MemoryRow)]
+        target = Path(latency_out) if latency_out is not None else DEFAULT_LATENCY_OUT
+        Latencies.join(timed, order).write(target, memory_file_sha256(out))
+        done["latency"] = str(target)
+    return done
 

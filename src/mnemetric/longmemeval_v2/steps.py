@@ -103,6 +103,51 @@ class Latencies:
                                  "memory_side": {d: t.to_record() for d, t in self.memory_side.items()}})
 
     @classmethod
+    def read_sidecar(cls, path: str | Path) -> tuple[str, Latencies]:
+        """(the memory file's sha256 it belongs to, the measurements) of a sidecar given by name (`mnemetric merge
+        --latency`): a missing or malformed file is an InputError naming it and the field."""
+        from mnemetric.records import Fields, read_json_file
+
+        fix = "give the latency.json that stage v2_memory wrote for this shard (<paths.v2_runs>/latency.json)"
+        f = Fields.of(read_json_file(path, missing_fix=fix, fix=fix), file=str(path), record="<file>", fix=fix)
+        sha = f.string("memory_sha256")
+        out = cls()
+        for i, row in enumerate(f.array("seconds")):
+            ok = (isinstance(row, list) and 4 <= len(row) <= 6 and all(isinstance(v, str) for v in row[:2])
+                  and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row[2:]))
+            if not ok:
+                raise f.error(f"seconds[{i}]", f"expected [domain, question_id, query s, post-query s, build s, "
+                                               f"cache served], got {row!r}"[:200])
+            d, q, a, b, *rest = row
+            if (d, q) in out.seconds:
+                raise f.error(f"seconds[{i}]", f"{d}/{q} twice")
+            out.seconds[d, q] = (float(a), float(b))
+            out.build[d, q] = float(rest[0]) if rest else 0.0
+            out.cache_served[d, q] = int(rest[1]) if len(rest) > 1 else 0
+        side = f.within("memory_side")
+        out.memory_side = {d: CallTally.from_record(side.at(d).raw) for d in side.raw}
+        return sha, out
+
+    @classmethod
+    def join(cls, parts: Sequence[Latencies], order: Sequence[tuple[str, str]]) -> Latencies:
+        """The measurements of disjoint question shards as one (`mnemetric merge`): each question's seconds in
+        ``order`` (the merged rows' (domain, question id)), each domain's memory-side calls added up. Every
+        question of ``order`` must be measured in exactly one part (the caller names the parts)."""
+        out = cls()
+        for key in order:
+            owner = next(p for p in parts if key in p.seconds)
+            out.seconds[key] = owner.seconds[key]
+            out.build[key] = owner.build.get(key, 0.0)
+            out.cache_served[key] = owner.cache_served.get(key, 0)
+        for domain in dict.fromkeys(d for d, _ in order):
+            total = CallTally()
+            for p in parts:
+                if domain in p.memory_side:
+                    total.add(p.memory_side[domain])
+            out.memory_side[domain] = total
+        return out
+
+    @classmethod
     def read(cls, path: str | Path, memory_sha256: str) -> Latencies | None:
         """The sidecar if it was written with the memory file of ``memory_sha256``; else None."""
         try:
