@@ -67,3 +67,75 @@ def test_the_report_section_shows_each_phase_and_the_replay_verdict():
     html = render_section(report_section(_record("toy", 4, 0.01, replayable=False)))
     assert "Memory-side cost" in html and "NOT reproducible by replay" in html
     assert html.count("<tr>") >= 3 and "ingest" in html and "query" in html
+
+
+def _ledger(adds):
+    from mnemetric.llm.budget import ModelPrice
+    from mnemetric.llm.proxy_ledger import ProxyLedger
+
+    ledger = ProxyLedger()
+    for phase, kind, prompt in adds:
+        cost = ledger.phase("toy", phase)
+        cost.requests[kind] += 1
+        cost.work.add("m", "m-2024", prompt, 3, ModelPrice(0.15, 0.6))
+    return ledger
+
+
+def _of(adds):
+    from types import SimpleNamespace
+
+    from mnemetric.llm.memory_cost import MemoryCost
+
+    return MemoryCost.from_record(memory_cost_record("toy", SimpleNamespace(ledger=_ledger(adds))), file="<test>")
+
+
+def test_the_totals_are_the_phases_sums_when_a_model_answers_several_times_in_a_phase():
+    record = _of([("query", "embeddings", 7), ("query", "chat", 5), ("query", "chat", 9)]).to_record()
+    assert record["usage"]["responses"] == 3 and record["usage"]["prompt_tokens"] == 21  # not 21 x 3
+    assert record["usage"] == record["systems"]["toy"]["query"]["usage"]
+
+
+def test_shards_add_up_to_the_whole_runs_record_and_work_done_alike_counts_once():
+    import pytest
+
+    from mnemetric.llm.memory_cost import sum_memory_costs
+
+    build = [("ingest", "chat", 10), ("ingest", "embeddings", 4)]
+    a, b = [("query", "embeddings", 7)], [("query", "embeddings", 9), ("query", "chat", 5)]
+    whole = _of(build + a + b).to_record()
+    got = sum_memory_costs([("a", _of(build + a)), ("b", _of(build + b))], frozenset({"setup", "ingest"}))
+    from tests.longmemeval_v2.test_stage_shards import _usd, _without_usd
+
+    assert _without_usd(got.to_record()) == _without_usd(whole)  # counts and tokens exactly
+    assert _usd(got.to_record()) == pytest.approx(_usd(whole), rel=1e-12)  # dollars up to float rounding
+    summed = sum_memory_costs([("a", _of(build + a)), ("b", _of(build + b))]).to_record()
+    assert summed["systems"]["toy"]["ingest"]["requests"] == {"chat": 2, "embeddings": 2}  # disjoint: summed
+
+
+def test_a_phase_counted_once_that_differs_or_parts_of_other_memories_are_refused_by_file_and_field():
+    import pytest
+
+    from mnemetric.errors import InputError
+    from mnemetric.llm.memory_cost import MemoryCost, sum_memory_costs
+
+    a, b = _of([("ingest", "chat", 10)]), _of([("ingest", "chat", 11)])
+    with pytest.raises(InputError, match=r"(?s)b\.json.*systems\.toy\.ingest.*differs"):
+        sum_memory_costs([("a.json", a), ("b.json", b)], frozenset({"ingest"}))
+    other = MemoryCost.from_record({**a.to_record(), "memory": "mem0"}, file="c.json")
+    with pytest.raises(InputError, match=r"(?s)c\.json.*memory.*not parts of one run"):
+        sum_memory_costs([("a.json", a), ("c.json", other)])
+
+
+def test_a_record_whose_totals_are_not_its_phases_sums_or_that_has_an_unknown_phase_is_named():
+    import pytest
+
+    from mnemetric.errors import InputError
+    from mnemetric.llm.memory_cost import MemoryCost
+
+    record = _of([("ingest", "chat", 10)]).to_record()
+    bad = {**record, "requests": {"chat": 2, "embeddings": 0}}
+    with pytest.raises(InputError, match=r"(?s)x\.json.*requests\.chat.*phases' sum 1"):
+        MemoryCost.from_record(bad, file="x.json")
+    bad = {**record, "systems": {"toy": {"warmup": record["systems"]["toy"]["ingest"]}}}
+    with pytest.raises(InputError, match=r"(?s)x\.json.*systems\.toy\.warmup.*not a phase"):
+        MemoryCost.from_record(bad, file="x.json")
