@@ -4,7 +4,8 @@ The tier is fake (6 questions, 3 per domain) but shaped as the real one: questio
 haystacks/lme_v2_small.json; the pins the tests pass are the real DATA_PINS with these two files' sha256 swapped
 in (so "verified against the pins" is exercised, not skipped). A run folder holds what `mnemetric v2 run` writes:
 <run>/<domain>/ per_question.jsonl (rows written key by key, tests/longmemeval_v2/rows.py), aggregated_metrics.json,
-run_args.json + runtime_inputs/ (token_counter.json included; by the code under test, from the run's settings), and v2.json.
+run_args.json + runtime_inputs/ (token_counter.json included; by the code under test, from the run's settings), and
+v2.json (a whole V2Summary, built by the run's own summary code and written by summary_file.write_summary).
 """
 
 from __future__ import annotations
@@ -15,9 +16,14 @@ from typing import Any
 
 from mnemetric.io import sha256_file
 from mnemetric.longmemeval_v2.aggregate import aggregate, write_upstream_json
+from mnemetric.longmemeval_v2.aggregated import read_aggregated
+from mnemetric.longmemeval_v2.combine import combine_metrics
+from mnemetric.longmemeval_v2.memory import QUESTION_ONLY
 from mnemetric.longmemeval_v2.per_question import read_per_question
 from mnemetric.longmemeval_v2.pins import DATA_PINS, DataPins
+from mnemetric.longmemeval_v2.run import summary
 from mnemetric.longmemeval_v2.run_folder import write_upstream_run
+from mnemetric.longmemeval_v2.summary_file import write_summary
 from tests.longmemeval_v2.rows import row, write_rows
 
 TYPES = ("static-environment", "errors-gotchas", "procedure-abs")
@@ -60,20 +66,24 @@ def official_run(tmp: Path, data_root: Path, name: str = "run", *, latency: floa
     run = tmp / name
     s = settings(data_root)
     s["memory"] = {**s["memory"], "name": memory}
+    typed, aggregated = {}, {}
     for domain, qids in (ids or IDS).items():
         folder = run / domain
         folder.mkdir(parents=True)
         rows = [row(q, TYPES[i % 3], correct=i < correct, query=latency, index=i,
                     reader_params_sent=dict(sent or SENT)) for i, q in enumerate(qids)]
         write_rows(folder / "per_question.jsonl", rows)
-        typed = list(read_per_question(folder / "per_question.jsonl"))
-        write_upstream_json(folder / "aggregated_metrics.json", aggregate(typed))
-        write_upstream_run(folder, domain, typed, settings=s, checker=CHECKER, counter=counter,
+        typed[domain] = list(read_per_question(folder / "per_question.jsonl"))
+        write_upstream_json(folder / "aggregated_metrics.json", aggregate(typed[domain]))
+        aggregated[domain] = read_aggregated(folder / "aggregated_metrics.json")
+        write_upstream_run(folder, domain, typed[domain], settings=s, checker=CHECKER, counter=counter,
                            started_at_utc="2026-12-01T10:00:00+00:00")
     reasons = [] if official else ["reader 'offline' is not the official Qwen/Qwen3.5-9B reader with pinned texts"]
-    (run / "v2.json").write_text(json.dumps({"settings": {"tier": tier, "memory": memory,
-                                                          "domains": ["web", "enterprise"]},
-                                             "official_equivalence": {"value": official, "reasons": reasons}}))
+    combined = combine_metrics(aggregated["web"], aggregated["enterprise"]).to_record()
+    v2 = {"haystack": "lme_v2_small.json", "tier": tier, "domains": list(typed), "memory": memory,
+          "memory_query_context": QUESTION_ONLY, "reader": s["reader"]["name"], "checker": CHECKER["name"],
+          "token_counter": COUNTER["name"], "memory_context_max_tokens": s["max_tokens"]}
+    write_summary(run / "v2.json", summary(v2, typed, aggregated, combined, reasons))
     return run
 
 

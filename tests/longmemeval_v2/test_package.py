@@ -21,6 +21,7 @@ from mnemetric.longmemeval_v2.pins import DATA_PINS
 from mnemetric.longmemeval_v2.pipeline import named_settings, run_from_settings
 from mnemetric.longmemeval_v2.run import write_run
 from tests.conftest import ROOT
+from tests.support.edits import set_at
 from tests.longmemeval_v2.package_fixture import (IDS, code_file, filled_description, official_run,
                                                   official_tier)
 
@@ -152,6 +153,45 @@ def test_a_run_folder_missing_a_file_upstream_needs_is_refused(tmp_path, tier, m
     hand = write_tarball(built.folder, tmp_path / "hand" / "sub.tar.gz")
     with pytest.raises(InputError, match=rf"hand/sub.tar.gz:sub/operating_points/a/enterprise/{missing}.*missing"):
         check_tarball(hand, data_root=data, pins=pins)
+
+
+@pytest.mark.parametrize("dotted, value, record, field, message", [
+    ("settings.tier", "large", "settings", "tier", "'large': the run's haystack is not an official tier file"),
+    ("settings.tier", None, "settings", "tier", "None: the run's haystack is not an official tier file"),
+    ("settings.domains", ["web"], "settings", "domains", "no enterprise run: an operating point is a web and"),
+    ("settings.memory", KeyError, "settings", "memory", "missing"),
+    ("official_equivalence", {"official": True}, "<file>", "official_equivalence", "expected"),
+    ("combined.questions", "6", "combined", "questions", "expected a non-negative integer"),
+])
+def test_a_summary_that_is_malformed_or_not_one_package_point_is_refused_by_field(tmp_path, tier, dotted, value,
+                                                                                  record, field, message):
+    data, pins = tier
+    run = official_run(tmp_path, data)
+    raw = json.loads((run / "v2.json").read_text())
+    (run / "v2.json").write_text(json.dumps(set_at(raw, dotted, value)))
+    for call in (lambda: build(tmp_path, [("a", run)], pins), lambda: export_runs([("a", run)], tmp_path / "ex")):
+        with pytest.raises(InputError, match=message) as err:
+            call()
+        assert (err.value.problem.file, err.value.problem.record, err.value.problem.field) == \
+            (str(run / "v2.json"), record, field)
+    (run / "v2.json").write_text("{not json")
+    with pytest.raises(InputError, match=r"run/v2.json: line 1: field '<json>': not valid JSON"):
+        build(tmp_path, [("a", run)], pins)
+
+
+def test_generated_at_is_the_latest_start_and_a_malformed_start_is_refused(tmp_path, tier):
+    data, pins = tier
+    run = official_run(tmp_path, data)
+    path = run / "enterprise" / "run_args.json"
+    args = json.loads(path.read_text())
+    path.write_text(json.dumps(args | {"started_at_utc": "2026-12-02T00:00:00+00:00"}))
+    overview = build(tmp_path, [("a", run)], pins).overview
+    assert overview["generated_at_utc"] == "2026-12-02T00:00:00+00:00"
+    for value, message in ((5, "expected a string or null, got int 5"), (KeyError, "missing")):
+        path.write_text(json.dumps(set_at(dict(args), "started_at_utc", value)))
+        with pytest.raises(InputError, match=message) as err:
+            build(tmp_path, [("a", run)], pins, force=True)
+        assert (err.value.problem.file, err.value.problem.field) == (str(path), "started_at_utc")
 
 
 def test_tampered_numbers_are_refused(tmp_path, tier):

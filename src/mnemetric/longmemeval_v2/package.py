@@ -39,11 +39,13 @@ from mnemetric.longmemeval_v2.combine import combine_aggregates
 from mnemetric.longmemeval_v2.haystacks import TIERS
 from mnemetric.longmemeval_v2.lafs import lafs_summary
 from mnemetric.longmemeval_v2.package_check import (NOT_SUBMITTABLE, ROOT_FILES, check_tree, overview_of,
-                                                    read_json, read_run)
+                                                    read_json, read_run, require_run_files)
 from mnemetric.longmemeval_v2.package_tar import extract_safely, write_tarball
 from mnemetric.longmemeval_v2.pins import DataPins
 from mnemetric.longmemeval_v2.questions import DOMAINS
-from mnemetric.longmemeval_v2.run_folder import RUN_FILES, RUNTIME_DIR, export_run, write_upstream_file
+from mnemetric.longmemeval_v2.run_folder import (RUN_FILES, RUNTIME_DIR, export_run, read_started_at,
+                                                 write_upstream_file)
+from mnemetric.longmemeval_v2.summary_file import read_summary
 
 SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 INCLUDED_RUN_FILES = ["aggregated_metrics.json", "per_question.jsonl", "run_args.json", "runtime_inputs/"]
@@ -89,29 +91,23 @@ def safe_name(value: str, label: str) -> str:
 
 
 def read_point(name: str, run_dir: Path, method: str | None = None) -> Point:
-    """An operating point's run folder: its tier, method (the memory's name unless given) and gate reasons."""
+    """An operating point's run folder: its tier, method (the memory's name unless given) and gate reasons, from
+    its v2.json (:func:`.summary_file.read_summary`, which refuses a malformed one naming file, record and field)."""
     summary_file = run_dir / "v2.json"
-    summary = read_json(summary_file)
-    settings, verdict = summary.get("settings"), summary.get("official_equivalence")
-    for key, value in (("settings", settings), ("official_equivalence", verdict)):
-        if not isinstance(value, dict):
-            raise InputError(str(summary_file), "<file>", key, "missing or not an object",
-                             fix="write the run with `mnemetric v2 run` / stage v2_metrics")
-    tier = settings.get("tier")
+    summary = read_summary(summary_file)
+    settings, file = summary.settings, str(summary_file)
+    tier = settings["tier"]
     if tier not in TIERS:
-        raise InputError(str(summary_file), "settings", "tier", f"{tier!r}: the run's haystack is not an official "
+        raise InputError(file, "settings", "tier", f"{tier!r}: the run's haystack is not an official "
                          "tier file, and a package is one method at one tier (small or medium)")
-    domains = settings.get("domains") if isinstance(settings.get("domains"), list) else []
-    missing = [d for d in DOMAINS if d not in domains]
+    missing = [d for d in DOMAINS if d not in settings["domains"]]
     if missing:
-        raise InputError(str(summary_file), "settings", "domains", f"no {', '.join(missing)} run: an operating "
+        raise InputError(file, "settings", "domains", f"no {', '.join(missing)} run: an operating "
                          "point is a web and an enterprise run")
-    listed = verdict.get("reasons") if isinstance(verdict.get("reasons"), list) else []
-    reasons = tuple(Problem(str(summary_file), "official_equivalence", "reasons", str(r)) for r in listed)
-    if verdict.get("value") is not True and not reasons:
-        reasons = (Problem(str(summary_file), "official_equivalence", "value", "the run is not official"),)
-    method = safe_name(method or str(settings.get("memory") or ""), f"method of {summary_file}")
-    return Point(safe_name(name, "operating point name"), run_dir, method, str(tier), reasons)
+    # OfficialEquivalence holds at least one reason whenever the run is not official
+    reasons = tuple(Problem(file, "official_equivalence", "reasons", r) for r in summary.official_equivalence.reasons)
+    method = safe_name(method or settings["memory"], f"method of {summary_file}")
+    return Point(safe_name(name, "operating point name"), run_dir, method, tier, reasons)
 
 
 def _run_metadata(folder: Path, domain: str) -> dict[str, Any]:
@@ -122,8 +118,13 @@ def _run_metadata(folder: Path, domain: str) -> dict[str, Any]:
 
 
 def _generated_at(points: Sequence[Point]) -> str | None:
-    times = [read_json(p.run_dir / d / "run_args.json").get("started_at_utc") for p in points for d in DOMAINS]
-    return max((t for t in times if isinstance(t, str) and t), default=None)
+    """The latest started_at_utc of the points' domain runs (null when none is recorded)."""
+    times = []
+    for p in points:
+        for d in DOMAINS:
+            require_run_files(p.run_dir / d)
+            times.append(read_started_at(p.run_dir / d / "run_args.json"))
+    return max((t for t in times if t), default=None)
 
 
 def build_operating_point(point: Point, dest: Path, *, submission: str, generated_at_utc: str | None) -> dict:

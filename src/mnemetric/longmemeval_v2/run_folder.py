@@ -16,7 +16,8 @@ trailing newline.
 were sent with (the rows' ``reader_params_sent``; the checker's facts): a value Mnemetric does not know or
 does not have is null, never upstream's default (an offline reader records ``model: null``). Paths are
 absolute, as upstream's. ``started_at_utc`` is null unless the caller knows when the run started (the run
-folder is untracked; no tracked file holds it).
+folder is untracked; no tracked file holds it). :func:`read_started_at` reads it back (what `v2 package` needs
+of run_args.json for its ``generated_at_utc``).
 
 :func:`export_run` copies a domain's run folder to ``<dest>/<method>_<domain>_<tier>/``, the name upstream's
 wrapper scripts give (so step 1 infers the method without ``--method``).
@@ -25,6 +26,7 @@ wrapper scripts give (so step 1 infers the method without ``--method``).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -34,6 +36,7 @@ from mnemetric.errors import ConfigError, InputError
 from mnemetric.io import atomic_open, read_jsonl
 from mnemetric.longmemeval_v2.per_question import PerQuestionRow
 from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE, TRAJECTORIES_FILE, haystack_path
+from mnemetric.records import Fields, read_json_file
 
 HARNESS_ARG_KEYS = (
     "domain", "questions_path", "haystack_path", "trajectories_path", "memory_config_path", "output_dir",
@@ -52,6 +55,7 @@ COUNTER_FILE = "token_counter.json"
 """runtime_inputs/token_counter.json (ours, not upstream's: its harness hard-codes the Qwen/Qwen3.5-9B processor):
 ``{name, official, note}`` of the counter that cut the memory contexts to the budget. Upstream's step 1 copies
 runtime_inputs/ whole, so it travels into any package; `v2 package --check` refuses a run without it."""
+RUN_ARGS_FIX = "write the run with `mnemetric v2 run` / stage v2_metrics of this version"
 API_KEY_ENV = "OPENAI_API_KEY"
 """Where Mnemetric's reader and checker read their key (the environment only), as upstream's default."""
 
@@ -161,6 +165,14 @@ def harness_args(domain: str, rows: Sequence[PerQuestionRow], *, run_dir: Path, 
         "evaluator_timeout_seconds": None, "started_at_utc": started_at_utc,
     }
     return {k: values[k] for k in HARNESS_ARG_KEYS}
+
+
+def read_started_at(path: str | os.PathLike[str]) -> str | None:
+    """run_args.json's ``started_at_utc`` (the reader beside :func:`harness_args`, which writes it): a string, or
+    null when the run's start is not known. Only that field is read; a file that is not JSON, not an object, or
+    lacks the field or holds another type is an InputError naming the file and ``started_at_utc``."""
+    raw = read_json_file(path, missing_fix=RUN_ARGS_FIX)
+    return Fields.of(raw, file=str(path), record="<file>", fix=RUN_ARGS_FIX).optional_string("started_at_utc")
 
 
 def write_upstream_run(run_dir: Path, domain: str, rows: Sequence[PerQuestionRow], *, settings: Mapping[str, Any],
