@@ -93,6 +93,13 @@ def config_sha256(config: Any) -> str:
     return hashlib.sha256(dumps_canonical(config).encode("utf-8")).hexdigest()
 
 
+def lineage_sha256(command: str, config: Any, data_sha256: str, inputs: Sequence[str | None]) -> str:
+    """A manifest's ``lineage_sha256``: the command, its config (hashed by :func:`config_sha256`), the data hash
+    and each input's own lineage (an unsharded input: its bytes' sha256; a missing one: None)."""
+    return config_sha256({"command": command, "config": config_sha256(config), "data": data_sha256,
+                          "inputs": list(inputs)})
+
+
 FOLDER_MANIFEST = "shard.json"
 
 
@@ -144,12 +151,22 @@ class Manifest:
 
     @classmethod
     def read(cls, path: str | Path) -> Manifest:
+        """The manifest of the output ``path``; none beside it is an InputError (not an output of a shard run)."""
+        m = cls.read_if_present(path)
+        if m is None:
+            raise InputError(str(path), "<file>", "shard manifest",
+                             f"no {manifest_path(path)}: not an output of a --shard run", fix=_MERGE_FIX)
+        return m
+
+    @classmethod
+    def read_if_present(cls, path: str | Path) -> Manifest | None:
+        """The manifest of the output ``path``, or None when there is none beside it (an unsharded output); one
+        that is there but unreadable or malformed is an InputError."""
         file = str(manifest_path(path))
         try:
             raw = json.loads(Path(file).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError(str(path), "<file>", "shard manifest", f"no {file}: not an output of a --shard run",
-                             fix=_MERGE_FIX) from None
+        except (FileNotFoundError, NotADirectoryError):
+            return None
         except (OSError, ValueError) as exc:
             raise InputError(file, "<file>", "shard manifest", f"unreadable: {exc}", fix=_MERGE_FIX) from None
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:
@@ -193,8 +210,8 @@ class ShardRun:
         """A run of ``command``; a sharded input (one with a manifest) sets the shard when ``shard`` is None
         and must agree with it otherwise."""
         for path in inputs:
-            if manifest_path(path).exists():
-                theirs = Manifest.read(path).shard
+            if (mine := Manifest.read_if_present(path)) is not None:
+                theirs = mine.shard
                 if shard is None:
                     shard = theirs
                 elif shard != theirs:
@@ -210,9 +227,9 @@ class ShardRun:
     def input_keys(self, path: str | Path, n: int, *, failures: bool = False) -> list[list[int]]:
         """The sort keys of the ``n`` lines of an input file (a sharded input's, from its manifest; else
         ``[line index]``)."""
-        if self.shard is None or not manifest_path(path).exists():
+        m = Manifest.read_if_present(path) if self.shard is not None else None
+        if m is None:
             return [[0, i] if failures else [i] for i in range(n)]
-        m = Manifest.read(path)
         part = m.failures if failures else m.lines
         keys = part.keys if part is not None else []
         if len(keys) != n:
@@ -223,10 +240,9 @@ class ShardRun:
     def lineage(self) -> str:
         parts = []
         for path in self.inputs:
-            parts.append(Manifest.read(path).lineage_sha256 if manifest_path(path).exists() else
-                         sha256_file(path) if Path(path).exists() else None)
-        return config_sha256({"command": self.command, "config": config_sha256(self.config),
-                              "data": self._data_sha256(), "inputs": parts})
+            m = Manifest.read_if_present(path)
+            parts.append(m.lineage_sha256 if m is not None else sha256_file(path) if Path(path).exists() else None)
+        return lineage_sha256(self.command, self.config, self._data_sha256(), parts)
 
     def _data_sha256(self) -> str:
         def one(f: str | Path | None) -> str:

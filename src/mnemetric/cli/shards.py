@@ -51,12 +51,12 @@ def executor_overrides(a: argparse.Namespace) -> dict:
 def run_shard(a: argparse.Namespace, executor, inputs=()):
     """The command's shard: ``--shard``, else the executor option's ``shard``, else that of an input that is a
     shard (one with a ``.shard.json`` manifest); None: an unsharded run."""
-    from mnemetric.shard import Manifest, manifest_path
+    from mnemetric.shard import Manifest
 
     shard = getattr(a, "shard", None) or getattr(executor, "shard", None)
     for path in inputs if shard is None else ():
-        if manifest_path(path).exists():
-            return Manifest.read(path).shard
+        if (m := Manifest.read_if_present(path)) is not None:
+            return m.shard
     return shard
 
 

@@ -11,9 +11,13 @@ the run is not official, e.g. why the official counter was not used).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mnemetric.longmemeval_v2.upstream_text import ReaderTexts
+
+CHECKER_CALLS_MODEL = "llm"
+"""The checker facts' ``kind`` of a checker that calls a model (any other: ``offline``)."""
 
 
 def reader_facts(reader: Any, texts: ReaderTexts | None) -> dict[str, Any]:
@@ -35,7 +39,13 @@ def checker_facts(checker: Any) -> dict[str, Any]:
             "official": bool(getattr(checker, "official", False)),
             "qa_eval_metrics_sha256": ctexts.source_sha256 if ctexts else None,
             "prompt_set_sha256": ctexts.texts_sha256 if ctexts else None,
-            "kind": "llm" if getattr(checker, "calls_model", False) else "offline"}
+            "kind": CHECKER_CALLS_MODEL if getattr(checker, "calls_model", False) else "offline"}
+
+
+def checker_calls_model(facts: Mapping[str, Any]) -> bool:
+    """Whether the checker of a facts block (:func:`checker_facts`) calls a model: its ``kind`` is llm (the one
+    place that reads the rule :func:`checker_facts` writes)."""
+    return facts.get("kind") == CHECKER_CALLS_MODEL
 
 
 def counter_facts(counter: Any, note: str | None = None) -> dict[str, Any]:

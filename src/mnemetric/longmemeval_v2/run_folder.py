@@ -34,6 +34,7 @@ from typing import Any
 
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.io import atomic_open, read_jsonl
+from mnemetric.longmemeval_v2.facts import checker_calls_model
 from mnemetric.longmemeval_v2.per_question import PerQuestionRow
 from mnemetric.longmemeval_v2.validate import QUESTIONS_FILE, TRAJECTORIES_FILE, haystack_path
 from mnemetric.records import Fields, read_json_file
@@ -143,7 +144,7 @@ def harness_args(domain: str, rows: Sequence[PerQuestionRow], *, run_dir: Path, 
     thinking = (extra.get("chat_template_kwargs") or {}).get("enable_thinking", True) if sent else None
     reader = settings.get("reader") or {}
     inputs = (run_dir / RUNTIME_DIR).resolve()
-    uses_checker = checker.get("kind") == "llm"
+    uses_checker = checker_calls_model(checker)
     values = {
         "domain": domain, "questions_path": str(inputs / "questions.json"),
         "haystack_path": str(inputs / "haystack.json"),

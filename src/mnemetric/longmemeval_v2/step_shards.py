@@ -37,8 +37,8 @@ from typing import Any
 
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.io import atomic_open, write_json_atomic
-from mnemetric.shard import (FileLines, Manifest, Shard, ShardRun, check_parts, config_sha256, manifest_path, merge,
-                             refuse_out_among_parts)
+from mnemetric.shard import (FileLines, Manifest, Shard, ShardRun, check_parts, config_sha256, lineage_sha256,
+                             manifest_path, merge, refuse_out_among_parts)
 
 COMMANDS = {"memory": "v2_memory", "read": "v2_read", "check": "v2_check"}
 """step → the stage whose shard manifests name it (their ``command``)."""
@@ -90,8 +90,7 @@ class CarriedShard:
                                  fix=_RERUN)
             lines.question_ids.append(r.question_id)
             lines.keys.append(keys[r.question_id])
-        lineage = config_sha256({"command": self.command, "config": config_sha256(self.config),
-                                 "data": m.data_sha256, "inputs": [i.lineage_sha256 for _, i in self.inputs]})
+        lineage = lineage_sha256(self.command, self.config, m.data_sha256, [i.lineage_sha256 for _, i in self.inputs])
         record = Manifest(self.command, m.shard, config_sha256(self.config), m.data_sha256, lineage, m.universe,
                           lines).to_record()
         path = manifest_path(out)
@@ -104,7 +103,8 @@ def carried_shard(command: str, asked: Shard | None, inputs: Sequence[str | Path
     executor's ``shard``, which must be theirs; a shard asked of unsharded inputs, or inputs of different
     shards or runs, is refused naming the files."""
     paths = [Path(p) for p in inputs]
-    have = [p for p in paths if manifest_path(p).exists()]
+    read = [(p, Manifest.read_if_present(p)) for p in paths]
+    have = [p for p, m in read if m is not None]
     if not have:
         if asked is not None:
             raise ConfigError("executor.shard", f"{asked} asked, but {paths[0]} is not a shard (no "
@@ -115,7 +115,7 @@ def carried_shard(command: str, asked: Shard | None, inputs: Sequence[str | Path
     if len(have) != len(paths):
         lone = next(p for p in paths if p not in have)
         raise InputError(str(lone), "<file>", "shard manifest", f"missing, while {have[0]} is a shard", fix=_RERUN)
-    got = [(p, Manifest.read(p)) for p in paths]
+    got = [(p, m) for p, m in read if m is not None]
     first_path, first = got[0]
     for path, m in got[1:]:
         for what, mine, theirs in (("shard", str(m.shard), str(first.shard)), ("universe", m.universe, first.universe),
@@ -138,9 +138,9 @@ def write_carried_manifest(carried: CarriedShard | None, out: str | Path, rows: 
 
 def shard_reason(rows_file: str | Path) -> str | None:
     """The not-official reason of scoring a sharded step file (None: not a shard)."""
-    if not manifest_path(rows_file).exists():
+    m = Manifest.read_if_present(rows_file)
+    if m is None:
         return None
-    m = Manifest.read(rows_file)
     return (f"shard {m.shard} of the questions ({len(m.lines.question_ids)} of {m.universe}): join the "
             f"{m.shard.count} parts of each step file with `mnemetric merge --out DIR/STEP.jsonl PART...` "
             f"for the whole run")
