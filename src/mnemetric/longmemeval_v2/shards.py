@@ -122,13 +122,14 @@ def record_part(out: str | Path, result: V2Run, settings: Mapping[str, Any], run
 
 
 def _started(part: Path, domains: Sequence[str]) -> list[str]:
+    """The parts' run_args.json start times (:func:`~.run_folder.read_started_at`; a domain without the file: none)."""
+    from mnemetric.longmemeval_v2.run_folder import read_started_at
+
     out = []
     for d in domains:
         f = part / d / "run_args.json"
-        if f.is_file():
-            value = json.loads(f.read_text(encoding="utf-8")).get("started_at_utc")
-            if isinstance(value, str):
-                out.append(value)
+        if f.is_file() and (value := read_started_at(f)) is not None:
+            out.append(value)
     return out
 
 
