@@ -11,6 +11,7 @@ import pytest
 
 from mnemetric.cli import main
 from mnemetric.errors import ConfigError
+from mnemetric.longmemeval_v2.metrics_file import read_metrics, write_metrics
 from tests.longmemeval_v2.test_selection import SAMPLE, _stage_workspace
 
 STEPS = ("memory", "read", "check")
@@ -63,6 +64,7 @@ def test_metrics_on_a_part_are_not_official_and_name_the_shard(runs):
     assert any(r.startswith("shard 1/2 of the questions (7 of 14)") and "mnemetric merge" in r
                for r in metrics["official_equivalence"]["reasons"])
     assert metrics["combined"]["questions"] == 7
+    assert read_metrics(s1.parent.parent / "metrics" / "v2.json").to_record() == metrics
 
 
 def test_metrics_on_the_merged_step_files_are_those_of_the_unsharded_run(runs, monkeypatch):
@@ -73,6 +75,8 @@ def test_metrics_on_the_merged_step_files_are_those_of_the_unsharded_run(runs, m
     v2_metrics.main()
     want = (whole.parent.parent / "metrics" / "v2.json").read_bytes()
     assert "shard" not in json.dumps(json.loads(want)["official_equivalence"])
+    write_metrics(tmp_path / "again.json", read_metrics(whole.parent.parent / "metrics" / "v2.json"))
+    assert (tmp_path / "again.json").read_bytes() == want  # the stage's file through the typed reader and writer
     for step in STEPS:  # the merged files in the whole run's place: the same metrics
         assert _merge(tmp_path / "m" / f"{step}.jsonl", s1 / f"{step}.jsonl", s2 / f"{step}.jsonl") == 0
         for f in _files(tmp_path / "m", step):

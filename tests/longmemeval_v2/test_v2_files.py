@@ -11,14 +11,19 @@ from mnemetric.errors import InputError
 from mnemetric.longmemeval_v2.manifest import read_manifest, v2_manifest, write_manifest
 from mnemetric.longmemeval_v2.metrics_file import MEASURED, V2Metrics, read_metrics, write_metrics
 from mnemetric.longmemeval_v2.steps import Latencies
-from mnemetric.longmemeval_v2.summary_file import Block, Lafs, V2Summary
+from mnemetric.longmemeval_v2.summary_file import (ACCURACY_KEYS, CATEGORIES, MEMORY_CONTEXT, Accuracy, Block, Lafs,
+                                                   V2Summary)
 from mnemetric.official import OfficialEquivalence
 from mnemetric.config import compose
 
 NOT_OFFICIAL = OfficialEquivalence(False, ("r",))
-SUMMARY = V2Summary("mnemetric.longmemeval-v2.metrics/1", {"tier": "small"},
-                    {"web": Block(2, 2, 0, accuracy={}, category_accuracy={}, memory_query_avg_seconds=0.5,
-                                  memory_context={})},
+SETTINGS = {"haystack": "lme_v2_small.json", "tier": "small", "domains": ["web"], "memory": "bm25",
+            "memory_query_context": "question", "reader": "offline", "checker": "offline", "token_counter": "t",
+            "memory_context_max_tokens": 100}
+ACCURACY = {k: Accuracy(0.5, 1, 2, 0.1, 0.9, "clopper-pearson") for k in ACCURACY_KEYS}
+SUMMARY = V2Summary("mnemetric.longmemeval-v2.metrics/1", SETTINGS,
+                    {"web": Block(2, 2, 0, accuracy=ACCURACY, category_accuracy=dict.fromkeys(CATEGORIES, 0.5),
+                                  memory_query_avg_seconds=0.5, memory_context=dict.fromkeys(MEMORY_CONTEXT, 1))},
                     None, Lafs(True, "small", values={"lafs_gain": 1.0}), NOT_OFFICIAL)
 
 

@@ -3,9 +3,15 @@
 Query latency (and the LAFS point it places) is a measurement of this machine, not a pure function of the
 inputs; this file must be (a fresh clone reproduces it byte for byte). So latency and LAFS go to
 metrics/v2-latency.json (:mod:`.latency`; committed like a benchmark result) and this file says so; every
-accuracy, count, token figure and the official verdict stay. Keys, in order: benchmark, headline, v2 (the option's name), schema, settings,
-domains, combined, official_equivalence (:class:`mnemetric.official.OfficialEquivalence`), latency, lafs,
-by_category (upstream's per-category breakdowns of the combined — or only — aggregate).
+accuracy, count, token figure and the official verdict stay. Keys, in order: benchmark, headline, v2 (the
+option's name), then the run summary's part (:class:`TrackedSummary`: schema, settings, domains, combined —
+:class:`TrackedBlock`, the summary's blocks without memory_query_avg_seconds —, official_equivalence
+(:class:`mnemetric.official.OfficialEquivalence`), latency, lafs), then by_category (upstream's per-category
+breakdowns of the combined — or only — aggregate).
+
+The reader (:class:`V2Metrics`) is strict like the run summary's: every field the writer writes, of its type,
+and no other; errors name the file, the record (``<file>``, ``settings``, ``domains.web``, ``combined``,
+``lafs`` …) and the field. read → write is byte for byte.
 """
 
 from __future__ import annotations
@@ -15,17 +21,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mnemetric.errors import InputError
 from mnemetric.io import write_json_atomic
-from mnemetric.longmemeval_v2.summary_file import V2Summary
+from mnemetric.longmemeval_v2.summary_file import (BLOCK_KEYS, CATEGORIES, MEMORY_CONTEXT, Accuracy, Block, Number,
+                                                   V2Summary, _accuracies, _view, settings_from_record,
+                                                   settings_to_record)
 from mnemetric.official import KEY as OFFICIAL_KEY
 from mnemetric.official import OfficialEquivalence
-from mnemetric.records import Fields
+from mnemetric.records import OBJECT, Fields
 
 MEASURED = "measured on this machine: see metrics/v2-latency.json (not part of this reproducible file)"
+FIX = "regenerate it (dvc repro v2_metrics)"
 CATEGORY_SECTIONS = ("non_abstention_by_category", "abstention_by_category", "combined_abstention_by_category",
                      "abstention_overall")
-SUMMARY_KEYS = ("schema", "settings", "domains", "combined")
+TRACKED_BLOCK_KEYS = tuple(k for k in BLOCK_KEYS if not k.startswith("memory_query"))
+"""A block's keys here: the run summary's (:data:`~mnemetric.longmemeval_v2.summary_file.BLOCK_KEYS`) without
+the memory_query* timings."""
+TRACKED_KEYS = ("schema", "settings", "domains", "combined", OFFICIAL_KEY, "latency", "lafs")
+KEYS = ("benchmark", "headline", "v2", *TRACKED_KEYS, "by_category")
 
 
 def by_category(aggregated: Mapping[str, Any]) -> dict[str, Any]:
@@ -33,65 +45,151 @@ def by_category(aggregated: Mapping[str, Any]) -> dict[str, Any]:
     return {k: aggregated[k] for k in CATEGORY_SECTIONS if k in aggregated}
 
 
-def _strip(block: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in block.items() if not k.startswith("memory_query")}
+def _measured(f: Fields, name: str) -> str:
+    """Field ``name``, which the writer words as :data:`MEASURED` (anything else would not read back as written)."""
+    if f.string(name) != MEASURED:
+        raise f.error(name, f"expected {MEASURED!r}, got {f.raw[name]!r:.60}")
+    return MEASURED
 
 
-def tracked_summary(summary: V2Summary) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TrackedBlock:
+    """One domain's (or the combined run's) numbers: a :class:`~mnemetric.longmemeval_v2.summary_file.Block`
+    without ``memory_query_avg_seconds`` (:data:`TRACKED_BLOCK_KEYS`, in that order)."""
+
+    questions: int
+    scored: int
+    failed: int
+    accuracy: Mapping[str, Accuracy]
+    category_accuracy: Mapping[str, Number | None]
+    memory_context: Mapping[str, Number | None]
+    accuracy_failed_as_wrong: Mapping[str, Accuracy] | None = None
+    """The accuracies with failed questions counted wrong (only when a question failed)."""
+
+    @classmethod
+    def of(cls, block: Block) -> TrackedBlock:
+        return cls(block.questions, block.scored, block.failed, block.accuracy, block.category_accuracy,
+                   block.memory_context, block.accuracy_failed_as_wrong)
+
+    def to_record(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"questions": self.questions, "scored": self.scored, "failed": self.failed,
+                               "accuracy": {k: a.to_record() for k, a in self.accuracy.items()}}
+        if self.accuracy_failed_as_wrong is not None:
+            out["accuracy_failed_as_wrong"] = {k: a.to_record() for k, a in self.accuracy_failed_as_wrong.items()}
+        return out | {"category_accuracy": dict(self.category_accuracy), "memory_context": dict(self.memory_context)}
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str, record: str) -> TrackedBlock:
+        f = _view(raw, file=file, record=record, keys=TRACKED_BLOCK_KEYS, optional=("accuracy_failed_as_wrong",),
+                  fix=FIX)
+        cats = _view(f.raw["category_accuracy"], file=file, record=f"{record}.category_accuracy", keys=CATEGORIES,
+                     fix=FIX)
+        ctx = _view(f.raw["memory_context"], file=file, record=f"{record}.memory_context", keys=MEMORY_CONTEXT,
+                    fix=FIX)
+        return cls(f.count("questions"), f.count("scored"), f.count("failed"),
+                   _accuracies(f.raw["accuracy"], file=file, record=f"{record}.accuracy", fix=FIX),
+                   {k: cats.optional_number(k) for k in CATEGORIES},
+                   {k: ctx.optional_number(k) for k in MEMORY_CONTEXT},
+                   None if "accuracy_failed_as_wrong" not in f.raw else
+                   _accuracies(f.raw["accuracy_failed_as_wrong"], file=file,
+                               record=f"{record}.accuracy_failed_as_wrong", fix=FIX))
+
+
+@dataclass(frozen=True)
+class TrackedSummary:
     """The run summary (:class:`mnemetric.longmemeval_v2.summary_file.V2Summary`) without latency and LAFS
-    (module docstring)."""
-    out = {k: v for k, v in summary.to_record().items() if k != "lafs"}
-    for name in ("domains", "combined"):
-        blocks = out.get(name)
-        if isinstance(blocks, dict):
-            out[name] = _strip(blocks) if name == "combined" else {d: _strip(b) for d, b in blocks.items()}
-    out["latency"] = MEASURED
-    out["lafs"] = {"tier": summary.lafs.tier, "note": MEASURED}
-    return out
+    (module docstring): keys :data:`TRACKED_KEYS`, in that order; ``latency`` and ``lafs.note`` are
+    :data:`MEASURED`, ``lafs`` keeps only the tier."""
+
+    schema: str
+    settings: Mapping[str, Any]
+    """:data:`~mnemetric.longmemeval_v2.summary_file.SETTINGS` (domains a tuple of strings)."""
+    domains: Mapping[str, TrackedBlock]
+    combined: TrackedBlock | None
+    official_equivalence: OfficialEquivalence
+    lafs_tier: str | None
+
+    @classmethod
+    def of(cls, summary: V2Summary) -> TrackedSummary:
+        settings = {k: tuple(v) if k == "domains" else v for k, v in summary.settings.items()}
+        return cls(summary.schema, settings, {d: TrackedBlock.of(b) for d, b in summary.domains.items()},
+                   None if summary.combined is None else TrackedBlock.of(summary.combined),
+                   summary.official_equivalence, summary.lafs.tier)
+
+    def to_record(self) -> dict[str, Any]:
+        return {"schema": self.schema, "settings": settings_to_record(self.settings),
+                "domains": {d: b.to_record() for d, b in self.domains.items()},
+                "combined": None if self.combined is None else self.combined.to_record(),
+                OFFICIAL_KEY: self.official_equivalence.to_record(),
+                "latency": MEASURED, "lafs": {"tier": self.lafs_tier, "note": MEASURED}}
+
+    @classmethod
+    def from_record(cls, raw: Any, *, file: str) -> TrackedSummary:
+        """From an object holding exactly :data:`TRACKED_KEYS`; errors name the file, the record (``<file>``,
+        ``settings``, ``domains.web``, ``combined``, ``lafs`` …) and the field."""
+        file = str(file)
+        f = _view(raw, file=file, record="<file>", keys=TRACKED_KEYS, fix=FIX)
+        settings = settings_from_record(f.raw["settings"], file=file, fix=FIX)
+        domains = f.get("domains", OBJECT)
+        if not domains:
+            raise f.error("domains", "empty (a run has at least one domain)")
+        combined = f.raw["combined"]
+        official = OfficialEquivalence.from_record(f.raw[OFFICIAL_KEY], file=file)
+        _measured(f, "latency")
+        lafs = _view(f.raw["lafs"], file=file, record="lafs", keys=("tier", "note"), fix=FIX)
+        _measured(lafs, "note")
+        return cls(f.string("schema"), settings,
+                   {d: TrackedBlock.from_record(b, file=file, record=f"domains.{d}") for d, b in domains.items()},
+                   None if combined is None else TrackedBlock.from_record(combined, file=file, record="combined"),
+                   official, lafs.optional_string("tier"))
+
+
+def tracked_summary(summary: V2Summary) -> TrackedSummary:
+    """The run summary without latency and LAFS (:meth:`TrackedSummary.of`)."""
+    return TrackedSummary.of(summary)
 
 
 @dataclass(frozen=True)
 class V2Metrics:
+    """metrics/v2.json (module docstring): keys :data:`KEYS`, in that order."""
+
     benchmark: str
     headline: bool
     """Whether the params' ``benchmark`` is this family (the run's headline numbers)."""
     option: str
     """The ``v2`` option's name."""
-    summary: Mapping[str, Any]
-    """schema, settings, domains, combined (tracked: no latency)."""
-    official_equivalence: OfficialEquivalence
-    lafs_tier: str | None
+    summary: TrackedSummary
+    """schema, settings, domains, combined, official_equivalence, latency, lafs (tracked: no latency)."""
     by_category: Mapping[str, Any]
+
+    @property
+    def official_equivalence(self) -> OfficialEquivalence:
+        return self.summary.official_equivalence
+
+    @property
+    def lafs_tier(self) -> str | None:
+        return self.summary.lafs_tier
 
     @classmethod
     def of(cls, benchmark: str, headline: bool, option: str, summary: V2Summary,
            aggregated: Mapping[str, Any]) -> V2Metrics:
         """From a run's summary and its combined (or only) aggregate."""
-        tracked = tracked_summary(summary)
-        return cls(benchmark, headline, option, {k: tracked[k] for k in SUMMARY_KEYS},
-                   summary.official_equivalence,
-                   tracked["lafs"]["tier"], by_category(aggregated))
+        return cls(benchmark, headline, option, TrackedSummary.of(summary), by_category(aggregated))
 
     def to_record(self) -> dict[str, Any]:
         return {"benchmark": self.benchmark, "headline": self.headline, "v2": self.option,
-                **{k: self.summary[k] for k in SUMMARY_KEYS}, OFFICIAL_KEY: self.official_equivalence.to_record(),
-                "latency": MEASURED, "lafs": {"tier": self.lafs_tier, "note": MEASURED},
-                "by_category": dict(self.by_category)}
+                **self.summary.to_record(), "by_category": dict(self.by_category)}
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str) -> V2Metrics:
-        if not isinstance(raw, dict):
-            raise InputError(file, "<file>", "<metrics>", f"expected a JSON object, got {type(raw).__name__}")
-        fix = "regenerate it (dvc repro v2_metrics)"
-        for key, kind in (("benchmark", str), ("headline", bool), ("v2", str), ("schema", str), ("settings", dict),
-                          ("domains", dict), ("by_category", dict)):
-            if not isinstance(raw.get(key), kind):
-                raise InputError(file, "<file>", key, f"missing or not {kind.__name__}", fix=fix)
-        if raw.get("combined") is not None and not isinstance(raw["combined"], dict):
-            raise InputError(file, "<file>", "combined", "expected an object or null", fix=fix)
-        official = OfficialEquivalence.from_record(raw.get(OFFICIAL_KEY), file=file)
-        return cls(raw["benchmark"], raw["headline"], raw["v2"], {k: raw.get(k) for k in SUMMARY_KEYS}, official,
-                   (raw.get("lafs") or {}).get("tier"), raw["by_category"])
+        file = str(file)
+        f = Fields.of(raw, file=file, record="<file>", field="<metrics>", fix=FIX).only(KEYS)
+        for key in KEYS:
+            if key not in f.raw:
+                raise f.error(key, "missing")
+        benchmark, headline, option = f.string("benchmark"), f.boolean("headline"), f.string("v2")
+        summary = TrackedSummary.from_record({k: f.raw[k] for k in TRACKED_KEYS}, file=file)
+        return cls(benchmark, headline, option, summary, dict(f.get("by_category", OBJECT)))
 
 
 def write_metrics(path: str | Path, metrics: V2Metrics) -> None:

@@ -42,9 +42,10 @@ LAFS_COMPUTED = ("computed", "tier", "accuracy_percentage_points", "latency_seco
 Number = int | float
 
 
-def _view(raw: Any, *, file: str, record: str, keys: tuple[str, ...], optional: tuple[str, ...] = ()) -> Fields:
+def _view(raw: Any, *, file: str, record: str, keys: tuple[str, ...], optional: tuple[str, ...] = (),
+          fix: str = FIX) -> Fields:
     """The view of one object (``record``), holding exactly ``keys`` (those in ``optional`` may be absent)."""
-    view = Fields.of(raw, file=file, record=record, field="<record>", fix=FIX).only(keys)
+    view = Fields.of(raw, file=file, record=record, field="<record>", fix=fix).only(keys)
     for key in keys:
         if key not in view.raw and key not in optional:
             raise view.error(key, "missing")
@@ -66,15 +67,29 @@ class Accuracy:
         return {k: getattr(self, k) for k in ACCURACY_FIELDS}
 
     @classmethod
-    def from_record(cls, raw: Any, *, file: str, record: str) -> Accuracy:
-        f = _view(raw, file=file, record=record, keys=ACCURACY_FIELDS)
+    def from_record(cls, raw: Any, *, file: str, record: str, fix: str = FIX) -> Accuracy:
+        f = _view(raw, file=file, record=record, keys=ACCURACY_FIELDS, fix=fix)
         return cls(f.optional_number("value"), f.count("correct"), f.count("n"), f.optional_number("ci95_low"),
                    f.optional_number("ci95_high"), f.string("method"))
 
 
-def _accuracies(raw: Any, *, file: str, record: str) -> dict[str, Accuracy]:
-    f = _view(raw, file=file, record=record, keys=ACCURACY_KEYS)
-    return {k: Accuracy.from_record(f.raw[k], file=file, record=f"{record}.{k}") for k in ACCURACY_KEYS}
+def _accuracies(raw: Any, *, file: str, record: str, fix: str = FIX) -> dict[str, Accuracy]:
+    f = _view(raw, file=file, record=record, keys=ACCURACY_KEYS, fix=fix)
+    return {k: Accuracy.from_record(f.raw[k], file=file, record=f"{record}.{k}", fix=fix) for k in ACCURACY_KEYS}
+
+
+def settings_from_record(raw: Any, *, file: str, fix: str = FIX) -> dict[str, Any]:
+    """The ``settings`` object read (:data:`SETTINGS`, exactly; domains a tuple of strings, tier a string or
+    null, memory_context_max_tokens a count, the rest strings)."""
+    s = _view(raw, file=file, record="settings", keys=SETTINGS, fix=fix)
+    texts = ("haystack", "memory", "memory_query_context", "reader", "checker", "token_counter")
+    return {k: (s.string(k) if k in texts else s.optional_string(k) if k == "tier" else
+                s.strings(k) if k == "domains" else s.count(k)) for k in SETTINGS}
+
+
+def settings_to_record(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``settings`` as written (the domains a list)."""
+    return {k: list(v) if k == "domains" else v for k, v in settings.items()}
 
 
 @dataclass(frozen=True)
@@ -164,8 +179,7 @@ class V2Summary:
         return self.combined or next(iter(self.domains.values()))
 
     def to_record(self) -> dict[str, Any]:
-        settings = {k: list(v) if k == "domains" else v for k, v in self.settings.items()}
-        return {"schema": self.schema, "settings": settings,
+        return {"schema": self.schema, "settings": settings_to_record(self.settings),
                 "domains": {d: b.to_record() for d, b in self.domains.items()},
                 "combined": None if self.combined is None else self.combined.to_record(),
                 "lafs": self.lafs.to_record(), OFFICIAL_KEY: self.official_equivalence.to_record()}
@@ -174,10 +188,7 @@ class V2Summary:
     def from_record(cls, raw: Any, *, file: str) -> V2Summary:
         file = str(file)
         f = _view(raw, file=file, record="<file>", keys=KEYS)
-        s = _view(f.raw["settings"], file=file, record="settings", keys=SETTINGS)
-        texts = ("haystack", "memory", "memory_query_context", "reader", "checker", "token_counter")
-        settings = {k: (s.string(k) if k in texts else s.optional_string(k) if k == "tier" else
-                        s.strings(k) if k == "domains" else s.count(k)) for k in SETTINGS}
+        settings = settings_from_record(f.raw["settings"], file=file)
         domains = Fields.of(f.raw["domains"], file=file, record="<file>", field="domains", fix=FIX)
         if not domains.raw:
             raise f.error("domains", "empty (a run has at least one domain)")
