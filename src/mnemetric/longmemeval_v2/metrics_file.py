@@ -23,8 +23,8 @@ from typing import Any
 
 from mnemetric.io import write_json_atomic
 from mnemetric.longmemeval_v2.summary_file import (BLOCK_KEYS, CATEGORIES, MEMORY_CONTEXT, Accuracy, Block, Number,
-                                                   V2Summary, _accuracies, _view, settings_from_record,
-                                                   settings_to_record)
+                                                   V2Summary, accuracies_from_record, checked_view,
+                                                   settings_from_record, settings_to_record)
 from mnemetric.official import KEY as OFFICIAL_KEY
 from mnemetric.official import OfficialEquivalence
 from mnemetric.records import OBJECT, Fields
@@ -80,18 +80,18 @@ class TrackedBlock:
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str, record: str) -> TrackedBlock:
-        f = _view(raw, file=file, record=record, keys=TRACKED_BLOCK_KEYS, optional=("accuracy_failed_as_wrong",),
+        f = checked_view(raw, file=file, record=record, keys=TRACKED_BLOCK_KEYS, optional=("accuracy_failed_as_wrong",),
                   fix=FIX)
-        cats = _view(f.raw["category_accuracy"], file=file, record=f"{record}.category_accuracy", keys=CATEGORIES,
+        cats = checked_view(f.raw["category_accuracy"], file=file, record=f"{record}.category_accuracy", keys=CATEGORIES,
                      fix=FIX)
-        ctx = _view(f.raw["memory_context"], file=file, record=f"{record}.memory_context", keys=MEMORY_CONTEXT,
+        ctx = checked_view(f.raw["memory_context"], file=file, record=f"{record}.memory_context", keys=MEMORY_CONTEXT,
                     fix=FIX)
         return cls(f.count("questions"), f.count("scored"), f.count("failed"),
-                   _accuracies(f.raw["accuracy"], file=file, record=f"{record}.accuracy", fix=FIX),
+                   accuracies_from_record(f.raw["accuracy"], file=file, record=f"{record}.accuracy", fix=FIX),
                    {k: cats.optional_number(k) for k in CATEGORIES},
                    {k: ctx.optional_number(k) for k in MEMORY_CONTEXT},
                    None if "accuracy_failed_as_wrong" not in f.raw else
-                   _accuracies(f.raw["accuracy_failed_as_wrong"], file=file,
+                   accuracies_from_record(f.raw["accuracy_failed_as_wrong"], file=file,
                                record=f"{record}.accuracy_failed_as_wrong", fix=FIX))
 
 
@@ -128,7 +128,7 @@ class TrackedSummary:
         """From an object holding exactly :data:`TRACKED_KEYS`; errors name the file, the record (``<file>``,
         ``settings``, ``domains.web``, ``combined``, ``lafs`` …) and the field."""
         file = str(file)
-        f = _view(raw, file=file, record="<file>", keys=TRACKED_KEYS, fix=FIX)
+        f = checked_view(raw, file=file, record="<file>", keys=TRACKED_KEYS, fix=FIX)
         settings = settings_from_record(f.raw["settings"], file=file, fix=FIX)
         domains = f.get("domains", OBJECT)
         if not domains:
@@ -136,7 +136,7 @@ class TrackedSummary:
         combined = f.raw["combined"]
         official = OfficialEquivalence.from_record(f.raw[OFFICIAL_KEY], file=file)
         _measured(f, "latency")
-        lafs = _view(f.raw["lafs"], file=file, record="lafs", keys=("tier", "note"), fix=FIX)
+        lafs = checked_view(f.raw["lafs"], file=file, record="lafs", keys=("tier", "note"), fix=FIX)
         _measured(lafs, "note")
         return cls(f.string("schema"), settings,
                    {d: TrackedBlock.from_record(b, file=file, record=f"domains.{d}") for d, b in domains.items()},

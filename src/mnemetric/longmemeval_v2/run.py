@@ -166,7 +166,7 @@ def finish(settings: Mapping[str, Any], rows: Mapping[str, list[PerQuestionRow]]
     provenance = {k: {f: v for f, v in block.items() if f not in PRIVATE_FACTS} for k, block in facts.items()}
     result = summary(settings, rows, aggregated, None if combined is None else combined.to_record(), reasons)
     if result.lafs.computed and not (data is not None and data.sha256_verified):
-        result = replace(result, lafs=Lafs(False, settings["tier"], tier_first=True,
+        result = replace(result, lafs=Lafs(False, settings["tier"],
                                            reason="the data is not the verified official tier (the bundled sample "
                                                   "never is)"))
     return V2Run(rows, aggregated, combined, result, provenance, protocol, dict(facts))

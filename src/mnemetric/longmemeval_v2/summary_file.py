@@ -42,8 +42,8 @@ LAFS_COMPUTED = ("computed", "tier", "accuracy_percentage_points", "latency_seco
 Number = int | float
 
 
-def _view(raw: Any, *, file: str, record: str, keys: tuple[str, ...], optional: tuple[str, ...] = (),
-          fix: str = FIX) -> Fields:
+def checked_view(raw: Any, *, file: str, record: str, keys: tuple[str, ...], optional: tuple[str, ...] = (),
+                 fix: str = FIX) -> Fields:
     """The view of one object (``record``), holding exactly ``keys`` (those in ``optional`` may be absent)."""
     view = Fields.of(raw, file=file, record=record, field="<record>", fix=fix).only(keys)
     for key in keys:
@@ -68,20 +68,20 @@ class Accuracy:
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str, record: str, fix: str = FIX) -> Accuracy:
-        f = _view(raw, file=file, record=record, keys=ACCURACY_FIELDS, fix=fix)
+        f = checked_view(raw, file=file, record=record, keys=ACCURACY_FIELDS, fix=fix)
         return cls(f.optional_number("value"), f.count("correct"), f.count("n"), f.optional_number("ci95_low"),
                    f.optional_number("ci95_high"), f.string("method"))
 
 
-def _accuracies(raw: Any, *, file: str, record: str, fix: str = FIX) -> dict[str, Accuracy]:
-    f = _view(raw, file=file, record=record, keys=ACCURACY_KEYS, fix=fix)
+def accuracies_from_record(raw: Any, *, file: str, record: str, fix: str = FIX) -> dict[str, Accuracy]:
+    f = checked_view(raw, file=file, record=record, keys=ACCURACY_KEYS, fix=fix)
     return {k: Accuracy.from_record(f.raw[k], file=file, record=f"{record}.{k}", fix=fix) for k in ACCURACY_KEYS}
 
 
 def settings_from_record(raw: Any, *, file: str, fix: str = FIX) -> dict[str, Any]:
     """The ``settings`` object read (:data:`SETTINGS`, exactly; domains a tuple of strings, tier a string or
     null, memory_context_max_tokens a count, the rest strings)."""
-    s = _view(raw, file=file, record="settings", keys=SETTINGS, fix=fix)
+    s = checked_view(raw, file=file, record="settings", keys=SETTINGS, fix=fix)
     texts = ("haystack", "memory", "memory_query_context", "reader", "checker", "token_counter")
     return {k: (s.string(k) if k in texts else s.optional_string(k) if k == "tier" else
                 s.strings(k) if k == "domains" else s.count(k)) for k in SETTINGS}
@@ -117,48 +117,42 @@ class Block:
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str, record: str) -> Block:
-        f = _view(raw, file=file, record=record, keys=BLOCK_KEYS, optional=("accuracy_failed_as_wrong",))
-        cats = _view(f.raw["category_accuracy"], file=file, record=f"{record}.category_accuracy", keys=CATEGORIES)
-        ctx = _view(f.raw["memory_context"], file=file, record=f"{record}.memory_context", keys=MEMORY_CONTEXT)
+        f = checked_view(raw, file=file, record=record, keys=BLOCK_KEYS, optional=("accuracy_failed_as_wrong",))
+        cats = checked_view(f.raw["category_accuracy"], file=file, record=f"{record}.category_accuracy", keys=CATEGORIES)
+        ctx = checked_view(f.raw["memory_context"], file=file, record=f"{record}.memory_context", keys=MEMORY_CONTEXT)
         wrong = f.raw.get("accuracy_failed_as_wrong")
         return cls(f.count("questions"), f.count("scored"), f.count("failed"),
-                   _accuracies(f.raw["accuracy"], file=file, record=f"{record}.accuracy"),
+                   accuracies_from_record(f.raw["accuracy"], file=file, record=f"{record}.accuracy"),
                    {k: cats.optional_number(k) for k in CATEGORIES}, f.optional_number("memory_query_avg_seconds"),
                    {k: ctx.optional_number(k) for k in MEMORY_CONTEXT},
                    None if "accuracy_failed_as_wrong" not in f.raw else
-                   _accuracies(wrong, file=file, record=f"{record}.accuracy_failed_as_wrong"))
+                   accuracies_from_record(wrong, file=file, record=f"{record}.accuracy_failed_as_wrong"))
 
 
 @dataclass(frozen=True)
 class Lafs:
     """The run's LAFS point: computed (tier, accuracy_percentage_points, latency_seconds, reference_lafs,
-    submission_lafs, lafs_gain), or not (tier and the reason). The writer words "not computed" in two key
-    orders — {computed, reason, tier} (no combined run or no tier) and {computed, tier, reason} (data not the
-    verified official tier) — and ``tier_first`` keeps which, so the bytes come back."""
+    submission_lafs, lafs_gain), or not ({computed, reason, tier}: one key order, whatever the reason)."""
 
     computed: bool
     tier: str | None
     reason: str | None = None
     values: Mapping[str, Number] | None = None
     """accuracy_percentage_points … lafs_gain, when computed."""
-    tier_first: bool = False
 
     def to_record(self) -> dict[str, Any]:
         if self.computed:
             return {"computed": True, "tier": self.tier, **dict(self.values or {})}
-        if self.tier_first:
-            return {"computed": False, "tier": self.tier, "reason": self.reason}
         return {"computed": False, "reason": self.reason, "tier": self.tier}
 
     @classmethod
     def from_record(cls, raw: Any, *, file: str) -> Lafs:
         f = Fields.of(raw, file=file, record="lafs", field="lafs", fix=FIX)
         if f.boolean("computed"):
-            f = _view(raw, file=file, record="lafs", keys=LAFS_COMPUTED)
+            f = checked_view(raw, file=file, record="lafs", keys=LAFS_COMPUTED)
             return cls(True, f.optional_string("tier"), values={k: f.number(k) for k in LAFS_COMPUTED[2:]})
-        f = _view(raw, file=file, record="lafs", keys=("computed", "reason", "tier"))
-        return cls(False, f.optional_string("tier"), f.string("reason"),
-                   tier_first=list(f.raw).index("tier") < list(f.raw).index("reason"))
+        f = checked_view(raw, file=file, record="lafs", keys=("computed", "reason", "tier"))
+        return cls(False, f.optional_string("tier"), f.string("reason"))
 
 
 @dataclass(frozen=True)
@@ -187,7 +181,7 @@ class V2Summary:
     @classmethod
     def from_record(cls, raw: Any, *, file: str) -> V2Summary:
         file = str(file)
-        f = _view(raw, file=file, record="<file>", keys=KEYS)
+        f = checked_view(raw, file=file, record="<file>", keys=KEYS)
         settings = settings_from_record(f.raw["settings"], file=file)
         domains = Fields.of(f.raw["domains"], file=file, record="<file>", field="domains", fix=FIX)
         if not domains.raw:
