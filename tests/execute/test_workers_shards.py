@@ -271,3 +271,24 @@ def test_usage_sidecars_of_shards_add_up():
                      "unpriced_models": [], "per_model": {"m": {"responses": 5, "batch_responses": 1,
                      "prompt_tokens": 50, "completion_tokens": 5, "usd": 0.75, "resolved_models": ["m-1", "m-2"]}}}
     UsageRecord.from_record(total, file="merged")  # the sidecar layout validates
+
+
+def _frozen(_item):
+    import gc
+
+    return gc.get_freeze_count()
+
+
+def test_workers_settle_their_heap_before_the_first_task():
+    """Pool and Dask workers freeze what they hold before any question (mnemetric.execute.pool.settle_heap), so a
+    question's collections do not walk the inherited heap; the caller's own process is left as it was."""
+    import gc
+
+    here = gc.get_freeze_count()
+    pooled = list(ImmediateExecutor(workers=2, progress=False).map(_frozen, range(8)))
+    assert all(n > 0 for n in pooled) and gc.get_freeze_count() == here
+    pytest.importorskip("distributed")
+    from mnemetric.execute.dask import DaskExecutor
+
+    with DaskExecutor(workers=2, progress=False) as ex:
+        assert all(n > 0 for n in ex.map(_frozen, range(8)))

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from mnemetric.errors import ConfigError
 from mnemetric.execute.immediate import ImmediateExecutor
-from mnemetric.execute.pool import chunks, run_chunk, taken, usable_cores
+from mnemetric.execute.pool import chunks, run_chunk, settle_heap, taken, usable_cores
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -33,6 +33,15 @@ R = TypeVar("R")
 CHUNK = 8
 """Questions per Dask task: a task's round trip (client → scheduler → worker → client) costs milliseconds, so
 each carries a few questions."""
+
+
+def _settled(key: Any, dask_worker: Any = None) -> bool:
+    """On a worker: the task ``key`` deserialized (it is held as data), then the heap settled
+    (:func:`mnemetric.execute.pool.settle_heap`)."""
+    if dask_worker is not None and key in dask_worker.data:
+        dask_worker.data[key]  # a spilled or lazily held task is loaded before the freeze
+    settle_heap()
+    return True
 
 
 class DaskExecutor(ImmediateExecutor):
@@ -77,6 +86,7 @@ class DaskExecutor(ImmediateExecutor):
         """``task(item)`` per item on the cluster, in order (module docstring)."""
         client = self.dask_client
         [shared] = client.scatter([task], broadcast=True, hash=False)
+        client.run(_settled, shared.key)  # the workers hold the task now: out of the collector's sight (pool)
         window = 4 * max(1, len(client.scheduler_info().get("workers", {})) or usable_cores())
         pending: deque = deque()
         try:

@@ -22,6 +22,7 @@ with its result: it is added to the tallies open here when the result is taken
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -59,9 +60,18 @@ class WorkerError(MnemetricError):
 _TASK: Callable[[Any], Any] | None = None
 
 
+def settle_heap() -> None:
+    """On a worker, before its first task: move every object it holds now (the modules, the task) out of the
+    garbage collector's sight (:func:`gc.freeze`). A question's work allocates many short-lived containers (bm25
+    over a haystack: lists of tokens per document), each full collection would otherwise walk the whole inherited
+    heap again — measured on a Dask worker, whose heap holds the distributed runtime, 10–15 % of a run's time."""
+    gc.freeze()
+
+
 def _init_worker(task: Callable[[Any], Any]) -> None:
     global _TASK
     _TASK = task
+    settle_heap()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends the pool
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
