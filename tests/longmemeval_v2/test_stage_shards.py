@@ -36,6 +36,19 @@ def _merge(out, *parts):
     return main(["merge", "--out", str(out), *map(str, parts)])
 
 
+def _all_refused(out, cases, capsys):
+    """Each (arguments, pattern): `mnemetric merge --out OUT ARGS` fails with an error matching the pattern, no
+    traceback; nothing is written for any of them."""
+    import re
+
+    for parts, named in cases:
+        assert _merge(out, *parts) != 0
+        err = capsys.readouterr().err
+        assert re.search(named, err), (named, err)
+        assert "Traceback" not in err
+    assert not out.parent.exists() or not any(out.parent.iterdir())  # nothing written
+
+
 @pytest.fixture
 def runs(tmp_path, monkeypatch):
     whole = _run(tmp_path, monkeypatch, "whole")
@@ -103,12 +116,7 @@ def test_overlap_gap_mismatched_steps_and_settings_are_refused_by_name(runs, tmp
     (moved / "trajectories.jsonl").write_text("".join(lines))
     elsewhere = _run(tmp_path, monkeypatch, "s2-data", "executor.shard=2/2", f"v2.data_root={moved}")
     cases.append(((s1 / "memory.jsonl", elsewhere / "memory.jsonl"), "data mismatch"))
-    for parts, named in cases:
-        assert _merge(out, *parts) != 0
-        err = capsys.readouterr().err
-        assert __import__("re").search(named, err), (named, err)
-        assert "Traceback" not in err
-    assert not out.parent.exists() or not any(out.parent.iterdir())  # nothing written
+    _all_refused(out, cases, capsys)
     (s2 / "memory.json").write_text((s2 / "memory.json").read_text().replace('"images"', '"images" ', 1))
     assert _merge(out, s1 / "memory.jsonl", s2 / "memory.jsonl") != 0
     assert "step facts mismatch" in capsys.readouterr().err and not out.exists()
@@ -285,12 +293,7 @@ def test_latency_files_that_do_not_belong_to_the_parts_are_refused_by_name(proxi
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({"memory_sha256": "0" * 64, "seconds": [["web", "q", "fast", 0.0]]}))
     cases.append(((s1 / "memory.jsonl", s2 / "memory.jsonl", "--latency", broken), r"broken\.json.*seconds\[0\]"))
-    for parts, named in cases:
-        assert _merge(out, *parts) != 0
-        err = capsys.readouterr().err
-        assert __import__("re").search(named, err), (named, err)
-        assert "Traceback" not in err
-    assert not out.parent.exists() or not any(out.parent.iterdir())  # nothing written
+    _all_refused(out, cases, capsys)
 
 
 def test_a_proxy_memory_part_whose_cost_record_was_edited_is_refused_by_field(proxied, capsys):
