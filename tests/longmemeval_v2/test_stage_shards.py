@@ -289,7 +289,9 @@ def test_latency_files_that_do_not_belong_to_the_parts_are_refused_by_name(proxi
               r"latency\.json.*memory_sha256.*belongs to none"),
              ((s1 / "read.jsonl", s2 / "read.jsonl", "--latency", _latency(s1), _latency(s2)), r"--latency.*only the "
               r"memory step"),
-             ((s1 / "memory.jsonl", s2 / "memory.jsonl", "--latency-out", tmp_path / "x.json"), "--latency-out")]
+             ((s1 / "memory.jsonl", s2 / "memory.jsonl", "--latency-out", tmp_path / "x.json"), "--latency-out"),
+             ((s1 / "memory.jsonl", s2 / "memory.jsonl", "--memory-cost", s1 / "memory-cost.json"),
+              r"--memory-cost.*only retrieve")]
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({"memory_sha256": "0" * 64, "seconds": [["web", "q", "fast", 0.0]]}))
     cases.append(((s1 / "memory.jsonl", s2 / "memory.jsonl", "--latency", broken), r"broken\.json.*seconds\[0\]"))

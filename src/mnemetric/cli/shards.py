@@ -87,9 +87,11 @@ def light_executor(a: argparse.Namespace, llm: dict | None = None):
          "file as the unsharded run writes it but the measured query seconds and run_args.json's start time, "
          "usage.json summed. A PART that is a V2 stage's step file (data/v2-runs/memory.jsonl, read.jsonl or "
          "check.jsonl of a stage run with executor.shard=K/N) is joined with the files beside it: STEP.json (the "
-         "same in every part), STEP-usage.json (summed), memory-cost.json (summed; a shared memory's build, done by every "
-         "shard, counted once), the unsharded stage's bytes (dollars up to float rounding); merge each step "
-         "separately, and give the memory parts' latency sidecars with --latency to keep their measured latency. Example: "
+         "same in every part), STEP-usage.json (summed), memory-cost.json (summed; a shared memory's build, done "
+         "by every shard, counted once), the unsharded stage's bytes (dollars up to float rounding); merge each "
+         "step separately, and give the memory parts' latency sidecars with --latency to keep their measured "
+         "latency. Retrieve parts of a memory that calls models through the model proxy: give each shard's "
+         "--memory-cost record with --memory-cost to add them up. Example: "
          "mnemetric merge --out runs/hypotheses.jsonl runs/hyp.1.jsonl runs/hyp.2.jsonl runs/hyp.3.jsonl")
 def _merge(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("parts", type=Path, nargs="+", metavar="PART",
@@ -101,6 +103,12 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
                    help="with V2 memory.jsonl parts: each shard's measured latency sidecar (<paths.v2_runs>/"
                         "latency.json of the machine it ran on; any order, matched to its part by the rows' sha256), "
                         "joined so the merged run keeps the shards' query latencies and LAFS")
+    p.add_argument("--memory-cost", type=Path, nargs="+", default=[], metavar="COST.json",
+                   help="with retrieve parts: each shard's --memory-cost record (one per PART, any order), added up "
+                        "into --memory-cost-out: what a memory that calls models through the model proxy asked, "
+                        "the queries summed, a setup every shard did alike counted once")
+    p.add_argument("--memory-cost-out", type=Path, default=None, metavar="FILE",
+                   help="where the merged memory-cost record goes (default OUT.memory-cost.json)")
     p.add_argument("--latency-out", type=Path, default=None, metavar="FILE",
                    help="where the joined latency sidecar goes (default .mnemetric/v2-run/latency.json, where stage "
                         "v2_metrics reads it with the shipped paths.v2_runs)")
@@ -117,6 +125,7 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
         if (a.latency_out is not None) and not a.latency:
             raise ConfigError("--latency-out", "given without --latency", fix="give the parts' latency sidecars with "
                               "--latency LATENCY.json ...")
+        cost = _merged_cost(a)  # read and checked before anything is written
         if merger is not None:  # a command whose output is a folder: its family joins the parts
             done = merger(a.out, a.parts, **timed)
             extra = f" (+ latency → {done['latency']})" if done.get("latency") else ""
@@ -132,7 +141,35 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
         if usage is not None:
             write_usage(f"{a.out}.usage.json", sum_usage(usage))
             extra += f" (+ usage of the {len(usage)} part(s) → {a.out}.usage.json)"
+        if cost is not None:
+            from mnemetric.llm.memory_cost import write_memory_cost_record
+
+            target = a.memory_cost_out or Path(f"{a.out}.memory-cost.json")
+            write_memory_cost_record(target, cost)
+            extra += f" (+ memory cost of the {len(a.memory_cost)} part(s) → {target})"
         print(f"merge: {done['shards']} {done['command']} shard(s), {done['lines']} line(s) → {a.out}{extra}")
         return 0
     return run
+
+
+def _merged_cost(a: argparse.Namespace):
+    """`merge --memory-cost`: the parts' records added up (None: not given); refused for parts that are not
+    retrieve's, or a count that is not one per part."""
+    from mnemetric.errors import ConfigError
+    from mnemetric.llm.memory_cost import read_memory_cost, sum_memory_costs
+    from mnemetric.shard import Manifest
+
+    if not a.memory_cost:
+        if a.memory_cost_out is not None:
+            raise ConfigError("--memory-cost-out", "given without --memory-cost",
+                              fix="give each retrieve part's record with --memory-cost COST.json ...")
+        return None
+    command = Manifest.read(a.parts[0]).command
+    if command != "retrieve":
+        raise ConfigError("--memory-cost", f"given for {command} parts: only retrieve writes a memory-cost record",
+                          fix="leave --memory-cost out (a V2 memory step's memory-cost.json is merged with its part)")
+    if len(a.memory_cost) != len(a.parts):
+        raise ConfigError("--memory-cost", f"{len(a.memory_cost)} record(s) for {len(a.parts)} part(s)",
+                          fix="give one record per PART: the file each shard's `retrieve --memory-cost` wrote")
+    return sum_memory_costs([(f, read_memory_cost(f)) for f in a.memory_cost], frozenset({"setup"}))
 

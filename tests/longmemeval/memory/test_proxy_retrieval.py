@@ -134,3 +134,36 @@ def test_mnemetric_retrieve_serves_the_proxy_and_writes_the_cost(server, small, 
     assert server.count == sent and "hit rate 100.0%" in proc.stderr
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+
+
+def test_retrieve_shards_memory_costs_merge_into_the_unsharded_record(server, small, tmp_path):
+    """`retrieve --shard K/2 --memory-cost` per shard, then `merge --memory-cost`: the log is the unsharded bytes and
+    the record its requests and tokens exactly (each question's haystack is its own: summed), dollars up to float
+    rounding; a count that is not one per part, or the flag on parts that are not retrieve's, is refused."""
+    from tests.longmemeval_v2.test_stage_shards import _usd, _without_usd
+
+    conf = tmp_path / "toy.yaml"
+    conf.write_text("_target_: tests.support.proxy_memory.ToyLibraryMemory\nname: toy-library\n"
+                    "chat_model: gpt-4o-mini-2024-07-18\nembed_model: gpt-4o-mini-2024-07-18\n", encoding="utf-8")
+    env = {"OPENAI_BASE_URL": server.base_url, "MNEMETRIC_RUN_LOG": str(tmp_path / "run-log.jsonl")}
+    args = ("retrieve", small, "--memory", conf, "--granularity", "session", "--conf", tmp_path / "no-conf")
+    ok(cli(*args, "--out", tmp_path / "whole.jsonl", "--memory-cost", tmp_path / "whole.json", env=env))
+    for k in (1, 2):
+        ok(cli(*args, "--shard", f"{k}/2", "--out", tmp_path / f"p{k}.jsonl", "--memory-cost", tmp_path / f"c{k}.json",
+               env=env))
+    parts = (tmp_path / "p2.jsonl", tmp_path / "p1.jsonl")
+    proc = ok(cli("merge", "--out", tmp_path / "m.jsonl", *parts, "--memory-cost", tmp_path / "c1.json",
+                  tmp_path / "c2.json", env=env))
+    assert "memory cost of the 2 part(s)" in proc.stdout
+    assert (tmp_path / "m.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
+    got = json.loads((tmp_path / "m.jsonl.memory-cost.json").read_text())
+    want = json.loads((tmp_path / "whole.json").read_text())
+    assert got["requests"]["chat"] > 0 and got["usage"]["usd"] > 0
+    assert [json.loads((tmp_path / f"c{k}.json").read_text())["requests"] for k in (1, 2)] != [want["requests"]] * 2
+    assert _without_usd(got) == _without_usd(want) and _usd(got) == pytest.approx(_usd(want), rel=1e-12)
+    for extra, named in (((tmp_path / "c1.json",), "1 record(s) for 2 part(s)"),
+                         ((), "--memory-cost-out")):
+        flags = ("--memory-cost", *extra) if extra else ("--memory-cost-out", tmp_path / "x.json")
+        proc = cli("merge", "--out", tmp_path / "bad.jsonl", *parts, *flags, env=env)
+        assert proc.returncode != 0 and named in proc.stderr and "Traceback" not in proc.stderr
+        assert not (tmp_path / "bad.jsonl").exists()
