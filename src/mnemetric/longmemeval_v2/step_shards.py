@@ -209,14 +209,14 @@ def _counts(u: Any) -> tuple[int, int, int]:
     return u.responses, u.prompt_tokens, u.completion_tokens
 
 
-def _memory_usage(paths: Sequence[Path], usage: list[Any], rows: Sequence[Any] | None, cost: Any) -> Any:
+def _memory_usage(paths: Sequence[Path], usage: list[Any], parts: Sequence[tuple[Path, Any]], merged: Any) -> Any:
     """The memory step's merged usage sidecar. A memory served the model proxy: its calls are the cost record's,
     whose phases tell the shared build (once) from the queries (summed), so the sidecar is the merged record's
     total. Any other memory that called models while every shard built a memory shared by all of a domain's
     questions: the sidecars cannot tell the build from the queries (the sum would pay the build once per shard),
     so it is refused; else the parts' sum."""
-    if rows is not None and all(_counts(u) == _counts(c.usage) for u, (_, c) in zip(usage, _part_costs(paths))):
-        return cost.usage  # every call of each part went through the proxy
+    if merged.uses_model_proxy and all(_counts(u) == _counts(c.usage) for u, (_, c) in zip(usage, parts)):
+        return merged.usage  # every call of each part went through the proxy
     if any(u.responses for u in usage):
         from mnemetric.longmemeval_v2.memory import is_shared
 
@@ -287,9 +287,8 @@ def merge_step(out: str | Path, parts: Sequence[str | Path], *, latency: Sequenc
     merged_cost = sum_memory_costs(cost, once) if cost is not None else None
     timed = _part_latencies(paths, [Path(f) for f in latency]) if latency else None
     usage = part_usage(paths, _usage)
-    if step == "memory" and usage is not None:
-        usage = _memory_usage(paths, usage, rows if merged_cost is not None and merged_cost.uses_model_proxy else None,
-                              merged_cost)
+    if cost is not None and usage is not None:
+        usage = _memory_usage(paths, usage, cost, merged_cost)
     # the sidecars first and the rows last, so an interrupted merge never leaves merged rows beside stale facts
     manifest_path(out).unlink(missing_ok=True)  # the merged file is the whole run's
     with atomic_open(_facts(out), "wb") as fh:
