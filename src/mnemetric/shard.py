@@ -356,9 +356,29 @@ def _merged(entries: Iterable[tuple[list[int], bytes]]) -> list[bytes]:
     return [line for _, line in sorted(entries, key=lambda e: e[0])]
 
 
-def merge(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
-    """Join shard outputs into ``out`` (and ``out.failures.jsonl`` when the parts have failures), atomically;
-    returns ``{lines, failures, shards, command}``."""
+@dataclass
+class PreparedMerge:
+    """The parts of a merge, every check done and their lines read (:func:`prepare_merge`); :meth:`write` writes."""
+
+    command: str
+    shards: int
+    main: list[tuple[list[int], bytes]]
+    fails: list[tuple[list[int], bytes]] | None
+
+    def write(self, out: str | Path) -> dict[str, Any]:
+        """OUT (and OUT.failures.jsonl), atomically; ``{lines, failures, shards, command}``."""
+        with atomic_open(out, "wb") as fh:
+            fh.writelines(_merged(self.main))
+        if self.fails is not None:
+            with atomic_open(f"{out}{FAILURES}", "wb") as fh:
+                fh.writelines(_merged(self.fails))
+        return {"command": self.command, "shards": self.shards, "lines": len(self.main),
+                "failures": len(self.fails) if self.fails is not None else None}
+
+
+def prepare_merge(out: str | Path, parts: Sequence[str | Path]) -> PreparedMerge:
+    """Every check of a merge (the parts' manifests, each file's lines against its manifest), nothing written:
+    a caller with files of its own beside OUT checks everything before it writes any of them."""
     refuse_out_among_parts(out, parts)
     got = check_parts(parts)
     main: list[tuple[list[int], bytes]] = []
@@ -369,13 +389,13 @@ def merge(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
         if has_failures:
             fails.extend(zip(m.failures.keys, _line_ids(Path(f"{path}{FAILURES}"), m.failures.question_ids),
                              strict=True))
-    with atomic_open(out, "wb") as fh:
-        fh.writelines(_merged(main))
-    if has_failures:
-        with atomic_open(f"{out}{FAILURES}", "wb") as fh:
-            fh.writelines(_merged(fails))
-    return {"command": got[0][1].command, "shards": got[0][1].shard.count, "lines": len(main),
-            "failures": len(fails) if has_failures else None}
+    return PreparedMerge(got[0][1].command, got[0][1].shard.count, main, fails if has_failures else None)
+
+
+def merge(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
+    """Join shard outputs into ``out`` (and ``out.failures.jsonl`` when the parts have failures), atomically;
+    returns ``{lines, failures, shards, command}``."""
+    return prepare_merge(out, parts).write(out)
 
 
 def record_manifest(run: ShardRun | None, out: str | Path, lines: FileLines, failures: FileLines | None = None,

@@ -295,6 +295,11 @@ def test_latency_files_that_do_not_belong_to_the_parts_are_refused_by_name(proxi
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({"memory_sha256": "0" * 64, "seconds": [["web", "q", "fast", 0.0]]}))
     cases.append(((s1 / "memory.jsonl", s2 / "memory.jsonl", "--latency", broken), r"broken\.json.*seconds\[0\]"))
+    short = tmp_path / "short.json"  # s1's own sidecar, one question's seconds gone: named before anything is written
+    doc = json.loads(_latency(s1).read_text())
+    short.write_text(json.dumps({**doc, "seconds": doc["seconds"][:-1]}))
+    cases.append(((s1 / "memory.jsonl", s2 / "memory.jsonl", "--latency", short, _latency(s2)),
+                  r"short\.json.*seconds.*measures 6 question\(s\).*holds 7"))
     _all_refused(out, cases, capsys)
 
 

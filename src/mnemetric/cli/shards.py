@@ -100,13 +100,13 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--out", type=Path, required=True, default=argparse.SUPPRESS, metavar="OUT",
                    help="the merged file to write")
     p.add_argument("--latency", type=Path, nargs="+", default=[], metavar="LATENCY.json",
-                   help="with V2 memory.jsonl parts: each shard's measured latency sidecar (<paths.v2_runs>/"
-                        "latency.json of the machine it ran on; any order, matched to its part by the rows' sha256), "
-                        "joined so the merged run keeps the shards' query latencies and LAFS")
+                   help="(after the PARTs) with V2 memory.jsonl parts: each shard's measured latency sidecar "
+                        "(<paths.v2_runs>/latency.json of the machine it ran on; any order, matched to its part by "
+                        "the rows' sha256), joined so the merged run keeps the shards' query latencies and LAFS")
     p.add_argument("--memory-cost", type=Path, nargs="+", default=[], metavar="COST.json",
-                   help="with retrieve parts: each shard's --memory-cost record (one per PART, any order), added up "
-                        "into --memory-cost-out: what a memory that calls models through the model proxy asked, "
-                        "the queries summed, a setup every shard did alike counted once")
+                   help="(after the PARTs) with retrieve parts: each shard's --memory-cost record (one per PART, "
+                        "any order), added up into --memory-cost-out: what a memory that calls models through the "
+                        "model proxy asked, the queries summed, a setup every shard did alike counted once")
     p.add_argument("--memory-cost-out", type=Path, default=None, metavar="FILE",
                    help="where the merged memory-cost record goes (default OUT.memory-cost.json)")
     p.add_argument("--latency-out", type=Path, default=None, metavar="FILE",

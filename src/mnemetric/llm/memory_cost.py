@@ -199,12 +199,15 @@ def sum_memory_costs(parts: Sequence[tuple[str | Path, MemoryCost]], once: froze
     for s, ph in sorted(phases, key=lambda sp: (sp[0], PHASES.index(sp[1]))):
         got = phases[s, ph]
         if ph in once:
-            for file, w in got:
-                if len(got) != len(parts) or w.to_record() != got[0][1].to_record():
-                    raise InputError(str(file if len(got) == len(parts) else first_file), "<file>",
-                                     f"systems.{s}.{ph}", f"differs between the parts ({got[0][0]}): work every "
-                                     "shard does alike must be the same in each",
-                                     fix="run the memory step unsharded (its requests are not the same in every shard)")
+            holders = {str(f) for f, _ in got}
+            lacking = next((f for f, _ in parts if str(f) not in holders), None)
+            base = got[0][1].to_record()
+            odd = lacking if lacking is not None else next((f for f, w in got if w.to_record() != base), None)
+            if odd is not None:
+                raise InputError(str(odd), "<file>", f"systems.{s}.{ph}",
+                                 ("missing" if lacking is not None else "differs") + f" (see {got[0][0]}): work every "
+                                 "shard does alike must be the same in each",
+                                 fix="run the memory step unsharded (its requests are not the same in every shard)")
             systems.append(got[0][1])
             continue
         works = [w for _, w in got]

@@ -153,6 +153,21 @@ def sum_usage(records: list[UsageRecord]) -> UsageRecord:
                        sum(m.batch_responses or 0 for m in models) if batched else None)
 
 
+def negated_usage(u: UsageRecord) -> UsageRecord:
+    """``u`` with every count and amount negated: added to :func:`sum_usage`'s parts, it takes off work that
+    several parts of a run each did alike (a setup, a shared memory's build) and the unsharded run did once."""
+    from dataclasses import replace
+
+    def neg(n: int | None) -> int | None:
+        return None if n is None else -n
+
+    return replace(u, responses=-u.responses, prompt_tokens=-u.prompt_tokens, completion_tokens=-u.completion_tokens,
+                   usd=-u.usd, unpriced_models=(), batch_responses=neg(u.batch_responses),
+                   per_model=tuple(replace(m, responses=-m.responses, prompt_tokens=-m.prompt_tokens,
+                                           completion_tokens=-m.completion_tokens, usd=-m.usd,
+                                           batch_responses=neg(m.batch_responses)) for m in u.per_model))
+
+
 def part_usage(parts: Any, sidecar: Any) -> list[UsageRecord] | None:
     """The usage sidecars of the parts of a sharded run (``sidecar(part)``: its path), each validated, before
     anything is written: None when no part has one; a part without one, when others have, is an error naming it."""

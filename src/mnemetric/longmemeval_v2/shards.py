@@ -151,18 +151,22 @@ def _part_costs(parts: Sequence[Path]) -> list[tuple[Path, Any]] | None:
     return [(f, read_memory_cost(f)) for f in files]
 
 
-def once_phases(haystacks: Mapping[str, Sequence[Sequence[str]]], costs: Sequence[tuple[Path, Any]]) -> frozenset[str]:
+def once_phases(haystacks: Mapping[str, Sequence[tuple[int, Sequence[str]]]], costs: Sequence[tuple[Path, Any]]
+                ) -> frozenset[str]:
     """The phases of a memory-cost record every part did alike (counted once by
-    :func:`mnemetric.llm.memory_cost.sum_memory_costs`): the setup, and the ingest when every domain's questions
-    share one haystack (``haystacks``: domain → each question's haystack ids, over all parts): each part built that
-    memory, the unsharded run built it once. Some domains shared and some not, with ingest requests in the parts:
-    the record does not split phases by domain, so it is refused, naming the first such part."""
+    :func:`mnemetric.llm.memory_cost.sum_memory_costs`): the setup, and the ingest when in every domain all the
+    questions share one haystack and every part holds some of them (``haystacks``: domain → (part index, each
+    question's haystack ids) over all parts): each part built that memory, the unsharded run built it once. Some
+    domains built by every part and some not, with ingest requests in the parts: the record does not split phases
+    by domain, so it is refused, naming the first such part."""
     from mnemetric.longmemeval_v2.memory import is_shared
 
-    shared = [is_shared(lists) for lists in haystacks.values()]
-    if shared and all(shared):
+    every_part = set(range(len(costs)))
+    everywhere = [len(rows) > 1 and is_shared([ids for _, ids in rows]) and {i for i, _ in rows} == every_part
+                  for rows in haystacks.values()]
+    if everywhere and all(everywhere):
         return frozenset({"setup", "ingest"})
-    if any(shared):
+    if any(everywhere):
         for f, cost in costs:
             if any(w.phase == "ingest" and sum(w.requests) for w in cost.systems):
                 raise InputError(str(f), "<file>", "systems.*.ingest", "some domains share one haystack (each shard "
@@ -171,22 +175,10 @@ def once_phases(haystacks: Mapping[str, Sequence[Sequence[str]]], costs: Sequenc
     return frozenset({"setup"})
 
 
-def _negated(u: Any) -> Any:
-    """A usage record with every count and amount negated (to take a build paid by several parts off their sum)."""
-    from dataclasses import replace
-
-    return replace(u, responses=-u.responses, prompt_tokens=-u.prompt_tokens, completion_tokens=-u.completion_tokens,
-                   usd=-u.usd, unpriced_models=(), batch_responses=None if u.batch_responses is None else -u.batch_responses,
-                   per_model=tuple(replace(m, responses=-m.responses, prompt_tokens=-m.prompt_tokens,
-                                           completion_tokens=-m.completion_tokens, usd=-m.usd,
-                                           batch_responses=None if m.batch_responses is None else -m.batch_responses)
-                                   for m in u.per_model))
-
-
 def merge_parts(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
     """Join `v2 run --shard` parts into the run folder ``out`` (module docstring); returns
     ``{command, shards, lines, failures}`` as :func:`mnemetric.shard.merge`."""
-    from mnemetric.llm.usage import part_usage, sum_usage, write_usage
+    from mnemetric.llm.usage import negated_usage, part_usage, sum_usage, write_usage
 
     refuse_out_among_parts(out, parts)
     got = check_parts(parts)
@@ -204,7 +196,8 @@ def merge_parts(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
             raise InputError(path, "<file>", "data mismatch", f"sha256 {now[:12]}… now, the shards ran on "
                              f"{recorded[:12]}…", fix="merge with the data the shards ran on (or rerun them)")
     keyed: dict[str, list[tuple[int, Any]]] = {d: [] for d in domains}
-    for path, m in got:
+    part_haystacks: dict[str, list[tuple[int, Sequence[str]]]] = {}
+    for part_no, (path, m) in enumerate(got):
         if m.command != COMMAND:
             raise InputError(str(path), "shard manifest", "command", f"{m.command!r}, not {COMMAND!r}", fix=_FIX)
         want = list(zip(m.lines.question_ids, m.lines.keys, strict=True))
@@ -218,6 +211,7 @@ def merge_parts(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
             for row in read_per_question(f):
                 have.append((row.question_id, [di, row.index]))
                 keyed[d].append((row.index, row))
+                part_haystacks.setdefault(d, []).append((part_no, row.haystack_ids))
         if have != want:
             diff = next((h for h, w in zip(have, want) if h != w), (have or want)[min(len(have), len(want)) - 1])
             raise InputError(str(path), str(diff[0]), "rows", f"{len(have)} row(s), its shard manifest lists "
@@ -233,10 +227,10 @@ def merge_parts(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
     if costs is not None:
         from mnemetric.llm.memory_cost import sum_memory_costs
 
-        once = once_phases({d: [r.haystack_ids for r in domain_rows] for d, domain_rows in rows.items()}, costs)
+        once = once_phases(part_haystacks, costs)
         merged_cost = sum_memory_costs(costs, once)
-        if usage is not None and "ingest" in once:  # each part paid the shared build: usage.json counts it once
-            usage = [*usage, *(_negated(w.usage) for _, c in costs[1:] for w in c.systems if w.phase == "ingest")]
+        if usage is not None:  # each part paid the work done alike (setup, a shared build): usage.json counts it once
+            usage = [*usage, *(negated_usage(w.usage) for _, c in costs[1:] for w in c.systems if w.phase in once)]
     custody = extra.get("custody")
     data = DataCheck.from_record(custody, file=str(manifest_path(first_path))) if custody is not None else None
     result = finish(settings, rows, facts, data=data, images=bool(extra.get("images", True)),

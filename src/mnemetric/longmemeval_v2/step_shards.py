@@ -38,7 +38,7 @@ from typing import Any
 from mnemetric.errors import ConfigError, InputError
 from mnemetric.io import atomic_open, write_json_atomic
 from mnemetric.shard import (FileLines, Manifest, Shard, ShardRun, check_parts, config_sha256, lineage_sha256,
-                             manifest_path, merge, refuse_out_among_parts)
+                             manifest_path, prepare_merge, refuse_out_among_parts)
 
 COMMANDS = {"memory": "v2_memory", "read": "v2_read", "check": "v2_check"}
 """step → the stage whose shard manifests name it (their ``command``)."""
@@ -189,20 +189,25 @@ def _part_costs(paths: Sequence[Path]) -> list[tuple[Path, Any]]:
     return [(f, read_memory_cost(f)) for f in files]
 
 
-def _rows(paths: Sequence[Path]) -> list[Any]:
+def _rows(paths: Sequence[Path]) -> list[tuple[int, Any]]:
+    """(part index, row) of every part's memory rows."""
     from mnemetric.longmemeval_v2.step_rows import MemoryRow, read_rows
 
-    return [r for p in paths for r in read_rows(p, MemoryRow)]
+    return [(i, r) for i, p in enumerate(paths) for r in read_rows(p, MemoryRow)]
 
 
-def _once(rows: Sequence[Any], costs: Sequence[tuple[Path, Any]]) -> frozenset[str]:
+def _haystacks(rows: Sequence[tuple[int, Any]]) -> dict[str, list[tuple[int, Any]]]:
+    lists: dict[str, list[tuple[int, Any]]] = {}
+    for i, r in rows:
+        lists.setdefault(r.domain, []).append((i, r.identity["haystack_ids"]))
+    return lists
+
+
+def _once(rows: Sequence[tuple[int, Any]], costs: Sequence[tuple[Path, Any]]) -> frozenset[str]:
     """The memory-cost phases every shard did alike (:func:`mnemetric.longmemeval_v2.shards.once_phases`)."""
     from mnemetric.longmemeval_v2.shards import once_phases
 
-    lists: dict[str, list[Any]] = {}
-    for r in rows:
-        lists.setdefault(r.domain, []).append(r.identity["haystack_ids"])
-    return once_phases(lists, costs)
+    return once_phases(_haystacks(rows), costs)
 
 
 def _counts(u: Any) -> tuple[int, int, int]:
@@ -220,10 +225,7 @@ def _memory_usage(paths: Sequence[Path], usage: list[Any], parts: Sequence[tuple
     if any(u.responses for u in usage):
         from mnemetric.longmemeval_v2.memory import is_shared
 
-        lists: dict[str, list[Any]] = {}
-        for r in _rows(paths):
-            lists.setdefault(r.domain, []).append(r.identity["haystack_ids"])
-        shared = sorted(d for d, v in lists.items() if is_shared(v))
+        shared = sorted(d for d, v in _haystacks(_rows(paths)).items() if len(v) > 1 and is_shared([h for _, h in v]))
         if shared:
             raise InputError(str(_usage(paths[0])), "<file>", "responses", f"the memory called models and the "
                              f"{', '.join(shared)} questions share one haystack, so each shard paid for building "
@@ -249,6 +251,13 @@ def _part_latencies(paths: Sequence[Path], files: Sequence[Path]) -> list[Any]:
             raise InputError(str(p), "<file>", "latency", f"none of the --latency files ({', '.join(map(str, files))}) "
                              "was measured with this part's rows", fix="give each memory part's own latency.json "
                              "(stage v2_memory writes it to <paths.v2_runs>/latency.json on the machine it ran on)")
+        want = set(Manifest.read(p).lines.question_ids)
+        have = {q for _, q in got[1].seconds}
+        if have != want:
+            odd = sorted(have ^ want)[0]
+            raise InputError(str(got[0]), "<file>", "seconds", f"measures {len(have)} question(s), its part {p} "
+                             f"holds {len(want)} (first difference: {odd!r})", fix="give the latency.json the shard "
+                             "wrote with these rows (rerun its v2_memory if it was edited)")
         out.append(got[1])
     if by_sha:
         stray = next(iter(by_sha.values()))[0]
@@ -257,10 +266,22 @@ def _part_latencies(paths: Sequence[Path], files: Sequence[Path]) -> list[Any]:
     return out
 
 
+def _joined_latency(paths: Sequence[Path], got: Sequence[tuple[Path, Manifest]], files: Sequence[Path]) -> Any:
+    """The parts' latency sidecars joined (:meth:`~.steps.Latencies.join`) in the merged rows' order (the
+    manifests' keys), before anything is written."""
+    from mnemetric.longmemeval_v2.steps import Latencies
+
+    parts = _part_latencies(paths, files)
+    domain = {q: d for p in parts for d, q in p.seconds}
+    keyed = sorted((key, qid) for _, m in got for qid, key in zip(m.lines.question_ids, m.lines.keys, strict=True))
+    return Latencies.join(parts, [(domain[q], q) for _, q in keyed])
+
+
 def merge_step(out: str | Path, parts: Sequence[str | Path], *, latency: Sequence[str | Path] = (),
                latency_out: str | Path | None = None) -> dict[str, Any]:
     """`mnemetric merge` of sharded V2 step files (module docstring); returns ``{command, shards, lines,
-    failures}`` as :func:`mnemetric.shard.merge`. Every check runs before anything is written. ``latency``: the
+    failures}`` as :func:`mnemetric.shard.merge`. Every check runs before anything is written
+    (:func:`mnemetric.shard.prepare_merge` for the rows). ``latency``: the
     memory parts' latency sidecars, joined into ``latency_out`` (keyed by the merged memory.jsonl)."""
     from mnemetric.llm.memory_cost import sum_memory_costs, write_memory_cost_record
     from mnemetric.llm.usage import part_usage, sum_usage, write_usage
@@ -285,10 +306,11 @@ def merge_step(out: str | Path, parts: Sequence[str | Path], *, latency: Sequenc
     rows = _rows(paths) if cost is not None and cost[0][1].uses_model_proxy else []
     once = _once(rows, cost) if cost is not None else frozenset()
     merged_cost = sum_memory_costs(cost, once) if cost is not None else None
-    timed = _part_latencies(paths, [Path(f) for f in latency]) if latency else None
+    timed = _joined_latency(paths, got, [Path(f) for f in latency]) if latency else None
     usage = part_usage(paths, _usage)
     if cost is not None and usage is not None:
         usage = _memory_usage(paths, usage, cost, merged_cost)
+    rows_merge = prepare_merge(out, paths)  # the rows' own checks too, before anything is written
     # the sidecars first and the rows last, so an interrupted merge never leaves merged rows beside stale facts
     manifest_path(out).unlink(missing_ok=True)  # the merged file is the whole run's
     with atomic_open(_facts(out), "wb") as fh:
@@ -299,14 +321,12 @@ def merge_step(out: str | Path, parts: Sequence[str | Path], *, latency: Sequenc
         write_usage(_usage(out), usage if not isinstance(usage, list) else sum_usage(usage))
     else:
         _usage(out).unlink(missing_ok=True)  # no part had one: an older one beside OUT is not this merge's
-    done = {**merge(out, paths), "command": command}
+    done = {**rows_merge.write(out), "command": command}
     if timed is not None:  # untracked: keyed by the merged rows, so written after them
-        from mnemetric.longmemeval_v2.step_rows import MemoryRow, read_rows
-        from mnemetric.longmemeval_v2.steps import Latencies, memory_file_sha256
+        from mnemetric.longmemeval_v2.steps import memory_file_sha256
 
-        order = [(r.domain, r.question_id) for r in read_rows(out, MemoryRow)]
         target = Path(latency_out) if latency_out is not None else DEFAULT_LATENCY_OUT
-        Latencies.join(timed, order).write(target, memory_file_sha256(out))
+        timed.write(target, memory_file_sha256(out))
         done["latency"] = str(target)
     return done
 

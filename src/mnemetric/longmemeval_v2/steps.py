@@ -34,7 +34,7 @@ from typing import Any
 from mnemetric.errors import InputError
 from mnemetric.execute import Executor
 from mnemetric.io import sha256_bytes, write_json_atomic
-from mnemetric.llm.tally import CallTally, tallying
+from mnemetric.llm.tally import COUNTS, CallTally, tallying
 from mnemetric.longmemeval_v2.categories import CATEGORY_MAP
 from mnemetric.longmemeval_v2.checkers import LLM_CHECKERS, extract_boxed_answer, is_unknown, parse_eval_function
 from mnemetric.longmemeval_v2.checkers import score_deterministic
@@ -125,14 +125,21 @@ class Latencies:
             out.build[d, q] = float(rest[0]) if rest else 0.0
             out.cache_served[d, q] = int(rest[1]) if len(rest) > 1 else 0
         side = f.within("memory_side")
+        for d in side.raw:
+            block = side.at(d)
+            for name in COUNTS:
+                block.count(name)
+            block.amount("usd")
         out.memory_side = {d: CallTally.from_record(side.at(d).raw) for d in side.raw}
         return sha, out
 
     @classmethod
     def join(cls, parts: Sequence[Latencies], order: Sequence[tuple[str, str]]) -> Latencies:
         """The measurements of disjoint question shards as one (`mnemetric merge`): each question's seconds in
-        ``order`` (the merged rows' (domain, question id)), each domain's memory-side calls added up. Every
-        question of ``order`` must be measured in exactly one part (the caller names the parts)."""
+        ``order`` (the merged rows' (domain, question id)), each domain's memory-side calls added up — the calls the
+        shards made: a memory shared by a domain's questions was built by every shard, so its build's calls are in
+        each shard's tally (these are measurements, as the seconds are; the tracked memory-cost record counts such
+        a build once). Every question of ``order`` must be measured in exactly one part (the caller checks)."""
         out = cls()
         for key in order:
             owner = next(p for p in parts if key in p.seconds)
