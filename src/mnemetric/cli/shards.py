@@ -120,12 +120,13 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
         from mnemetric.shard import Manifest, merge, without_sidecars
 
         a.parts = without_sidecars(a.parts)  # a glob over the parts also names their .failures.jsonl sidecars
-        merger = shard_merger(Manifest.read(a.parts[0]).command)
+        command = Manifest.read(a.parts[0]).command
+        merger = shard_merger(command)
         timed = {"latency": a.latency, "latency_out": a.latency_out} if a.latency else {}
         if (a.latency_out is not None) and not a.latency:
             raise ConfigError("--latency-out", "given without --latency", fix="give the parts' latency sidecars with "
                               "--latency LATENCY.json ...")
-        cost = _merged_cost(a)  # read and checked before anything is written
+        cost = _merged_cost(a, command)  # read and checked before anything is written
         if merger is not None:  # a command whose output is a folder: its family joins the parts
             done = merger(a.out, a.parts, **timed)
             extra = f" (+ latency → {done['latency']})" if done.get("latency") else ""
@@ -152,19 +153,17 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
     return run
 
 
-def _merged_cost(a: argparse.Namespace):
+def _merged_cost(a: argparse.Namespace, command: str):
     """`merge --memory-cost`: the parts' records added up (None: not given); refused for parts that are not
     retrieve's, or a count that is not one per part."""
     from mnemetric.errors import ConfigError
     from mnemetric.llm.memory_cost import read_memory_cost, sum_memory_costs
-    from mnemetric.shard import Manifest
 
     if not a.memory_cost:
         if a.memory_cost_out is not None:
             raise ConfigError("--memory-cost-out", "given without --memory-cost",
                               fix="give each retrieve part's record with --memory-cost COST.json ...")
         return None
-    command = Manifest.read(a.parts[0]).command
     if command != "retrieve":
         raise ConfigError("--memory-cost", f"given for {command} parts: only retrieve writes a memory-cost record",
                           fix="leave --memory-cost out (a V2 memory step's memory-cost.json is merged with its part)")

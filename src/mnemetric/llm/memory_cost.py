@@ -171,6 +171,20 @@ def read_memory_cost(path: str | Path) -> MemoryCost:
     return MemoryCost.from_record(raw, file=str(path))
 
 
+def part_memory_costs(files: Sequence[str | Path]) -> list[tuple[Path, MemoryCost]] | None:
+    """The memory-cost records of the parts of a sharded run, each validated, before anything is written: None
+    when no part has one; a part without one, when others have theirs, is an error naming it (the rule of
+    :func:`mnemetric.llm.usage.part_usage`)."""
+    paths = [Path(f) for f in files]
+    have = [f.is_file() for f in paths]
+    if not any(have):
+        return None
+    if not all(have):
+        raise InputError(str(paths[have.index(False)]), "<file>", "memory cost", "missing, while other parts have "
+                         "theirs", fix="merge the parts with their memory-cost records (rerun the shard that lost it)")
+    return [(f, read_memory_cost(f)) for f in paths]
+
+
 def write_memory_cost_record(path: str | Path, cost: MemoryCost) -> None:
     """Write a typed record atomically (the layout :func:`memory_cost_record` builds)."""
     write_json_atomic(path, cost.to_record())

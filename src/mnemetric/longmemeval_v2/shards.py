@@ -137,36 +137,26 @@ MEMORY_COST = "memory_cost.json"
 """A UsesModelProxy memory's requests per phase (`v2 run` writes it: :mod:`mnemetric.llm.memory_cost`)."""
 
 
-def _part_costs(parts: Sequence[Path]) -> list[tuple[Path, Any]] | None:
-    """Each part's memory_cost.json, validated (None: no part has one; some but not all: an error naming it)."""
-    from mnemetric.llm.memory_cost import read_memory_cost
+def built_by_every_part(haystacks: Mapping[str, Sequence[tuple[int, Sequence[str]]]], parts: int) -> list[str]:
+    """The domains whose memory every part built (``haystacks``: domain → (part index, each question's haystack ids)
+    over all parts): more than one question, all sharing one haystack, and every part holding some of them."""
+    from mnemetric.longmemeval_v2.memory import is_shared
 
-    files = [Path(p) / MEMORY_COST for p in parts]
-    have = [f.is_file() for f in files]
-    if not any(have):
-        return None
-    if not all(have):
-        raise InputError(str(files[have.index(False)]), "<file>", "memory cost", "missing, while other parts have "
-                         "theirs", fix=_FIX)
-    return [(f, read_memory_cost(f)) for f in files]
+    return [d for d, rows in haystacks.items()
+            if len(rows) > 1 and is_shared([ids for _, ids in rows]) and {i for i, _ in rows} == set(range(parts))]
 
 
 def once_phases(haystacks: Mapping[str, Sequence[tuple[int, Sequence[str]]]], costs: Sequence[tuple[Path, Any]]
                 ) -> frozenset[str]:
     """The phases of a memory-cost record every part did alike (counted once by
-    :func:`mnemetric.llm.memory_cost.sum_memory_costs`): the setup, and the ingest when in every domain all the
-    questions share one haystack and every part holds some of them (``haystacks``: domain → (part index, each
-    question's haystack ids) over all parts): each part built that memory, the unsharded run built it once. Some
-    domains built by every part and some not, with ingest requests in the parts: the record does not split phases
-    by domain, so it is refused, naming the first such part."""
-    from mnemetric.longmemeval_v2.memory import is_shared
-
-    every_part = set(range(len(costs)))
-    everywhere = [len(rows) > 1 and is_shared([ids for _, ids in rows]) and {i for i, _ in rows} == every_part
-                  for rows in haystacks.values()]
-    if everywhere and all(everywhere):
+    :func:`mnemetric.llm.memory_cost.sum_memory_costs`): the setup, and the ingest when every domain's memory was
+    built by every part (:func:`built_by_every_part`): the unsharded run built it once. Some domains built by every
+    part and some not, with ingest requests in the parts: the record does not split phases by domain, so it is
+    refused, naming the first such part."""
+    everywhere = built_by_every_part(haystacks, len(costs))
+    if haystacks and len(everywhere) == len(haystacks):
         return frozenset({"setup", "ingest"})
-    if any(everywhere):
+    if everywhere:
         for f, cost in costs:
             if any(w.phase == "ingest" and sum(w.requests) for w in cost.systems):
                 raise InputError(str(f), "<file>", "systems.*.ingest", "some domains share one haystack (each shard "
@@ -222,10 +212,11 @@ def merge_parts(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
         raise InputError(", ".join(str(p) for p, _ in got), "shards", "gap",
                          f"{total} row(s) in the parts, the run has {first.universe} question(s)", fix=_FIX)
     usage = part_usage([p for p, _ in got], lambda part: Path(part) / "usage.json")
-    costs = _part_costs([p for p, _ in got])
+    from mnemetric.llm.memory_cost import part_memory_costs, sum_memory_costs
+
+    costs = part_memory_costs([Path(p) / MEMORY_COST for p, _ in got])
     merged_cost = None
     if costs is not None:
-        from mnemetric.llm.memory_cost import sum_memory_costs
 
         once = once_phases(part_haystacks, costs)
         merged_cost = sum_memory_costs(costs, once)

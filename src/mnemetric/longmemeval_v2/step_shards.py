@@ -179,14 +179,14 @@ def _same_bytes(files: Sequence[Path], what: str, fix: str) -> bytes:
 
 
 def _part_costs(paths: Sequence[Path]) -> list[tuple[Path, Any]]:
-    """Each memory part's memory-cost.json, read and validated before anything is written."""
-    from mnemetric.llm.memory_cost import read_memory_cost
+    """Each memory part's memory-cost.json (stage v2_memory always writes one), validated before anything is
+    written."""
+    from mnemetric.llm.memory_cost import part_memory_costs
 
-    files = [_cost(p) for p in paths]
-    for f in files:
-        if not f.is_file():
-            raise InputError(str(f), "<file>", "memory cost", "missing beside its part", fix=_RERUN)
-    return [(f, read_memory_cost(f)) for f in files]
+    costs = part_memory_costs([_cost(p) for p in paths])
+    if costs is None:
+        raise InputError(str(_cost(paths[0])), "<file>", "memory cost", "missing beside its part", fix=_RERUN)
+    return costs
 
 
 def _rows(paths: Sequence[Path]) -> list[tuple[int, Any]]:
@@ -223,9 +223,9 @@ def _memory_usage(paths: Sequence[Path], usage: list[Any], parts: Sequence[tuple
     if merged.uses_model_proxy and all(_counts(u) == _counts(c.usage) for u, (_, c) in zip(usage, parts)):
         return merged.usage  # every call of each part went through the proxy
     if any(u.responses for u in usage):
-        from mnemetric.longmemeval_v2.memory import is_shared
+        from mnemetric.longmemeval_v2.shards import built_by_every_part
 
-        shared = sorted(d for d, v in _haystacks(_rows(paths)).items() if len(v) > 1 and is_shared([h for _, h in v]))
+        shared = sorted(built_by_every_part(_haystacks(_rows(paths)), len(paths)))
         if shared:
             raise InputError(str(_usage(paths[0])), "<file>", "responses", f"the memory called models and the "
                              f"{', '.join(shared)} questions share one haystack, so each shard paid for building "
@@ -235,7 +235,7 @@ def _memory_usage(paths: Sequence[Path], usage: list[Any], parts: Sequence[tuple
     return usage
 
 
-def _part_latencies(paths: Sequence[Path], files: Sequence[Path]) -> list[Any]:
+def _part_latencies(got: Sequence[tuple[Path, Manifest]], files: Sequence[Path]) -> list[Any]:
     """Each memory part's latency sidecar among ``files`` (matched by the part's sha256), before anything is
     written: a part without one, or a file that belongs to no part, is an error naming it."""
     from mnemetric.longmemeval_v2.steps import Latencies, memory_file_sha256
@@ -245,20 +245,20 @@ def _part_latencies(paths: Sequence[Path], files: Sequence[Path]) -> list[Any]:
         sha, lat = Latencies.read_sidecar(f)
         by_sha[sha] = (Path(f), lat)
     out = []
-    for p in paths:
-        got = by_sha.pop(memory_file_sha256(p), None)
-        if got is None:
+    for p, manifest in got:
+        found = by_sha.pop(memory_file_sha256(p), None)
+        if found is None:
             raise InputError(str(p), "<file>", "latency", f"none of the --latency files ({', '.join(map(str, files))}) "
                              "was measured with this part's rows", fix="give each memory part's own latency.json "
                              "(stage v2_memory writes it to <paths.v2_runs>/latency.json on the machine it ran on)")
-        want = set(Manifest.read(p).lines.question_ids)
-        have = {q for _, q in got[1].seconds}
+        want = set(manifest.lines.question_ids)
+        have = {q for _, q in found[1].seconds}
         if have != want:
             odd = sorted(have ^ want)[0]
-            raise InputError(str(got[0]), "<file>", "seconds", f"measures {len(have)} question(s), its part {p} "
+            raise InputError(str(found[0]), "<file>", "seconds", f"measures {len(have)} question(s), its part {p} "
                              f"holds {len(want)} (first difference: {odd!r})", fix="give the latency.json the shard "
                              "wrote with these rows (rerun its v2_memory if it was edited)")
-        out.append(got[1])
+        out.append(found[1])
     if by_sha:
         stray = next(iter(by_sha.values()))[0]
         raise InputError(str(stray), "<file>", "memory_sha256", "belongs to none of the parts (a stale sidecar, or "
@@ -266,12 +266,12 @@ def _part_latencies(paths: Sequence[Path], files: Sequence[Path]) -> list[Any]:
     return out
 
 
-def _joined_latency(paths: Sequence[Path], got: Sequence[tuple[Path, Manifest]], files: Sequence[Path]) -> Any:
+def _joined_latency(got: Sequence[tuple[Path, Manifest]], files: Sequence[Path]) -> Any:
     """The parts' latency sidecars joined (:meth:`~.steps.Latencies.join`) in the merged rows' order (the
     manifests' keys), before anything is written."""
     from mnemetric.longmemeval_v2.steps import Latencies
 
-    parts = _part_latencies(paths, files)
+    parts = _part_latencies(got, files)
     domain = {q: d for p in parts for d, q in p.seconds}
     keyed = sorted((key, qid) for _, m in got for qid, key in zip(m.lines.question_ids, m.lines.keys, strict=True))
     return Latencies.join(parts, [(domain[q], q) for _, q in keyed])
@@ -306,7 +306,7 @@ def merge_step(out: str | Path, parts: Sequence[str | Path], *, latency: Sequenc
     rows = _rows(paths) if cost is not None and cost[0][1].uses_model_proxy else []
     once = _once(rows, cost) if cost is not None else frozenset()
     merged_cost = sum_memory_costs(cost, once) if cost is not None else None
-    timed = _joined_latency(paths, got, [Path(f) for f in latency]) if latency else None
+    timed = _joined_latency(got, [Path(f) for f in latency]) if latency else None
     usage = part_usage(paths, _usage)
     if cost is not None and usage is not None:
         usage = _memory_usage(paths, usage, cost, merged_cost)
