@@ -224,7 +224,8 @@ def bench_workers_section(args: argparse.Namespace) -> dict[str, Any]:
     from workers import bench_workers
 
     return {"command": "python tests/bench/run.py " + " ".join(args.argv), "machine": machine(),
-            **bench_workers(questions=args.questions, sessions=args.sessions, seed=args.seed)}
+            **bench_workers(questions=args.questions, sessions=args.sessions, seed=args.seed,
+                             repeats=args.repeats)}
 
 
 def bench_stream_section(args: argparse.Namespace) -> dict[str, Any]:
@@ -335,7 +336,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
                                      "e.g. retrieval-bm25 for a --systems subset beside the full section")
     p.add_argument("--m-questions", type=int, default=500,
                    help="stream: questions of the M-shaped file, 500 sessions each (default: %(default)s, ~385 MB)")
-    p.add_argument("--repeats", type=int, default=3, help="stream: runs of each command (default: %(default)s)")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="stream: runs of each command; workers: rounds of the three configurations (figures: "
+                        "medians; ratios: medians of paired ratios) (default: %(default)s)")
     p.add_argument("--reuse-questions", type=int, default=50,
                    help="reuse: questions of the dense off/cold/warm runs (default: %(default)s)")
     p.add_argument("--table", action="store_true",

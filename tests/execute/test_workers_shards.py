@@ -279,9 +279,15 @@ def _frozen(_item):
     return gc.get_freeze_count()
 
 
+def _periodic(dask_worker):
+    return {name: getattr(callback, "callback_time", None) for name, callback in dask_worker.periodic_callbacks.items()}
+
+
 def test_workers_settle_their_heap_before_the_first_task():
     """Pool and Dask workers freeze what they hold before any question (mnemetric.execute.pool.settle_heap), so a
-    question's collections do not walk the inherited heap; the caller's own process is left as it was."""
+    question's collections do not walk the inherited heap; the caller's own process is left as it was. The workers
+    of a LocalCluster the executor starts run without the statistical profiler and with the slower periodic callbacks
+    of mnemetric.execute.dask.LOCAL_CLUSTER_CONFIG (each took the GIL from the questions' work)."""
     import gc
 
     here = gc.get_freeze_count()
@@ -292,3 +298,9 @@ def test_workers_settle_their_heap_before_the_first_task():
 
     with DaskExecutor(workers=2, progress=False) as ex:
         assert all(n > 0 for n in ex.map(_frozen, range(8)))
+        quiet = ex.dask_client.run(_periodic)  # the LocalCluster's workers run with LOCAL_CLUSTER_CONFIG
+        assert len(quiet) == 2 and all(callbacks.get("profile") is None and callbacks["tick"] == 1000
+                                       and callbacks["memory_monitor"] == 1000 for callbacks in quiet.values()), quiet
+    import dask
+
+    assert dask.config.get("distributed.worker.profile.enabled") is True  # this process's config is left as it was
