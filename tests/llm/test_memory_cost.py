@@ -84,7 +84,7 @@ def _ledger(adds):
 def _of(adds):
     from types import SimpleNamespace
 
-    from mnemetric.llm.memory_cost import MemoryCost
+    from mnemetric.llm.memory_cost_file import MemoryCost
 
     return MemoryCost.from_record(memory_cost_record("toy", SimpleNamespace(ledger=_ledger(adds))), file="<test>")
 
@@ -98,7 +98,7 @@ def test_the_totals_are_the_phases_sums_when_a_model_answers_several_times_in_a_
 def test_shards_add_up_to_the_whole_runs_record_and_work_done_alike_counts_once():
     import pytest
 
-    from mnemetric.llm.memory_cost import sum_memory_costs
+    from mnemetric.llm.memory_cost_file import sum_memory_costs
 
     build = [("ingest", "chat", 10), ("ingest", "embeddings", 4)]
     a, b = [("query", "embeddings", 7)], [("query", "embeddings", 9), ("query", "chat", 5)]
@@ -116,7 +116,7 @@ def test_a_phase_counted_once_that_differs_or_parts_of_other_memories_are_refuse
     import pytest
 
     from mnemetric.errors import InputError
-    from mnemetric.llm.memory_cost import MemoryCost, sum_memory_costs
+    from mnemetric.llm.memory_cost_file import MemoryCost, sum_memory_costs
 
     a, b = _of([("ingest", "chat", 10)]), _of([("ingest", "chat", 11)])
     with pytest.raises(InputError, match=r"(?s)b\.json.*systems\.toy\.ingest.*differs"):
@@ -130,7 +130,7 @@ def test_a_record_whose_totals_are_not_its_phases_sums_or_that_has_an_unknown_ph
     import pytest
 
     from mnemetric.errors import InputError
-    from mnemetric.llm.memory_cost import MemoryCost
+    from mnemetric.llm.memory_cost_file import MemoryCost
 
     record = _of([("ingest", "chat", 10)]).to_record()
     bad = {**record, "requests": {"chat": 2, "embeddings": 0}}
@@ -139,3 +139,49 @@ def test_a_record_whose_totals_are_not_its_phases_sums_or_that_has_an_unknown_ph
     bad = {**record, "systems": {"toy": {"warmup": record["systems"]["toy"]["ingest"]}}}
     with pytest.raises(InputError, match=r"(?s)x\.json.*systems\.toy\.warmup.*not a phase"):
         MemoryCost.from_record(bad, file="x.json")
+
+
+def test_a_shards_record_carries_its_part_and_reads_back_byte_for_byte_and_a_bad_part_is_named():
+    import pytest
+
+    from mnemetric.errors import InputError
+    from mnemetric.llm.memory_cost_file import MemoryCost, PartRef
+
+    whole = _of([("query", "chat", 10)])
+    assert "part" not in whole.to_record()  # a whole run's record keeps its layout (and the stage's bytes)
+    record = {**whole.to_record(), "part": PartRef("1/2", ("a" * 64,)).to_record()}
+    assert MemoryCost.from_record(record, file="c.json").to_record() == record
+    for part, named in (({"shard": "1/2", "outputs_sha256": []}, "part.outputs_sha256"),
+                        ({"shard": "1/2", "outputs_sha256": ["abc"]}, "part.outputs_sha256"),
+                        ({"shard": "1/2"}, "part.outputs_sha256.*missing"),
+                        ({"shard": "1/2", "outputs_sha256": ["a" * 64], "when": 1}, "part.when.*unexpected"),
+                        ("1/2", "part.*JSON object")):
+        with pytest.raises(InputError, match=rf"(?s)c\.json.*{named}"):
+            MemoryCost.from_record({**record, "part": part}, file="c.json")
+
+
+def test_shard_records_are_matched_to_their_parts_by_the_outputs_sha256(tmp_path):
+    import pytest
+
+    from mnemetric.errors import InputError
+    from mnemetric.io import sha256_file
+    from mnemetric.llm.memory_cost_file import PartRef, parts_memory_costs, write_memory_cost_record
+
+    parts = [tmp_path / "p1.jsonl", tmp_path / "p2.jsonl"]
+    for k, part in enumerate(parts, 1):
+        part.write_text(f"rows of shard {k}\n", encoding="utf-8")
+    costs = {}
+    for k, part in enumerate(parts, 1):
+        cost = _of([("query", "chat", 10 * k)])
+        costs[k] = type(cost)(**{**cost.__dict__, "part": PartRef(f"{k}/2", (sha256_file(part),))})
+        write_memory_cost_record(tmp_path / f"c{k}.json", costs[k])
+    got = parts_memory_costs([tmp_path / "c2.json", tmp_path / "c1.json"], parts)  # any order: the parts' order back
+    assert [(f.name, c) for f, c in got] == [("c1.json", costs[1]), ("c2.json", costs[2])]
+    write_memory_cost_record(tmp_path / "whole.json", _of([("query", "chat", 10)]))
+    (tmp_path / "stale.json").write_bytes((tmp_path / "c1.json").read_bytes())
+    parts[0].write_text("rows of shard 1, rerun\n", encoding="utf-8")  # c1 is now an earlier run's record
+    for given, named in ((["whole.json", "c2.json"], r"whole\.json.*part.*not a shard's record"),
+                         (["stale.json", "c2.json"], r"stale\.json.*part\.outputs_sha256.*none of the PARTs"),
+                         (["c2.json", "c2.json"], r"c2\.json.*a second record of the part")):
+        with pytest.raises(InputError, match=rf"(?s){named}"):
+            parts_memory_costs([tmp_path / g for g in given], parts)

@@ -70,7 +70,9 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
 
         from mnemetric.cli.executor import command_executor
         from mnemetric.cli.shards import light_executor, run_shard
+        from mnemetric.io import sha256_file
         from mnemetric.llm.memory_cost import finish_memory_run, serving, write_memory_cost
+        from mnemetric.llm.memory_cost_file import PartRef
         from mnemetric.longmemeval.memory.base import calls_models, uses_model_proxy
         from mnemetric.longmemeval.retrieve import check_retrieval_settings, write_retrieval
         from mnemetric.shard import ShardRun
@@ -93,8 +95,10 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
                                     k=a.context_k, budget=a.context_tokens, log=a.out, contexts=a.contexts, total=n,
                                     executor=executor, shard=shard)
         finish_memory_run("retrieve", memory.name, proxy)
-        if a.memory_cost is not None:
-            write_memory_cost(a.memory_cost, memory.name, proxy)
+        if a.memory_cost is not None:  # a shard's record is bound to the outputs it was written beside
+            part = None if shard is None else PartRef(str(shard.shard), tuple(
+                sha256_file(out) for out in (a.out, a.contexts) if out is not None))
+            write_memory_cost(a.memory_cost, memory.name, proxy, part)
         print(f"retrieve: {memory.name} ({a.granularity}) over {n} questions"
               + (f" (shard {shard.shard})" if shard is not None else "") + f" → {a.out}"
               + (f" (+ contexts {a.contexts})" if a.contexts else "") + _cache_note(memory))

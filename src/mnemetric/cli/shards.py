@@ -105,8 +105,9 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
                         "the rows' sha256), joined so the merged run keeps the shards' query latencies and LAFS")
     p.add_argument("--memory-cost", type=Path, nargs="+", default=[], metavar="COST.json",
                    help="(after the PARTs) with retrieve parts: each shard's --memory-cost record (one per PART, "
-                        "any order), added up into --memory-cost-out: what a memory that calls models through the "
-                        "model proxy asked, the queries summed, a setup every shard did alike counted once")
+                        "any order, matched to its part by the sha256 of the outputs it was written beside), added "
+                        "up into --memory-cost-out: what a memory that calls models through the model proxy asked, "
+                        "the queries summed, a setup every shard did alike counted once")
     p.add_argument("--memory-cost-out", type=Path, default=None, metavar="FILE",
                    help="where the merged memory-cost record goes (default OUT.memory-cost.json)")
     p.add_argument("--latency-out", type=Path, default=None, metavar="FILE",
@@ -143,7 +144,7 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
             write_usage(f"{a.out}.usage.json", sum_usage(usage))
             extra += f" (+ usage of the {len(usage)} part(s) → {a.out}.usage.json)"
         if cost is not None:
-            from mnemetric.llm.memory_cost import write_memory_cost_record
+            from mnemetric.llm.memory_cost_file import write_memory_cost_record
 
             target = a.memory_cost_out or Path(f"{a.out}.memory-cost.json")
             write_memory_cost_record(target, cost)
@@ -157,7 +158,7 @@ def _merged_cost(a: argparse.Namespace, command: str):
     """`merge --memory-cost`: the parts' records added up (None: not given); refused for parts that are not
     retrieve's, or a count that is not one per part."""
     from mnemetric.errors import ConfigError
-    from mnemetric.llm.memory_cost import read_memory_cost, sum_memory_costs
+    from mnemetric.llm.memory_cost_file import parts_memory_costs, sum_memory_costs
 
     if not a.memory_cost:
         if a.memory_cost_out is not None:
@@ -170,5 +171,5 @@ def _merged_cost(a: argparse.Namespace, command: str):
     if len(a.memory_cost) != len(a.parts):
         raise ConfigError("--memory-cost", f"{len(a.memory_cost)} record(s) for {len(a.parts)} part(s)",
                           fix="give one record per PART: the file each shard's `retrieve --memory-cost` wrote")
-    return sum_memory_costs([(f, read_memory_cost(f)) for f in a.memory_cost], frozenset({"setup"}))
+    return sum_memory_costs(parts_memory_costs(a.memory_cost, a.parts), frozenset({"setup"}))
 

@@ -12,36 +12,36 @@ bytes. Layout (``json.dump(indent=2)``, keys in this order)::
      "volatile": [str, ...],              # what was found (kinds, never values)
      "requests": {"chat": int, "embeddings": int},     # the library's requests, all phases
      "usage": <usage block>,              # the cost of the work, all phases (mnemetric.llm.usage's layout)
-     "systems": {<system>: {<phase>: {"requests": {...}, "usage": <usage block>}}}}   # phases: setup, ingest, query
+     "systems": {<system>: {<phase>: {"requests": {...}, "usage": <usage block>}}},   # phases: setup, ingest, query
+     "part": {"shard": "K/N", "outputs_sha256": [str, ...]}}   # only a shard's record (`retrieve --shard`)
+
+``part`` binds a shard's record to the outputs it was written beside (the sha256 of each file the shard wrote),
+so `mnemetric merge --memory-cost` adds up the records of the PARTs given and no other (a stale record of an
+earlier run of the same memory is refused by name). An unsharded or merged record has no ``part``.
 
 A system without the proxy writes ``uses_model_proxy: false`` and zero counts (its own model calls, if
 any, are in the stage's usage sidecar). :func:`finish_memory_run` prints and logs the **untracked** facts of
 THIS run (sent, replayed, the measured hit rate, dollars paid, seconds per phase) as one ``memory_proxy``
 line of the run log (:mod:`mnemetric.llm.run_log`; stage ``<stage>-memory``), and warns when the run is not reproducible by replay.
 
-The tracked record is typed once here: :class:`MemoryCost` (reader :func:`read_memory_cost`, writer
-:func:`write_memory_cost_record`), and :func:`sum_memory_costs` adds up the records of the disjoint parts of one
-sharded run (`mnemetric merge`): counts and tokens exactly, dollars summed as :func:`mnemetric.llm.usage.sum_usage`
-sums them (the unsharded run's up to float rounding), ``replayable`` only when every part is, ``volatile`` united.
+The tracked record is typed once in :mod:`mnemetric.llm.memory_cost_file` (``MemoryCost``, its reader and writer,
+and the sums of a sharded run's parts).
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
-from mnemetric.errors import InputError
 from mnemetric.io import write_json_atomic
 from mnemetric.llm.budget import WorkUsage
+from mnemetric.llm.memory_cost_file import PartRef
 from mnemetric.llm.proxy import ModelProxy
-from mnemetric.llm.proxy_ledger import KINDS, PHASES, ProxyLedger
+from mnemetric.llm.proxy_ledger import KINDS, ProxyLedger
 from mnemetric.llm.run_log import append_run_log, run_entry
-from mnemetric.llm.usage import UsageRecord, sum_usage
-from mnemetric.records import Fields, read_json_file
 
 DEFAULTS = {"base_url": None, "port": 0}
 """The ``memory_llm`` section: the real endpoint behind the proxy (None: ``$OPENAI_BASE_URL``, else OpenAI;
@@ -90,155 +90,12 @@ def memory_cost_record(memory: str, proxy: ModelProxy | None) -> dict[str, Any]:
             "volatile": work["volatile"], "requests": requests, "usage": usage, "systems": work["systems"]}
 
 
-_FIX: Final = "regenerate it by rerunning the memory step (stage retrieve / v2_memory, or `mnemetric v2 run`)"
-_FIELDS: Final = ("memory", "uses_model_proxy", "replayable", "volatile", "requests", "usage", "systems")
-
-
-def _requests(f: Fields, name: str) -> tuple[int, ...]:
-    """``{chat, embeddings}`` as counts in :data:`KINDS` order."""
-    block = f.at(name).only(KINDS)
-    return tuple(block.count(k) for k in KINDS)
-
-
-@dataclass(frozen=True)
-class PhaseWork:
-    """What one memory system asked through the proxy in one phase (``systems.<system>.<phase>``)."""
-
-    system: str
-    phase: str
-    """One of :data:`mnemetric.llm.proxy_ledger.PHASES`."""
-    requests: tuple[int, ...]
-    """Requests per kind, in :data:`KINDS` order."""
-    usage: UsageRecord
-
-    def to_record(self) -> dict[str, Any]:
-        return {"requests": dict(zip(KINDS, self.requests, strict=True)), "usage": self.usage.to_record()}
-
-
-@dataclass(frozen=True)
-class MemoryCost:
-    """The tracked memory-side cost record (module docstring)."""
-
-    memory: str
-    uses_model_proxy: bool
-    replayable: bool
-    volatile: tuple[str, ...]
-    requests: tuple[int, ...]
-    """All phases' requests per kind, in :data:`KINDS` order."""
-    usage: UsageRecord
-    systems: tuple[PhaseWork, ...]
-    """Systems in sorted order, each one's phases in :data:`PHASES` order (the writer's order)."""
-
-    @classmethod
-    def from_record(cls, raw: Any, *, file: str) -> MemoryCost:
-        """Validate a record: known fields only, counts non-negative, the totals the sums of the phases'."""
-        f = Fields.of(raw, file=file, record="<file>", fix=_FIX).only(_FIELDS)
-        requests = _requests(f, "requests")
-        usage = UsageRecord.from_record(f.get("usage", ((dict,), "a usage block")), file=file, line="usage")
-        systems = []
-        for system, phases in f.at("systems").raw.items():
-            pf = Fields.of(phases, file=file, record="<file>", prefix=f"systems.{system}.", fix=_FIX)
-            for phase in phases:
-                if phase not in PHASES:
-                    raise pf.error(phase, f"not a phase (expected one of {', '.join(PHASES)})")
-                block = pf.at(phase).only(("requests", "usage"))
-                systems.append(PhaseWork(system, phase, _requests(block, "requests"),
-                                         UsageRecord.from_record(block.get("usage", ((dict,), "a usage block")),
-                                                                 file=file, line=f"systems.{system}.{phase}.usage")))
-        for i, kind in enumerate(KINDS):
-            summed = sum(w.requests[i] for w in systems)
-            if summed != requests[i]:
-                raise f.error(f"requests.{kind}", f"total {requests[i]} is not the phases' sum {summed}")
-        for name in ("responses", "prompt_tokens", "completion_tokens"):
-            summed = sum(getattr(w.usage, name) for w in systems)
-            if summed != getattr(usage, name):
-                raise f.error(f"usage.{name}", f"total {getattr(usage, name)} is not the phases' sum {summed}")
-        return cls(f.string("memory"), f.boolean("uses_model_proxy"), f.boolean("replayable"), f.strings("volatile"),
-                   requests, usage, tuple(systems))
-
-    def to_record(self) -> dict[str, Any]:
-        systems: dict[str, dict[str, Any]] = {}
-        for w in self.systems:
-            systems.setdefault(w.system, {})[w.phase] = w.to_record()
-        return {"memory": self.memory, "uses_model_proxy": self.uses_model_proxy, "replayable": self.replayable,
-                "volatile": list(self.volatile), "requests": dict(zip(KINDS, self.requests, strict=True)),
-                "usage": self.usage.to_record(), "systems": systems}
-
-
-def read_memory_cost(path: str | Path) -> MemoryCost:
-    """Read and validate a tracked memory-cost record."""
-    raw = read_json_file(path, missing_fix="run the memory step that writes it first", fix=_FIX)
-    return MemoryCost.from_record(raw, file=str(path))
-
-
-def part_memory_costs(files: Sequence[str | Path]) -> list[tuple[Path, MemoryCost]] | None:
-    """The memory-cost records of the parts of a sharded run, each validated, before anything is written: None
-    when no part has one; a part without one, when others have theirs, is an error naming it (the rule of
-    :func:`mnemetric.llm.usage.part_usage`)."""
-    paths = [Path(f) for f in files]
-    have = [f.is_file() for f in paths]
-    if not any(have):
-        return None
-    if not all(have):
-        raise InputError(str(paths[have.index(False)]), "<file>", "memory cost", "missing, while other parts have "
-                         "theirs", fix="merge the parts with their memory-cost records (rerun the shard that lost it)")
-    return [(f, read_memory_cost(f)) for f in paths]
-
-
-def write_memory_cost_record(path: str | Path, cost: MemoryCost) -> None:
-    """Write a typed record atomically (the layout :func:`memory_cost_record` builds)."""
-    write_json_atomic(path, cost.to_record())
-
-
-def sum_memory_costs(parts: Sequence[tuple[str | Path, MemoryCost]], once: frozenset[str] = frozenset()) -> MemoryCost:
-    """The record of the parts of one sharded run (module docstring). ``parts``: (file, record) pairs. A phase in
-    ``once`` is work every part did alike (the setup of each process; the build of a memory shared by all the
-    questions): it must be the same in every part and counts once, as in the unsharded run; every other phase is
-    the parts' disjoint work and is summed. Parts of different memories, some through the model proxy and some
-    not, or a ``once`` phase that differs, are an error naming the file."""
-    if not parts:
-        raise InputError("<parts>", "<file>", "memory cost", "no part given", fix=_FIX)
-    first_file, first = parts[0]
-    other = "merge the shards of one run (rerun the shard that differs)"
-    for file, cost in parts[1:]:
-        for name in ("memory", "uses_model_proxy"):
-            if getattr(cost, name) != getattr(first, name):
-                raise InputError(str(file), "<file>", name, f"{getattr(cost, name)!r}, but {first_file} has "
-                                 f"{getattr(first, name)!r}: not parts of one run", fix=other)
-    phases: dict[tuple[str, str], list[tuple[str | Path, PhaseWork]]] = {}
-    for file, cost in parts:
-        for w in cost.systems:
-            phases.setdefault((w.system, w.phase), []).append((file, w))
-    systems = []
-    for s, ph in sorted(phases, key=lambda sp: (sp[0], PHASES.index(sp[1]))):
-        got = phases[s, ph]
-        if ph in once:
-            holders = {str(f) for f, _ in got}
-            lacking = next((f for f, _ in parts if str(f) not in holders), None)
-            base = got[0][1].to_record()
-            odd = lacking if lacking is not None else next((f for f, w in got if w.to_record() != base), None)
-            if odd is not None:
-                raise InputError(str(odd), "<file>", f"systems.{s}.{ph}",
-                                 ("missing" if lacking is not None else "differs") + f" (see {got[0][0]}): work every "
-                                 "shard does alike must be the same in each",
-                                 fix="run the memory step unsharded (its requests are not the same in every shard)")
-            systems.append(got[0][1])
-            continue
-        works = [w for _, w in got]
-        systems.append(PhaseWork(s, ph, tuple(sum(w.requests[i] for w in works) for i in range(len(KINDS))),
-                                 sum_usage([w.usage for w in works])))
-    costs = [c for _, c in parts]
-    # the totals from the phases as merged (a phase counted once is in them once)
-    total_usage = sum_usage([w.usage for w in systems]) if systems else sum_usage([c.usage for c in costs])
-    return MemoryCost(first.memory, first.uses_model_proxy, all(c.replayable for c in costs),
-                      tuple(sorted({v for c in costs for v in c.volatile})),
-                      tuple(sum(w.requests[i] for w in systems) for i in range(len(KINDS))), total_usage,
-                      tuple(systems))
-
-
-def write_memory_cost(path: str | Path, memory: str, proxy: ModelProxy | None) -> dict[str, Any]:
-    """Write the tracked record atomically; returns it."""
+def write_memory_cost(path: str | Path, memory: str, proxy: ModelProxy | None,
+                      part: PartRef | None = None) -> dict[str, Any]:
+    """Write the tracked record atomically (``part``: a shard's, bound to its outputs); returns it."""
     record = memory_cost_record(memory, proxy)
+    if part is not None:
+        record["part"] = part.to_record()
     write_json_atomic(path, record)
     return record
 

@@ -149,7 +149,7 @@ def built_by_every_part(haystacks: Mapping[str, Sequence[tuple[int, Sequence[str
 def once_phases(haystacks: Mapping[str, Sequence[tuple[int, Sequence[str]]]], costs: Sequence[tuple[Path, Any]]
                 ) -> frozenset[str]:
     """The phases of a memory-cost record every part did alike (counted once by
-    :func:`mnemetric.llm.memory_cost.sum_memory_costs`): the setup, and the ingest when every domain's memory was
+    :func:`mnemetric.llm.memory_cost_file.sum_memory_costs`): the setup, and the ingest when every domain's memory was
     built by every part (:func:`built_by_every_part`): the unsharded run built it once. Some domains built by every
     part and some not, with ingest requests in the parts: the record does not split phases by domain, so it is
     refused, naming the first such part."""
@@ -212,7 +212,7 @@ def merge_parts(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
         raise InputError(", ".join(str(p) for p, _ in got), "shards", "gap",
                          f"{total} row(s) in the parts, the run has {first.universe} question(s)", fix=_FIX)
     usage = part_usage([p for p, _ in got], lambda part: Path(part) / "usage.json")
-    from mnemetric.llm.memory_cost import part_memory_costs, sum_memory_costs
+    from mnemetric.llm.memory_cost_file import part_memory_costs, sum_memory_costs
 
     costs = part_memory_costs([Path(p) / MEMORY_COST for p, _ in got])
     merged_cost = None
@@ -230,7 +230,7 @@ def merge_parts(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:
     out = Path(out)
     write_run(out, result, v2, started_at_utc=min(started) if started else None)
     if merged_cost is not None:
-        from mnemetric.llm.memory_cost import write_memory_cost_record
+        from mnemetric.llm.memory_cost_file import write_memory_cost_record
 
         write_memory_cost_record(out / MEMORY_COST, merged_cost)
     else:

@@ -17,7 +17,7 @@ set on an unsharded input is refused: shard the memory step.
 key order (:func:`mnemetric.shard.merge`: overlaps, gaps, config / data / input mismatches refused by name)
 and the files beside them: ``STEP.json`` (the step's facts: the same in every part, copied), ``STEP-usage.json``
 (summed, :func:`mnemetric.llm.usage.sum_usage`) and, for the memory step, ``memory-cost.json`` (the parts'
-records added up, :func:`mnemetric.llm.memory_cost.sum_memory_costs`: requests and tokens exactly, dollars up to
+records added up, :func:`mnemetric.llm.memory_cost_file.sum_memory_costs`: requests and tokens exactly, dollars up to
 float rounding). The merged files are the unsharded stage's bytes (the dollars of a priced model up to float
 rounding). A phase every shard did alike — the setup, and the ingest when every domain's questions share one
 haystack (each shard built that memory) — counts once, as in the unsharded run. The measured query latencies
@@ -181,7 +181,7 @@ def _same_bytes(files: Sequence[Path], what: str, fix: str) -> bytes:
 def _part_costs(paths: Sequence[Path]) -> list[tuple[Path, Any]]:
     """Each memory part's memory-cost.json (stage v2_memory always writes one), validated before anything is
     written."""
-    from mnemetric.llm.memory_cost import part_memory_costs
+    from mnemetric.llm.memory_cost_file import part_memory_costs
 
     costs = part_memory_costs([_cost(p) for p in paths])
     if costs is None:
@@ -283,7 +283,7 @@ def merge_step(out: str | Path, parts: Sequence[str | Path], *, latency: Sequenc
     failures}`` as :func:`mnemetric.shard.merge`. Every check runs before anything is written
     (:func:`mnemetric.shard.prepare_merge` for the rows). ``latency``: the
     memory parts' latency sidecars, joined into ``latency_out`` (keyed by the merged memory.jsonl)."""
-    from mnemetric.llm.memory_cost import sum_memory_costs, write_memory_cost_record
+    from mnemetric.llm.memory_cost_file import sum_memory_costs, write_memory_cost_record
     from mnemetric.llm.usage import part_usage, sum_usage, write_usage
 
     out, paths = Path(out), [Path(p) for p in parts]

@@ -139,7 +139,8 @@ def test_mnemetric_retrieve_serves_the_proxy_and_writes_the_cost(server, small, 
 def test_retrieve_shards_memory_costs_merge_into_the_unsharded_record(server, small, tmp_path):
     """`retrieve --shard K/2 --memory-cost` per shard, then `merge --memory-cost`: the log is the unsharded bytes and
     the record its requests and tokens exactly (each question's haystack is its own: summed), dollars up to float
-    rounding; a count that is not one per part, or the flag on parts that are not retrieve's, is refused."""
+    rounding; a count that is not one per part, a record of another run (bound to other bytes) or of an unsharded
+    one, or the flag on parts that are not retrieve's, is refused."""
     from tests.longmemeval_v2.test_stage_shards import _usd, _without_usd
 
     conf = tmp_path / "toy.yaml"
@@ -161,7 +162,12 @@ def test_retrieve_shards_memory_costs_merge_into_the_unsharded_record(server, sm
     assert got["requests"]["chat"] > 0 and got["usage"]["usd"] > 0
     assert [json.loads((tmp_path / f"c{k}.json").read_text())["requests"] for k in (1, 2)] != [want["requests"]] * 2
     assert _without_usd(got) == _without_usd(want) and _usd(got) == pytest.approx(_usd(want), rel=1e-12)
+    assert json.loads((tmp_path / "c1.json").read_text())["part"]["shard"] == "1/2" and "part" not in want
+    ok(cli(*args, "--shard", "1/2", "--granularity", "turn", "--out", tmp_path / "other.jsonl", "--memory-cost",
+           tmp_path / "other.json", env=env))  # another run's shard 1: its record is bound to other bytes
     for extra, named in (((tmp_path / "c1.json",), "1 record(s) for 2 part(s)"),
+                         ((tmp_path / "other.json", tmp_path / "c2.json"), "none of the PARTs given"),
+                         ((tmp_path / "whole.json", tmp_path / "c2.json"), "not a shard's record"),
                          ((), "--memory-cost-out")):
         flags = ("--memory-cost", *extra) if extra else ("--memory-cost-out", tmp_path / "x.json")
         proc = cli("merge", "--out", tmp_path / "bad.jsonl", *parts, *flags, env=env)
