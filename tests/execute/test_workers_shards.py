@@ -101,9 +101,12 @@ def test_executor_address_joins_a_running_scheduler_and_writes_the_same_bytes(tm
         prefixes = watcher.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
         assert "run_chunk" in prefixes, prefixes  # the scheduler ran the run's per-question tasks
     assert [p.read_bytes() for p in base] == [p.read_bytes() for p in joined]
-    with DaskExecutor(address="tcp://127.0.0.1:9", progress=False) as ex, \
-            pytest.raises(ConfigError, match=r"(?s)executor\.address.*cannot reach the Dask scheduler"):
-        ex.dask_client
+    import dask
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}), \
+            DaskExecutor(address="tcp://127.0.0.1:9", progress=False) as ex, \
+            pytest.raises(ConfigError, match=r"(?s)executor\.address.*cannot reach the Dask scheduler.*waited 2s"):
+        ex.dask_client  # nobody listens there: refused for Dask's connect timeout (30 s unless set), then named
 
 
 def test_executor_dask_is_an_option_of_the_executor_group():

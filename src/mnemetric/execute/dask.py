@@ -83,12 +83,17 @@ class DaskExecutor(ImmediateExecutor):
                 raise ConfigError("executor", "executor=dask needs Dask distributed, which is not installed",
                                   fix="pip install 'mnemetric[dask]' (or use -S executor=immediate)") from None
             if self.address:
+                import dask
+
+                wait = dask.config.get("distributed.comm.timeouts.connect")  # Dask's own setting, 30 s by default
                 try:
-                    self._client = Client(self.address, timeout="30s")
+                    self._client = Client(self.address, timeout=wait)
                 except (OSError, TimeoutError) as exc:
-                    raise ConfigError("executor.address", f"cannot reach the Dask scheduler {self.address!r}: {exc}",
-                                      fix="start the scheduler, or set executor.address: null for a LocalCluster"
-                                      ) from None
+                    raise ConfigError("executor.address", f"cannot reach the Dask scheduler {self.address!r} "
+                                      f"(waited {wait}): {exc}",
+                                      fix="start the scheduler, or set executor.address: null for a LocalCluster "
+                                      "(the wait is Dask's distributed.comm.timeouts.connect, e.g. "
+                                      "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=60s)") from None
             else:
                 import dask
 
