@@ -113,3 +113,22 @@ def test_deep_nesting_never_reaches_yajl(tmp_path, text):
     path.write_text(text)
     with pytest.raises(Exception):  # noqa: B017 - ijson's premature end: iter_json_items hands over
         _fast(path, 1 << 20)
+
+
+def test_the_fast_path_is_yajl2_c_by_name_and_without_it_the_strict_reader_reads_the_same_items(tmp_path, monkeypatch,
+                                                                                              capsys):
+    """The fast path asks ijson for yajl2_c by name (its guards are yajl's), never for ijson's best available
+    backend; an ijson without its C extension reads every file with the strict reader, said once on stderr."""
+    assert jsonfast.BACKEND == "yajl2_c"  # the dependency this environment promises (ijson's C build)
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps(PAIRS), encoding="utf-8")
+    fast = [item for item, _ in jsonstream.iter_json_items(path)]
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(jsonfast, "_YAJL", None)
+    monkeypatch.setattr(jsonfast, "_said", [])
+    with pytest.raises(Suspect, match="yajl2_c"):
+        _fast(path, 1 << 16)
+    assert [item for item, _ in jsonstream.iter_json_items(path)] == fast == PAIRS
+    assert [item for item, _ in jsonstream.iter_json_items(path)] == fast
+    err = capsys.readouterr().err
+    assert err.count("yajl2_c") == 1 and "pip install" in err and "Traceback" not in err

@@ -27,11 +27,21 @@ accepts yields exactly the same items either way.
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 import ijson
+
+try:
+    _YAJL: Any = ijson.get_backend("yajl2_c")
+except ImportError:  # an ijson built without its C extension: the guards above are yajl's, so no fast path
+    _YAJL = None
+BACKEND: str | None = "yajl2_c" if _YAJL is not None else None
+"""The backend of the fast path (``yajl2_c``, named, never ijson's pick of the best available); None without
+it: every file is then read by the strict reader (the same items, slower), said once on stderr."""
+_said: list[bool] = []
 
 _local = threading.local()
 _WS = b" \t\r\n"
@@ -132,6 +142,13 @@ def _lone_surrogate(data: bytes) -> bool:
 def fast_items(fh: BinaryIO, chunk: int) -> Iterator[Any]:
     """Yield the items of the JSON list read from ``fh`` (opened in binary, at its start, BOM already
     checked); raise :class:`Suspect` (or ijson's error) where only the strict reader can tell."""
+    if _YAJL is None:
+        if not _said:
+            _said.append(True)
+            print("mnemetric: ijson's C backend (yajl2_c) is not installed: big JSON files are read by the "
+                  "pure-Python strict reader (the same items, slower). Fix: pip install --force-reinstall ijson "
+                  "(a build with its C extension)", file=sys.stderr)
+        raise Suspect("ijson's yajl2_c backend is not installed")
     size = max(chunk, 16)
     head = fh.read(size)
     while head and not head.lstrip(_WS):
@@ -139,7 +156,7 @@ def fast_items(fh: BinaryIO, chunk: int) -> Iterator[Any]:
     if head.lstrip(_WS)[:1] != b"[":
         raise Suspect("not a list")
     scanned = _Scanned(fh, head)
-    items = ijson.items(scanned, "item", use_float=True, map_type=_Object, buf_size=size)
+    items = _YAJL.items(scanned, "item", use_float=True, map_type=_Object, buf_size=size)
     while True:
         _local.repeated = False
         try:
