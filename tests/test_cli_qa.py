@@ -371,3 +371,31 @@ def test_check_model_sends_one_cheap_request_and_tells_served_from_not_served(tm
                   cwd=tmp_path)
         assert out.returncode == 2 and "ERROR (HTTP 503" in out.stdout and server.count == 1  # no retries
     assert list(tmp_path.iterdir()) == []  # writes nothing (no cache row, no file)
+
+
+def test_judge_with_executor_batch_sends_its_requests_by_batch_and_writes_the_live_bytes(files):
+    """`mnemetric judge --executor FILE.yaml` (the batch executor, polling every 10 ms): the judge's requests go to
+    the loopback Batch API (none live), the judged lines are the live run's bytes, and a rerun sends nothing."""
+    tmp, ref = files
+    sha = write_standin(tmp / "LongMemEval")
+    fast = tmp / "fast-batch.yaml"
+    fast.write_text("_target_: mnemetric.execute.batch.BatchExecutor\n_partial_: true\nname: batch\n"
+                    "poll_interval: 0.01\n", encoding="utf-8")
+    out = tmp / "hyp.jsonl.eval-results-gpt-4o"
+    with FakeOpenAIServer(reply=reply, model_map={"gpt-4o-2024-08-06": "gpt-4o-2024-08-06"}) as server:
+        server.batch.auto = True
+        args = ["judge", tmp / "hyp.jsonl", tmp / "ref.json", "--longmemeval-dir", tmp / "LongMemEval",
+                "--evaluate-qa-sha256", sha]
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+        live = cli(*args, env={**env, "MNEMETRIC_CACHE_DIR": str(tmp / "live-cache")})
+        assert live.returncode == 0, live.stderr
+        live_bytes, sent = out.read_bytes(), server.count
+        batch_env = {**env, "MNEMETRIC_CACHE_DIR": str(tmp / "batch-cache")}
+        batched = cli(*args, "--executor", fast, env=batch_env)
+        assert batched.returncode == 0 and "Traceback" not in batched.stderr, batched.stderr
+        assert server.count == sent and len(server.batch.submitted) == len(ref) == len(set(server.batch.submitted))
+        assert out.read_bytes() == live_bytes
+        again = cli(*args, "--executor", fast, env=batch_env)
+        assert again.returncode == 0 and "requests sent 0" in again.stderr, again.stderr
+        assert server.count == sent and len(server.batch.submitted) == len(ref)
+    assert out.read_bytes() == live_bytes
