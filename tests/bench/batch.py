@@ -7,7 +7,9 @@ Each executor gets its own empty response cache and ledger. Measured: wall secon
 the server ran in batches, the cost of the work (usd; the price table's ``batch_discount`` is OpenAI's 0.5), and a
 rerun of each on its own cache (must send 0). The batch server moves one state per poll (poll_interval 0.01 s),
 so its wall time is the client's overhead (upload, poll, download, cache writes), not OpenAI's turnaround
-(up to 24 h). Not a pytest module.
+(up to 24 h). ``kill_9``: a run killed with SIGKILL in each batch state, resumed, then rerun
+(tests/support/batch_kill.py): the requests paid twice and the rerun's requests, both 0 when the ledger works.
+Not a pytest module.
 """
 
 from __future__ import annotations
@@ -66,7 +68,31 @@ def bench_batch(questions: int = 500, latency_ms: int = 100) -> dict[str, Any]:
                           "batches": len(server.batch.batches)},
                 "cost_ratio_batch_over_live": batch_usd / live_usd if live_usd else None,
                 "same_texts": [o.text for o in live_out] == [o.text for o in batch_out],
-                "rerun_sent": {"live": live_again.requests_sent, "batch": batch_again.requests_sent}}
+                "rerun_sent": {"live": live_again.requests_sent, "batch": batch_again.requests_sent},
+                "kill_9": bench_kill_9()}
+
+
+def bench_kill_9(n: int = 20) -> dict[str, Any]:
+    """kill -9 of a batch run in each batch state, then a resume and a rerun, each on its own empty cache and
+    loopback server (tests/support/batch_kill.py): the requests submitted or run twice (must be 0), and the
+    rerun's requests (must be 0)."""
+    from tests.support.batch_kill import STATES, resume_after_kill
+    from tests.support.openai_server import FakeOpenAIServer
+
+    out: dict[str, Any] = {"requests": n}
+    for state in STATES:
+        with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer() as server:
+            before = os.environ.get("MNEMETRIC_CACHE_DIR")
+            os.environ["MNEMETRIC_CACHE_DIR"] = tmp  # the forked run's and the resume's cache and ledger
+            try:
+                out[state] = resume_after_kill(server, Path(tmp), n, state)
+            finally:
+                if before is None:
+                    os.environ.pop("MNEMETRIC_CACHE_DIR", None)
+                else:
+                    os.environ["MNEMETRIC_CACHE_DIR"] = before
+    out["paid_twice"] = sum(out[s]["submitted_twice"] + out[s]["run_twice"] for s in STATES)
+    return out
 
 
 if __name__ == "__main__":

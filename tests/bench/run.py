@@ -296,6 +296,9 @@ def _rows(name: str, r: dict[str, Any]) -> list[tuple[str, str, str]]:
                      f"live ${get('live', 'usd')}"))
         rows.append(("batch seconds", f"{get('batch', 'seconds')} s", f"live {get('live', 'seconds')} s"))
         rows.append(("rerun sends", str(get("rerun_sent")), ""))
+        if get("kill_9") is not None:
+            rows.append(("kill -9 in each batch state: requests paid twice", str(get("kill_9", "paid_twice")),
+                         f"{get('kill_9', 'requests')} requests per state"))
     elif name.startswith("retrieval"):
         for level, systems in (get("runs") or {}).items():
             for system, v in systems.items():
