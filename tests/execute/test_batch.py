@@ -68,6 +68,26 @@ def test_batch_costs_half_of_live_on_the_same_requests_and_a_rerun_sends_nothing
     assert len(server.batch.submitted) == 5 and server.count == 5
 
 
+def test_calls_of_two_models_go_in_one_batch_per_model_and_every_answer_lands(server):
+    two = calls(server.base_url, 7, models=("m", "n"))  # m, n, m, n, ... interleaved
+    with batch() as ex:
+        out = ex.run(two)
+        work = ex.usage.work.to_dict()
+    assert [(o.text, o.model) for o in out] == [(f"echo: q{i}", "mn"[i % 2]) for i in range(7)]
+    made = list(server.batch.batches.values())
+    assert len(made) == 2
+    by_model = {}
+    for b in made:
+        sent = [json.loads(x) for x in server.batch.files[b["input_file_id"]]["data"].splitlines()]
+        [model] = {x["body"]["model"] for x in sent}  # one model per batch
+        by_model[model] = [x["custom_id"] for x in sent]
+    assert by_model == {"m": [c.key for c in two[0::2]], "n": [c.key for c in two[1::2]]}
+    assert {m: v["batch_responses"] for m, v in work["per_model"].items()} == {"m": 4, "n": 3}
+    with batch() as ex:  # every answer is in the cache under its own model's key
+        assert [o.text for o in ex.run(two)] == [o.text for o in out] and ex.usage.cache_hits == 7
+    assert len(server.batch.submitted) == 7
+
+
 def test_cached_calls_cost_no_request_and_timed_calls_go_live(server):
     with ImmediateExecutor(LLM, progress=False) as live:
         live.run(calls(server.base_url, 2))
