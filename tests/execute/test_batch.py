@@ -144,16 +144,27 @@ def test_failed_and_cancelled_batches_are_reported_with_their_id(server, ending)
         assert len(ex.run(calls(server.base_url, 4))) == 4
 
 
-@pytest.mark.parametrize("fault, message", [("truncate_output", "truncated"), ("extra_line", "unknown custom_id")])
-def test_a_bad_output_file_stores_nothing(server, fault, message):
-    setattr(server.batch, fault, True)
-    with batch() as ex, pytest.raises(InputError, match=message):
+OUTPUT_FILE = r"batch batch-\d+ output file file-\d+"
+
+
+@pytest.mark.parametrize("fault, value, error, message", [
+    ("truncate_output", True, InputError, rf"{OUTPUT_FILE}: line 3: field '<json>': the file is truncated"),
+    ("drop_output_lines", 1, BatchError, r"batch batch-\d+: its output and error files hold 2 result line\(s\) but the "
+     r"batch reports 3 \(completed \+ failed\): a file is truncated. Nothing was stored"),
+    ("extra_line", True, InputError, rf"{OUTPUT_FILE}: line 4 \(f{{64}}\): field 'custom_id': .*unknown custom_id"),
+    ("repeat_line", True, InputError, rf"{OUTPUT_FILE}: line 4 \(\w{{64}}\): field 'custom_id': a second result "
+     rf"\(first: {OUTPUT_FILE} line 1\)"),
+    ("lose_output", True, BatchError, r"batch batch-\d+ \(ledger .*\): its output file file-\d+ is not on the server"),
+])
+def test_a_bad_output_file_stores_nothing(server, fault, value, error, message):
+    setattr(server.batch, fault, value)
+    with batch() as ex, pytest.raises(error, match=message):
         ex.run(calls(server.base_url, 3))
     with ResponseCache() as cache:
         assert len(cache) == 0
     with Ledger.beside(ResponseCache().path) as ledger:
         assert [s.state for s in ledger.slots()] == ["submitted"]  # to be downloaded again
-    setattr(server.batch, fault, False)
+    setattr(server.batch, fault, type(value)())  # the file served whole: the same batch is downloaded again
     with batch() as ex:
         assert len(ex.run(calls(server.base_url, 3))) == 3
     assert len(server.batch.submitted) == 3
