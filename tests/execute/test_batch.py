@@ -232,6 +232,39 @@ def test_the_v2_harness_times_queries_inside_measuring_latency():
     assert seen == [True] and not latency_measured()
 
 
+def test_progress_is_shown_on_stderr_while_polling(server, capsys):
+    import threading
+
+    server.batch.auto = False  # the batch moves when the test says
+    api = server.batch
+
+    def polled_twice_more() -> None:  # the run has looked at the batch twice since the last step
+        seen = api.retrieves.get(api.only(), 0)
+        while api.retrieves.get(api.only(), 0) < seen + 2 and run.is_alive():
+            run.join(0.01)
+
+    with BatchExecutor(LLM, poll_interval=0.01, progress=True) as ex:
+        got: dict = {}
+        run = threading.Thread(target=lambda: got.update(out=ex.run(calls(server.base_url, 3), desc="judge")),
+                               daemon=True)
+        run.start()
+        while not api.batches and run.is_alive():
+            run.join(0.01)
+        polled_twice_more()
+        bid = api.only()
+        with api.lock:  # in progress, 2 of its 3 requests finished
+            api.batches[bid].update(status="in_progress", request_counts={"total": 3, "completed": 2, "failed": 0})
+        polled_twice_more()
+        api.advance(bid, "completed")
+        run.join(30)
+    assert not run.is_alive() and [o.text for o in got["out"]] == ["echo: q0", "echo: q1", "echo: q2"]
+    frames = capsys.readouterr().err.split("\r")  # the tqdm bar, redrawn at each poll
+    polled = [f for f in frames if f.startswith("judge (batch):")]
+    assert any(" 0/3 " in f and f"{bid}: validating" in f for f in polled), polled
+    assert any(" 2/3 " in f and f"{bid}: in_progress" in f for f in polled), polled
+    assert any(" 3/3 " in f and f"{bid}: completed" in f for f in polled), polled
+
+
 def test_a_second_thread_is_refused_while_a_run_is_under_way_and_nothing_is_paid_twice(server):
     import threading
 
