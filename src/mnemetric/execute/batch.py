@@ -2,7 +2,8 @@
 
 ``-S executor=batch`` (stages) or ``--executor batch`` (commands). For the calls of one ``run``:
 
-1. a call already answered in the response cache is answered from it (0 requests), as live;
+1. a call already answered in the response cache is answered from it (0 requests), as live; an open ledger slot
+   holding it all of whose replies are cached (a run killed between storing them and marking it) is marked done;
 2. a call whose latency is measured (:attr:`ModelCall.timed`, or made inside :func:`measuring_latency`,
    e.g. a LongMemEval-V2 memory's timed ``query``) is sent live, by the immediate executor;
 3. the rest become batch lines (``custom_id`` = the cache key; :mod:`mnemetric.llm.batch_files`), one
@@ -203,18 +204,35 @@ class BatchExecutor(PoolMapper):
             if outcomes[i] is None:
                 groups.setdefault(c.key, []).append(i)
         pending: dict[str, list[int]] = {}
+        hits = []
         for key, idx in groups.items():
             hit = self.cache.get(key)
             if self._usable(calls[idx[0]], hit):
+                hits.append(key)
                 for i in idx:
                     outcomes[i] = self._answer(calls[i], hit, cached=True)
             else:
                 if hit is not None:
                     self.cache.delete([key])  # a stored non-answer (older version): asked again, as live
                 pending[key] = idx
+        if hits:
+            self._settle(hits)
         if pending:
             self._batched(calls, pending, outcomes, desc, progress)
         return [o for o in outcomes if o is not None]
+
+    def _settle(self, hits: list[str]) -> None:
+        """Mark done the ledger's open slots holding these cache hits whose replies are all cached
+        (:func:`~.batch_collect.settle_answered`: a run killed between storing and marking). No ledger
+        file: nothing to settle (none is made)."""
+        from mnemetric.execute.batch_collect import settle_answered
+        from mnemetric.llm.batch_ledger import LEDGER_FILENAME
+
+        path = Path(self._ledger_path) if self._ledger_path else self.cache.path.parent / LEDGER_FILENAME
+        if self._ledger is None and not path.exists():
+            return
+        held = set(self.ledger.holders(hits, ("submitted", EXPORTED)).values())
+        settle_answered(self.ledger, self.cache, [self.ledger.get(s) for s in sorted(held)])
 
     def _batched(self, calls: list[ModelCall], pending: dict[str, list[int]], outcomes: list, desc: str,
                  progress: bool) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from tqdm.auto import tqdm
 
@@ -133,6 +133,28 @@ def follow(ex: Any, slots: list, want: Mapping[str, Any], desc: str, progress: b
                                        f"max_wait={ex.max_wait}s; rerun to collect (ledger {ex.ledger.path})")
                 time.sleep(ex.poll_interval)
     return results, problems
+
+
+SETTLED: Final = "settled: every reply was already in the response cache"
+
+
+def settle_answered(ledger: Ledger, cache: ResponseCache, slots: Iterable[Any]) -> list[str]:
+    """Mark done each submitted or exported slot of ``slots`` all of whose requests have a reply in ``cache``:
+    nothing is left to collect (a run killed after storing a batch's replies but before marking its slot
+    done, an import killed likewise, or requests answered live meanwhile). Otherwise such a slot would stay
+    open for ever, since a run whose calls are all cache hits never looks at the ledger again. Its batch at
+    the server is left alone. Returns the slots settled."""
+    settled = []
+    for slot in slots:
+        if slot is None or slot.state not in ("submitted", EXPORTED):
+            continue
+        keys = ledger.keys(slot.slot)
+        if keys and all(k in cache for k in keys):
+            if slot.state == EXPORTED:
+                ledger.update(slot.slot, completed=len(keys))  # `batch status`: N+0 of N done
+            ledger.finish(slot.slot, note=SETTLED)
+            settled.append(slot.slot)
+    return settled
 
 
 def import_output(paths: Sequence[str | Path], ledger: Ledger, cache: ResponseCache) -> dict[str, Any]:
