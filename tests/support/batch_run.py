@@ -1,6 +1,6 @@
 """The calls of the batch tests: N chat calls ``q0`` … ``q<N-1>`` (model "m", or ``models`` in turn; each priced
-with the OpenAI batch discount), and a batch run of them: ``python -m tests.support.batch_run BASE_URL N`` (the response cache and
-ledger of ``$MNEMETRIC_CACHE_DIR``; prints the outcomes' texts as one JSON line)."""
+with the OpenAI batch discount), and a batch run of them: ``python -m tests.support.batch_run BASE_URL N`` (the
+response cache and ledger of ``$MNEMETRIC_CACHE_DIR``; prints the outcomes' texts as one JSON line)."""
 
 from __future__ import annotations
 

@@ -14,9 +14,9 @@ lines (expired: the rest get ``batch_expired`` error lines; cancelled: no lines)
 errors); ``truncate_output`` (output files served cut in the middle of their last line); ``drop_output_lines`` (N:
 output files served without their last N lines, cut exactly at a line boundary); ``extra_line`` (output files
 served with a line for a custom_id not in the batch); ``repeat_line`` (output files served with their first line
-twice); ``lose_output`` (output files answer 404, as a deleted file does); :meth:`delete` (the batch and its files vanish: 404). ``hold`` (a
-threading.Event, set = released) blocks file-content downloads, to kill a client in
-completed-but-not-downloaded.
+twice); ``lose_output`` (output files answer 404, as a deleted file does); :meth:`delete` (the batch and its
+files vanish: 404). ``hold`` (a threading.Event, set = released) blocks file-content downloads, to kill a client
+in completed-but-not-downloaded.
 
 :attr:`submitted` lists every custom_id of every batch created (a request paid twice appears twice);
 :attr:`executed` the custom_ids run (billed).
