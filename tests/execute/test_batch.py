@@ -191,6 +191,38 @@ def test_requests_are_split_at_the_request_and_byte_limits(server):
         split_lines([("k", b"x" * 30)], 50_000, 25)
 
 
+def test_the_shipped_split_limits_are_the_batch_apis_and_a_request_over_the_byte_limit_is_refused(server):
+    from contextlib import closing
+
+    from mnemetric.config import compose
+    from mnemetric.errors import ConfigError
+    from mnemetric.execute import ModelCall
+    from mnemetric.execute.executor import build_executor
+    from mnemetric.llm.batch_files import MAX_BYTES, MAX_REQUESTS
+
+    assert (MAX_REQUESTS, MAX_BYTES) == (50_000, 200 * 1024 * 1024) == (50_000, 209_715_200)
+    with BatchExecutor() as ex:
+        assert (ex.max_requests, ex.max_bytes) == (50_000, 209_715_200)
+    for option in ("batch", "batch-export"):  # what `-S executor=batch` / `batch-export` builds
+        with closing(build_executor(compose([f"executor={option}"])["executor"], LLM, progress=False)) as ex:
+            assert (ex.name, ex.max_requests, ex.max_bytes) == (option, 50_000, 209_715_200)
+    with pytest.raises(ConfigError, match=r"executor.max_bytes_per_batch.*209715201 is over the Batch API's limit"):
+        BatchExecutor(max_bytes_per_batch=MAX_BYTES + 1)
+    with pytest.raises(ConfigError, match=r"executor.max_requests_per_batch.*50001 is over the Batch API's limit"):
+        BatchExecutor(max_requests_per_batch=MAX_REQUESTS + 1)
+    # one request over the byte limit: a clear error before any batch (of any model) is submitted
+    big = ModelCall.chat(role="judge", model="n", messages=[{"role": "user", "content": "x" * 2000}],
+                         params={"temperature": 0, "max_tokens": 10}, base_url=server.base_url, tag="q_big")
+    with batch(max_bytes_per_batch=1000) as ex, pytest.raises(InputError, match=(
+            rf"<batch input file>: request {big.key} \(judge, q_big, model n\): field 'body': one request is "
+            r"2\d{3} bytes as a batch line, over the file limit executor.max_bytes_per_batch = 1000 \(the Batch "
+            r"API's: 209715200\); nothing was submitted\n  fix: send it live \(executor=immediate\), or raise")):
+        ex.run(calls(server.base_url, 3, models=("m", "n")) + [big])
+    assert server.batch.batches == {} and server.batch.files == {}
+    with Ledger.beside(ResponseCache().path) as ledger:
+        assert ledger.slots() == []
+
+
 def test_rows_are_marked_and_the_budget_counts_batch_requests(server):
     with batch(llm={**LLM, "budget": {"max_requests": 3}}) as ex, pytest.raises(Exception, match="max_requests=3"):
         ex.run(calls(server.base_url, 5))
