@@ -134,3 +134,34 @@ def test_importing_a_file_cut_at_a_line_boundary_says_what_is_still_unanswered(s
     printed = capsys.readouterr().out
     assert "1 error(s)" in printed and f"{fourth.stem}: 1 of 1 request(s) still have no stored reply (0 with no line" \
         in printed and "1 with an error, non-answer or malformed line" in printed, printed
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL at one exact instruction (no handler runs: the ledger keeps what was committed)."""
+
+
+def test_an_import_killed_before_marking_its_slot_done_is_settled_by_the_rerun(server, tmp_path, monkeypatch):
+    from mnemetric.execute.batch_collect import SETTLED
+    from mnemetric.llm.batch_ledger import Ledger
+
+    out_dir = tmp_path / "export"
+    with BatchExecutor({"prices": PRICES}, mode="export", export_dir=str(out_dir), progress=False) as ex, \
+            pytest.raises(BatchPending):
+        ex.run(calls(server.base_url, 3))
+    [exported] = list(out_dir.glob("*.jsonl"))
+    run_batch_runner(server, exported, tmp_path / "out.jsonl")
+
+    def die(self, slot, **kw):
+        raise Killed  # the replies are cached; the slot still says "exported"
+
+    with monkeypatch.context() as m:
+        m.setattr(Ledger, "finish", die)
+        with pytest.raises(Killed):
+            main(["batch", "import", str(tmp_path / "out.jsonl")])
+    with ResponseCache() as cache, Ledger.beside(cache.path) as ledger:
+        assert len(cache) == 3 and [s.state for s in ledger.slots()] == ["exported"]
+    with BatchExecutor({"prices": PRICES}, mode="export", export_dir=str(out_dir), progress=False) as ex:
+        assert [o.text for o in ex.run(calls(server.base_url, 3))] == ["echo: q0", "echo: q1", "echo: q2"]
+        assert ex.usage.requests_sent == 0
+    with ResponseCache() as cache, Ledger.beside(cache.path) as ledger:
+        assert [(s.state, s.note, s.completed) for s in ledger.slots()] == [("done", SETTLED, 3)]
