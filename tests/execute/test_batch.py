@@ -68,6 +68,26 @@ def test_batch_costs_half_of_live_on_the_same_requests_and_a_rerun_sends_nothing
     assert len(server.batch.submitted) == 5 and server.count == 5
 
 
+def test_calls_of_two_models_go_in_one_batch_per_model_and_every_answer_lands(server):
+    two = calls(server.base_url, 7, models=("m", "n"))  # m, n, m, n, ... interleaved
+    with batch() as ex:
+        out = ex.run(two)
+        work = ex.usage.work.to_dict()
+    assert [(o.text, o.model) for o in out] == [(f"echo: q{i}", "mn"[i % 2]) for i in range(7)]
+    made = list(server.batch.batches.values())
+    assert len(made) == 2
+    by_model = {}
+    for b in made:
+        sent = [json.loads(x) for x in server.batch.files[b["input_file_id"]]["data"].splitlines()]
+        [model] = {x["body"]["model"] for x in sent}  # one model per batch
+        by_model[model] = [x["custom_id"] for x in sent]
+    assert by_model == {"m": [c.key for c in two[0::2]], "n": [c.key for c in two[1::2]]}
+    assert {m: v["batch_responses"] for m, v in work["per_model"].items()} == {"m": 4, "n": 3}
+    with batch() as ex:  # every answer is in the cache under its own model's key
+        assert [o.text for o in ex.run(two)] == [o.text for o in out] and ex.usage.cache_hits == 7
+    assert len(server.batch.submitted) == 7
+
+
 def test_cached_calls_cost_no_request_and_timed_calls_go_live(server):
     with ImmediateExecutor(LLM, progress=False) as live:
         live.run(calls(server.base_url, 2))
@@ -124,16 +144,27 @@ def test_failed_and_cancelled_batches_are_reported_with_their_id(server, ending)
         assert len(ex.run(calls(server.base_url, 4))) == 4
 
 
-@pytest.mark.parametrize("fault, message", [("truncate_output", "truncated"), ("extra_line", "unknown custom_id")])
-def test_a_bad_output_file_stores_nothing(server, fault, message):
-    setattr(server.batch, fault, True)
-    with batch() as ex, pytest.raises(InputError, match=message):
+OUTPUT_FILE = r"batch batch-\d+ output file file-\d+"
+
+
+@pytest.mark.parametrize("fault, value, error, message", [
+    ("truncate_output", True, InputError, rf"{OUTPUT_FILE}: line 3: field '<json>': the file is truncated"),
+    ("drop_output_lines", 1, BatchError, r"batch batch-\d+: its output and error files hold 2 result line\(s\) but the "
+     r"batch reports 3 \(completed \+ failed\): a file is truncated. Nothing was stored"),
+    ("extra_line", True, InputError, rf"{OUTPUT_FILE}: line 4 \(f{{64}}\): field 'custom_id': .*unknown custom_id"),
+    ("repeat_line", True, InputError, rf"{OUTPUT_FILE}: line 4 \(\w{{64}}\): field 'custom_id': a second result "
+     rf"\(first: {OUTPUT_FILE} line 1\)"),
+    ("lose_output", True, BatchError, r"batch batch-\d+ \(ledger .*\): its output file file-\d+ is not on the server"),
+])
+def test_a_bad_output_file_stores_nothing(server, fault, value, error, message):
+    setattr(server.batch, fault, value)
+    with batch() as ex, pytest.raises(error, match=message):
         ex.run(calls(server.base_url, 3))
     with ResponseCache() as cache:
         assert len(cache) == 0
     with Ledger.beside(ResponseCache().path) as ledger:
         assert [s.state for s in ledger.slots()] == ["submitted"]  # to be downloaded again
-    setattr(server.batch, fault, False)
+    setattr(server.batch, fault, type(value)())  # the file served whole: the same batch is downloaded again
     with batch() as ex:
         assert len(ex.run(calls(server.base_url, 3))) == 3
     assert len(server.batch.submitted) == 3
@@ -158,6 +189,38 @@ def test_requests_are_split_at_the_request_and_byte_limits(server):
     assert [len(c) for c in split_lines(lines, 50_000, 25)] == [2, 2, 1]
     with pytest.raises(InputError, match="over the batch file limit"):
         split_lines([("k", b"x" * 30)], 50_000, 25)
+
+
+def test_the_shipped_split_limits_are_the_batch_apis_and_a_request_over_the_byte_limit_is_refused(server):
+    from contextlib import closing
+
+    from mnemetric.config import compose
+    from mnemetric.errors import ConfigError
+    from mnemetric.execute import ModelCall
+    from mnemetric.execute.executor import build_executor
+    from mnemetric.llm.batch_files import MAX_BYTES, MAX_REQUESTS
+
+    assert (MAX_REQUESTS, MAX_BYTES) == (50_000, 200 * 1024 * 1024) == (50_000, 209_715_200)
+    with BatchExecutor() as ex:
+        assert (ex.max_requests, ex.max_bytes) == (50_000, 209_715_200)
+    for option in ("batch", "batch-export"):  # what `-S executor=batch` / `batch-export` builds
+        with closing(build_executor(compose([f"executor={option}"])["executor"], LLM, progress=False)) as ex:
+            assert (ex.name, ex.max_requests, ex.max_bytes) == (option, 50_000, 209_715_200)
+    with pytest.raises(ConfigError, match=r"executor.max_bytes_per_batch.*209715201 is over the Batch API's limit"):
+        BatchExecutor(max_bytes_per_batch=MAX_BYTES + 1)
+    with pytest.raises(ConfigError, match=r"executor.max_requests_per_batch.*50001 is over the Batch API's limit"):
+        BatchExecutor(max_requests_per_batch=MAX_REQUESTS + 1)
+    # one request over the byte limit: a clear error before any batch (of any model) is submitted
+    big = ModelCall.chat(role="judge", model="n", messages=[{"role": "user", "content": "x" * 2000}],
+                         params={"temperature": 0, "max_tokens": 10}, base_url=server.base_url, tag="q_big")
+    with batch(max_bytes_per_batch=1000) as ex, pytest.raises(InputError, match=(
+            rf"<batch input file>: request {big.key} \(judge, q_big, model n\): field 'body': one request is "
+            r"2\d{3} bytes as a batch line, over the file limit executor.max_bytes_per_batch = 1000 \(the Batch "
+            r"API's: 209715200\); nothing was submitted\n  fix: send it live \(executor=immediate\), or raise")):
+        ex.run(calls(server.base_url, 3, models=("m", "n")) + [big])
+    assert server.batch.batches == {} and server.batch.files == {}
+    with Ledger.beside(ResponseCache().path) as ledger:
+        assert ledger.slots() == []
 
 
 def test_rows_are_marked_and_the_budget_counts_batch_requests(server):
@@ -199,6 +262,39 @@ def test_the_v2_harness_times_queries_inside_measuring_latency():
 
     query_memory(Memory(), MemoryQuestion("q", "t", None, ()), system="s", counter=Counter_(), max_tokens=100)
     assert seen == [True] and not latency_measured()
+
+
+def test_progress_is_shown_on_stderr_while_polling(server, capsys):
+    import threading
+
+    server.batch.auto = False  # the batch moves when the test says
+    api = server.batch
+
+    def polled_twice_more() -> None:  # the run has looked at the batch twice since the last step
+        seen = api.retrieves.get(api.only(), 0)
+        while api.retrieves.get(api.only(), 0) < seen + 2 and run.is_alive():
+            run.join(0.01)
+
+    with BatchExecutor(LLM, poll_interval=0.01, progress=True) as ex:
+        got: dict = {}
+        run = threading.Thread(target=lambda: got.update(out=ex.run(calls(server.base_url, 3), desc="judge")),
+                               daemon=True)
+        run.start()
+        while not api.batches and run.is_alive():
+            run.join(0.01)
+        polled_twice_more()
+        bid = api.only()
+        with api.lock:  # in progress, 2 of its 3 requests finished
+            api.batches[bid].update(status="in_progress", request_counts={"total": 3, "completed": 2, "failed": 0})
+        polled_twice_more()
+        api.advance(bid, "completed")
+        run.join(30)
+    assert not run.is_alive() and [o.text for o in got["out"]] == ["echo: q0", "echo: q1", "echo: q2"]
+    frames = capsys.readouterr().err.split("\r")  # the tqdm bar, redrawn at each poll
+    polled = [f for f in frames if f.startswith("judge (batch):")]
+    assert any(" 0/3 " in f and f"{bid}: validating" in f for f in polled), polled
+    assert any(" 2/3 " in f and f"{bid}: in_progress" in f for f in polled), polled
+    assert any(" 3/3 " in f and f"{bid}: completed" in f for f in polled), polled
 
 
 def test_a_second_thread_is_refused_while_a_run_is_under_way_and_nothing_is_paid_twice(server):

@@ -95,3 +95,73 @@ def test_status_cancel_and_forget(server, tmp_path, capsys):
     assert f"forgot {bid}" in out and "no batch or slot 'batch-nope'" in err
     assert main(["batch", "status", "--all", "--json"]) == 0 and json.loads(capsys.readouterr().out) == []
     assert main(["batch", "cancel", "batch-nope"]) != 0 and "no batch or slot" in capsys.readouterr().err
+
+
+def test_importing_a_file_cut_at_a_line_boundary_says_what_is_still_unanswered(server, tmp_path, capsys):
+    out_dir = tmp_path / "export"
+    with BatchExecutor({"prices": PRICES}, mode="export", export_dir=str(out_dir), progress=False) as ex, \
+            pytest.raises(BatchPending):
+        ex.run(calls(server.base_url, 3))
+    [exported] = list(out_dir.glob("*.jsonl"))
+    slot = exported.stem
+    whole = tmp_path / "out.jsonl"
+    run_batch_runner(server, exported, whole)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(whole.read_text().splitlines(keepends=True)[:2]))  # every line whole: no JSON error
+    for _ in range(2):  # the same cut file again: still said
+        assert main(["batch", "import", str(cut)]) == 3
+        printed = capsys.readouterr().out
+        assert f"{slot}: 1 of 3 request(s) still have no stored reply (1 with no line in the file(s)" in printed
+        assert f"the slot stays exported: run its requests again (`mnemetric batch export --out DIR {slot}`)" \
+            in printed and "exit 3: 1 request(s) of 1 slot(s) still have no reply" in printed, printed
+    assert "2 stored" not in printed and "2 already stored" in printed
+    with ResponseCache() as cache:
+        assert len(cache) == 2
+    assert main(["batch", "status", "--offline"]) == 0
+    assert f"{slot}: exported/- m chat, 2+0 of 3 done" in capsys.readouterr().out
+    assert main(["batch", "import", str(whole)]) == 0  # the rest: the slot is done
+    printed = capsys.readouterr().out
+    assert "1 stored" in printed and "2 already stored" in printed and f"slots done: {slot}" in printed
+    assert "still have no" not in printed
+    # an error line is a request still without a reply, too
+    server.batch.error_for = lambda key, body: 400
+    with BatchExecutor({"prices": PRICES}, mode="export", export_dir=str(out_dir), progress=False) as ex, \
+            pytest.raises(BatchPending):
+        ex.run(calls(server.base_url, 4))
+    [fourth] = [p for p in out_dir.glob("*.jsonl") if p != exported]
+    run_batch_runner(server, fourth, tmp_path / "errors.jsonl")
+    assert main(["batch", "import", str(tmp_path / "errors.jsonl")]) == 3
+    printed = capsys.readouterr().out
+    assert "1 error(s)" in printed and f"{fourth.stem}: 1 of 1 request(s) still have no stored reply (0 with no line" \
+        in printed and "1 with an error, non-answer or malformed line" in printed, printed
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL at one exact instruction (no handler runs: the ledger keeps what was committed)."""
+
+
+def test_an_import_killed_before_marking_its_slot_done_is_settled_by_the_rerun(server, tmp_path, monkeypatch):
+    from mnemetric.execute.batch_collect import SETTLED
+    from mnemetric.llm.batch_ledger import Ledger
+
+    out_dir = tmp_path / "export"
+    with BatchExecutor({"prices": PRICES}, mode="export", export_dir=str(out_dir), progress=False) as ex, \
+            pytest.raises(BatchPending):
+        ex.run(calls(server.base_url, 3))
+    [exported] = list(out_dir.glob("*.jsonl"))
+    run_batch_runner(server, exported, tmp_path / "out.jsonl")
+
+    def die(self, slot, **kw):
+        raise Killed  # the replies are cached; the slot still says "exported"
+
+    with monkeypatch.context() as m:
+        m.setattr(Ledger, "finish", die)
+        with pytest.raises(Killed):
+            main(["batch", "import", str(tmp_path / "out.jsonl")])
+    with ResponseCache() as cache, Ledger.beside(cache.path) as ledger:
+        assert len(cache) == 3 and [s.state for s in ledger.slots()] == ["exported"]
+    with BatchExecutor({"prices": PRICES}, mode="export", export_dir=str(out_dir), progress=False) as ex:
+        assert [o.text for o in ex.run(calls(server.base_url, 3))] == ["echo: q0", "echo: q1", "echo: q2"]
+        assert ex.usage.requests_sent == 0
+    with ResponseCache() as cache, Ledger.beside(cache.path) as ledger:
+        assert [(s.state, s.note, s.completed) for s in ledger.slots()] == [("done", SETTLED, 3)]

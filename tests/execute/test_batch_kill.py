@@ -127,3 +127,39 @@ def test_killed_between_create_and_the_ledger_write_adopts_the_batch(env, monkey
     with BatchExecutor({"prices": PRICES}, poll_interval=0.01, progress=False) as ex:
         assert len(ex.run(calls(server.base_url, N))) == N
     assert len(server.batch.batches) == 1 and len(server.batch.submitted) == N
+
+
+@pytest.mark.parametrize("settled_by", ["rerun", "status"])
+def test_killed_between_storing_the_replies_and_marking_the_slot_done_is_settled(env, monkeypatch, capsys,
+                                                                                settled_by):
+    from mnemetric.cli import main
+    from mnemetric.execute.batch_collect import SETTLED
+
+    server, cache_dir = env
+    server.batch.auto = True
+    real = Ledger.finish
+
+    def die(self, slot, **kw):
+        raise Killed  # every reply is cached; the ledger still says "submitted"
+
+    monkeypatch.setattr(Ledger, "finish", die)
+    with BatchExecutor({"prices": PRICES}, poll_interval=0.01, progress=False) as ex, pytest.raises(Killed):
+        ex.run(calls(server.base_url, N))
+    monkeypatch.setattr(Ledger, "finish", real)
+    with ResponseCache(cache_dir / "llm-cache.sqlite3") as cache:
+        assert len(cache) == N
+    with Ledger.beside(cache_dir / "llm-cache.sqlite3") as ledger:
+        assert [s.state for s in ledger.slots()] == ["submitted"]
+    bid = server.batch.only()
+    if settled_by == "rerun":  # every call a cache hit: nothing sent, and the slot is settled
+        with BatchExecutor({"prices": PRICES}, poll_interval=0.01, progress=False) as ex:
+            assert [o.text for o in ex.run(calls(server.base_url, N))] == [f"echo: q{i}" for i in range(N)]
+            assert ex.usage.requests_sent == 0 and ex.usage.cache_hits == N
+        with Ledger.beside(cache_dir / "llm-cache.sqlite3") as ledger:
+            assert [(s.state, s.note) for s in ledger.slots()] == [("done", SETTLED)]
+    capsys.readouterr()
+    assert main(["batch", "status"]) == 0
+    assert "0 batch(es) not done" in capsys.readouterr().out
+    assert main(["batch", "status", "--all", "--offline"]) == 0
+    assert f"{bid}: done/completed m chat, {N}+0 of {N} done" in (out := capsys.readouterr().out) and SETTLED in out
+    assert len(server.batch.submitted) == N and len(server.batch.batches) == 1

@@ -11,10 +11,12 @@ embeddings replies (non-answers and scripted per-request errors included) and it
 written. Faults: ``error_for(custom_id, body)`` → an HTTP status for that request (sent the way OpenAI does
 it: ``error: null`` and ``response.status_code``) or None; :meth:`advance` with ``done=`` runs only the first
 lines (expired: the rest get ``batch_expired`` error lines; cancelled: no lines); ``fail`` (validation
-errors); ``truncate_output`` (output files served cut in the middle of their last line); ``extra_line`` (output files
-served with a line for a custom_id not in the batch); :meth:`delete` (the batch and its files vanish: 404). ``hold`` (a
-threading.Event, set = released) blocks file-content downloads, to kill a client in
-completed-but-not-downloaded.
+errors); ``truncate_output`` (output files served cut in the middle of their last line); ``drop_output_lines`` (N:
+output files served without their last N lines, cut exactly at a line boundary); ``extra_line`` (output files
+served with a line for a custom_id not in the batch); ``repeat_line`` (output files served with their first line
+twice); ``lose_output`` (output files answer 404, as a deleted file does); :meth:`delete` (the batch and its
+files vanish: 404). ``hold`` (a threading.Event, set = released) blocks file-content downloads, to kill a client
+in completed-but-not-downloaded.
 
 :attr:`submitted` lists every custom_id of every batch created (a request paid twice appears twice);
 :attr:`executed` the custom_ids run (billed).
@@ -58,6 +60,9 @@ class BatchAPI:
         self.error_for: Callable[[str, dict], int | None] | None = None
         self.truncate_output = False
         self.extra_line = False
+        self.drop_output_lines = 0
+        self.repeat_line = False
+        self.lose_output = False
         self.endings: list[tuple[str, int | None]] = []
         """With ``auto``: how the next batches end (status, lines run) instead of completed, one per batch."""
         self.hold = threading.Event()
@@ -152,6 +157,13 @@ class BatchAPI:
         if f is not None and self.extra_line and f["filename"] == "output.jsonl":
             f = {**f, "data": f["data"] + json.dumps({"id": "batch_req_x", "custom_id": "f" * 64, "error": None, "response": {
                 "status_code": 200, "request_id": "req_x", "body": {}}}).encode() + b"\n"}
+        if f is not None and self.drop_output_lines and f["filename"] == "output.jsonl":
+            kept = f["data"].splitlines(keepends=True)[: -self.drop_output_lines]
+            f = {**f, "data": b"".join(kept)}
+        if f is not None and self.repeat_line and f["filename"] == "output.jsonl":
+            f = {**f, "data": f["data"] + f["data"].splitlines(keepends=True)[0]}
+        if f is not None and self.lose_output and f["filename"] == "output.jsonl":
+            f = None
         if f is None:
             handler._send(404, api_error(f"No such File object: {parts[1]}"))
         else:

@@ -72,7 +72,9 @@ def _row(s) -> dict:
 
 @subcommand("batch", "status", "list the batches of the ledger (open ones refreshed from the server)",
             "One line per batch: its id, state in the ledger (preparing, uploaded, submitted, exported, done), "
-            "status at the server and request counts. Open batches are looked up at their server unless --offline.")
+            "status at the server and request counts. Open batches are looked up at their server unless --offline. "
+            "A submitted or exported batch all of whose replies are in the response cache (a run killed after "
+            "storing them) is marked done first.")
 def _status(p: argparse.ArgumentParser) -> Handler:
     _ledger_option(p)
     p.add_argument("--offline", action="store_true", help="only read the ledger (no network, no API key)")
@@ -80,9 +82,15 @@ def _status(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--all", action="store_true", help="include batches that are done")
 
     def handler(a: argparse.Namespace) -> int:
+        from mnemetric.execute.batch_collect import settle_answered
         from mnemetric.execute.batch_remote import Remote
         from mnemetric.llm.batch_ledger import DONE
+        from mnemetric.llm.cache import CACHE_FILENAME, ResponseCache, default_cache_dir
 
+        cache_path = (a.ledger.parent if a.ledger else default_cache_dir()) / CACHE_FILENAME
+        if cache_path.is_file():  # a slot whose replies are all cached is done (a run killed before marking it)
+            with _ledger(a) as ledger, ResponseCache(cache_path) as cache:
+                settle_answered(ledger, cache, ledger.slots(states=("submitted", "exported")))
         with _batches(a, None) as (ledger, slots):
             rows = []
             for s in slots:
@@ -177,13 +185,16 @@ def _export(p: argparse.ArgumentParser) -> Handler:
             "of the ledger: an unknown custom_id, a truncated file or a repeated custom_id stops the import before "
             "anything is stored. A file imported again adds nothing (its lines are counted 'already stored'). "
             "Usable replies are cached (marked as batch replies); errors and non-answers are "
-            "counted and left to the next run.")
+            "counted and left to the next run. A slot the files answer only in part (a file cut at a line "
+            "boundary, a runner that stopped, error lines) is named with how many of its requests still have no "
+            "reply, and the exit status is 3 (replies not all in yet), else 0.")
 def _import(p: argparse.ArgumentParser) -> Handler:
     _ledger_option(p)
     p.add_argument("files", nargs="+", type=Path, help="output files (vllm run-batch -o, or a Batch API output file)")
 
     def handler(a: argparse.Namespace) -> int:
         from mnemetric.execute.batch_collect import import_output
+        from mnemetric.llm.batch_ledger import EXPORTED
         from mnemetric.llm.cache import CACHE_FILENAME, ResponseCache
 
         with _ledger(a) as ledger, ResponseCache(a.ledger.parent / CACHE_FILENAME if a.ledger else None) as cache:
@@ -191,5 +202,15 @@ def _import(p: argparse.ArgumentParser) -> Handler:
         print(f"imported: {done['stored']} stored, {done['non_answer']} non-answer(s), {done['error']} error(s), "
               f"{done['malformed']} malformed, {done['already']} already stored; "
               f"slots done: {', '.join(done['slots_done']) or 'none'}")
+        for slot, n in done["unanswered"].items():
+            print(f"  {slot}: {n['missing']} of {n['requests']} request(s) still have no stored reply ({n['no_line']} "
+                  f"with no line in the file(s): a file cut short or a runner that stopped; {n['not_stored']} with an "
+                  f"error, non-answer or malformed line); the slot stays {n['state']}: "
+                  + (f"run its requests again (`mnemetric batch export --out DIR {slot}`) and import that output"
+                     if n["state"] == EXPORTED else "a run with executor=batch collects the rest from its batch"))
+        if done["unanswered"]:
+            print(f"exit 3: {sum(n['missing'] for n in done['unanswered'].values())} request(s) of "
+                  f"{len(done['unanswered'])} slot(s) still have no reply")
+            return 3
         return 0
     return handler

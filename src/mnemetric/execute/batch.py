@@ -2,7 +2,8 @@
 
 ``-S executor=batch`` (stages) or ``--executor batch`` (commands). For the calls of one ``run``:
 
-1. a call already answered in the response cache is answered from it (0 requests), as live;
+1. a call already answered in the response cache is answered from it (0 requests), as live; an open ledger slot
+   holding it all of whose replies are cached (a run killed between storing them and marking it) is marked done;
 2. a call whose latency is measured (:attr:`ModelCall.timed`, or made inside :func:`measuring_latency`,
    e.g. a LongMemEval-V2 memory's timed ``query``) is sent live, by the immediate executor;
 3. the rest become batch lines (``custom_id`` = the cache key; :mod:`mnemetric.llm.batch_files`), one
@@ -48,7 +49,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mnemetric.errors import ConfigError, MnemetricError
+from mnemetric.errors import ConfigError, InputError, MnemetricError
 from mnemetric.execute.batch_remote import BatchError, BatchPending, Remote
 from mnemetric.execute.batch_submit import export_message, open_slot, reserve_budget
 from mnemetric.execute.calls import ANSWER, FAILURE, NON_ANSWER, CallOutcome, ModelCall, latency_measured
@@ -92,9 +93,11 @@ class BatchExecutor(PoolMapper):
                                 ("max_bytes_per_batch", max_bytes_per_batch, 1)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low or (key == "poll_interval" and value <= 0):
                 raise ConfigError(f"executor.{key}", f"expected a positive number, got {value!r}")
-        if max_requests_per_batch > MAX_REQUESTS or max_bytes_per_batch > MAX_BYTES:
-            raise ConfigError("executor.max_requests_per_batch", f"the Batch API takes at most {MAX_REQUESTS} requests "
-                              f"and {MAX_BYTES} bytes per file")
+        for key, value, most in (("max_requests_per_batch", max_requests_per_batch, MAX_REQUESTS),
+                                 ("max_bytes_per_batch", max_bytes_per_batch, MAX_BYTES)):
+            if value > most:
+                raise ConfigError(f"executor.{key}", f"{value} is over the Batch API's limit: it takes at most "
+                                  f"{MAX_REQUESTS} requests and {MAX_BYTES} bytes per file", fix=f"set {most} or less")
         self.name, self.mode, self.progress, self.wait = name, mode, progress, bool(wait)
         self.llm = dict(llm or {})
         self.poll_interval, self.max_wait = float(poll_interval), max_wait
@@ -203,18 +206,35 @@ class BatchExecutor(PoolMapper):
             if outcomes[i] is None:
                 groups.setdefault(c.key, []).append(i)
         pending: dict[str, list[int]] = {}
+        hits = []
         for key, idx in groups.items():
             hit = self.cache.get(key)
             if self._usable(calls[idx[0]], hit):
+                hits.append(key)
                 for i in idx:
                     outcomes[i] = self._answer(calls[i], hit, cached=True)
             else:
                 if hit is not None:
                     self.cache.delete([key])  # a stored non-answer (older version): asked again, as live
                 pending[key] = idx
+        if hits:
+            self._settle(hits)
         if pending:
             self._batched(calls, pending, outcomes, desc, progress)
         return [o for o in outcomes if o is not None]
+
+    def _settle(self, hits: list[str]) -> None:
+        """Mark done the ledger's open slots holding these cache hits whose replies are all cached
+        (:func:`~.batch_collect.settle_answered`: a run killed between storing and marking). No ledger
+        file: nothing to settle (none is made)."""
+        from mnemetric.execute.batch_collect import settle_answered
+        from mnemetric.llm.batch_ledger import LEDGER_FILENAME
+
+        path = Path(self._ledger_path) if self._ledger_path else self.cache.path.parent / LEDGER_FILENAME
+        if self._ledger is None and not path.exists():
+            return
+        held = set(self.ledger.holders(hits, ("submitted", EXPORTED)).values())
+        settle_answered(self.ledger, self.cache, [self.ledger.get(s) for s in sorted(held)])
 
     def _batched(self, calls: list[ModelCall], pending: dict[str, list[int]], outcomes: list, desc: str,
                  progress: bool) -> None:
@@ -314,6 +334,7 @@ class BatchExecutor(PoolMapper):
         for key, call in want.items():
             if key not in held:
                 groups.setdefault((call.base_url, call.endpoint, call.model, call.role), []).append(key)
+        self._check_sizes(want, [k for keys in groups.values() for k in keys])
         refused: dict = {}
         for (base_url, kind, model, role), keys in groups.items():
             lines = [(k, request_line(k, want[k].payload)) for k in keys]
@@ -331,6 +352,20 @@ class BatchExecutor(PoolMapper):
             if slot_id not in waiting:
                 waiting[slot_id] = self.ledger.get(slot_id)
         return [s for s in waiting.values() if s is not None], refused
+
+    def _check_sizes(self, want: dict[str, ModelCall], keys: list[str]) -> None:
+        """Refuse, before any batch is submitted, a request whose batch line alone is over ``max_bytes``."""
+        for key in keys:
+            size = len(request_line(key, want[key].payload))
+            if size <= self.max_bytes:
+                continue
+            call = want[key]
+            raise InputError("<batch input file>", f"request {key} ({call.role}{', ' + call.tag if call.tag else ''}, "
+                             f"model {call.model})", "body", f"one request is {size} bytes as a batch line, over the "
+                             f"file limit executor.max_bytes_per_batch = {self.max_bytes} (the Batch API's: "
+                             f"{MAX_BYTES}); nothing was submitted",
+                             fix="send it live (executor=immediate)" + ("" if self.max_bytes == MAX_BYTES else
+                                                                       ", or raise executor.max_bytes_per_batch"))
 
     def _follow(self, slots: list[Slot], want: dict[str, ModelCall], desc: str, progress: bool) -> tuple[dict, list]:
         from mnemetric.execute.batch_collect import follow

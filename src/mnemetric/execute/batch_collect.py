@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from tqdm.auto import tqdm
 
@@ -135,12 +135,38 @@ def follow(ex: Any, slots: list, want: Mapping[str, Any], desc: str, progress: b
     return results, problems
 
 
+SETTLED: Final = "settled: every reply was already in the response cache"
+
+
+def settle_answered(ledger: Ledger, cache: ResponseCache, slots: Iterable[Any]) -> list[str]:
+    """Mark done each submitted or exported slot of ``slots`` all of whose requests have a reply in ``cache``:
+    nothing is left to collect (a run killed after storing a batch's replies but before marking its slot
+    done, an import killed likewise, or requests answered live meanwhile). Otherwise such a slot would stay
+    open for ever, since a run whose calls are all cache hits never looks at the ledger again. Its batch at
+    the server is left alone. Returns the slots settled."""
+    settled = []
+    for slot in slots:
+        if slot is None or slot.state not in ("submitted", EXPORTED):
+            continue
+        keys = ledger.keys(slot.slot)
+        if keys and all(k in cache for k in keys):
+            if slot.state == EXPORTED:
+                ledger.update(slot.slot, completed=len(keys))  # `batch status`: N+0 of N done
+            ledger.finish(slot.slot, note=SETTLED)
+            settled.append(slot.slot)
+    return settled
+
+
 def import_output(paths: Sequence[str | Path], ledger: Ledger, cache: ResponseCache) -> dict[str, Any]:
     """Store the replies of batch output files (``vllm run-batch -o``, or a Batch API's files fetched by hand)
     whose requests the ledger has (an exported or open slot). Every file is read and checked before any
-    row is written; an unknown ``custom_id`` names the file and line. A line for a request of a slot already
-    done whose reply is stored (the same file imported again) is counted ``already`` and changes nothing. A
-    slot all of whose requests now have a stored reply is marked done. Returns counts per outcome."""
+    row is written; an unknown ``custom_id`` names the file and line. A line for a request whose reply is
+    stored (the same file imported again) is counted ``already`` and changes nothing. A
+    slot all of whose requests now have a stored reply is marked done; one this import answered only in part
+    stays as it was (its completed count updated) and is listed in ``unanswered``: slot → {"state", "requests",
+    "missing": its requests with no stored reply, "no_line": of those, with no line in the files (a file cut
+    at a line boundary, a runner that stopped), "not_stored": with an error, non-answer or malformed line}.
+    Returns counts per outcome."""
     slots = ledger.slots(states=(*OPEN, EXPORTED))
     owner: dict[str, Any] = {}
     payloads: dict[str, dict] = {}
@@ -158,22 +184,31 @@ def import_output(paths: Sequence[str | Path], ledger: Ledger, cache: ResponseCa
         read += [(p, line) for line in read_results(p.read_bytes(), file=str(p), known=owner.keys() | stored,
                                                     seen=seen)]
     counts = {"stored": 0, "non_answer": 0, "error": 0, "malformed": 0, "already": 0}
-    rows = []
+    rows, answered = [], set()
     for p, line in read:
-        if line.key in stored:
+        if line.key in stored or line.key in cache:  # imported before (the slot done, or only in part)
             counts["already"] += 1
             continue
         slot = owner[line.key]
+        answered.add(line.key)
         kind, reason, row = classify(slot.kind, line, "content", {"batch": slot.batch_id or slot.slot, "source": "import"})
         counts[kind] += 1
         if row is not None:
             rows.append((line.key, row, slot))
     for key, row, slot in rows:
         cache.put(key, payloads[key], row, stage=slot.role)
-    finished = []
+    finished, unanswered = [], {}
+    touched = {owner[line.key].slot for _, line in read if line.key in owner}  # slots these files answer
     for slot in {s.slot: s for s in owner.values()}.values():
-        if all(k in cache for k in ledger.keys(slot.slot)):
-            ledger.update(slot.slot, completed=len(ledger.keys(slot.slot)))  # `batch status`: N+0 of N done
+        keys = ledger.keys(slot.slot)
+        missing = [k for k in keys if k not in cache]
+        if not missing:
+            ledger.update(slot.slot, completed=len(keys))  # `batch status`: N+0 of N done
             ledger.finish(slot.slot, note="imported")
             finished.append(slot.slot)
-    return {**counts, "slots_done": finished, "ledger": str(ledger.path), "state": DONE}
+        elif slot.slot in touched:
+            ledger.update(slot.slot, completed=len(keys) - len(missing))
+            no_line = sum(k not in answered for k in missing)
+            unanswered[slot.slot] = {"state": slot.state, "requests": len(keys), "missing": len(missing),
+                                     "no_line": no_line, "not_stored": len(missing) - no_line}
+    return {**counts, "slots_done": finished, "unanswered": unanswered, "ledger": str(ledger.path), "state": DONE}
