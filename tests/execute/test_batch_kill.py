@@ -163,3 +163,37 @@ def test_killed_between_storing_the_replies_and_marking_the_slot_done_is_settled
     assert main(["batch", "status", "--all", "--offline"]) == 0
     assert f"{bid}: done/completed m chat, {N}+0 of {N} done" in (out := capsys.readouterr().out) and SETTLED in out
     assert len(server.batch.submitted) == N and len(server.batch.batches) == 1
+
+
+def test_a_batch_still_running_whose_replies_came_live_is_not_settled_until_it_ends(env, capsys):
+    """Every request of a submitted batch answered meanwhile by a live run: the batch still runs (and bills) at the
+    server, so neither the rerun (all cache hits) nor `batch status` marks its slot done, and `batch cancel`
+    still takes it; once the server says it ended (here: cancelled), `batch status` settles it."""
+    from mnemetric.cli import main
+    from mnemetric.execute import ImmediateExecutor
+    from mnemetric.execute.batch_collect import SETTLED
+    from mnemetric.execute.batch_remote import BatchPending
+
+    server, cache_dir = env
+    with BatchExecutor({"prices": PRICES}, poll_interval=0.01, wait=False, progress=False) as ex, \
+            pytest.raises(BatchPending):
+        ex.run(calls(server.base_url, N))  # submitted; the server's batch stays validating
+    bid = server.batch.only()
+    with ImmediateExecutor({"prices": PRICES}, progress=False) as ex:
+        ex.run(calls(server.base_url, N))  # the same requests, live: their replies are cached
+    assert server.count == N
+    with BatchExecutor({"prices": PRICES}, poll_interval=0.01, progress=False) as ex:
+        assert ex.run(calls(server.base_url, N)) and ex.usage.requests_sent == 0 and ex.usage.cache_hits == N
+    with Ledger.beside(cache_dir / "llm-cache.sqlite3") as ledger:
+        assert [s.state for s in ledger.slots()] == ["submitted"]  # its batch is still running
+    capsys.readouterr()
+    for offline in (["--offline"], []):
+        assert main(["batch", "status", *offline]) == 0
+        assert f"{bid}: submitted/validating" in capsys.readouterr().out
+    assert main(["batch", "cancel", bid]) == 0 and f"{bid}: cancelling" in capsys.readouterr().out
+    assert main(["batch", "status"]) == 0 and f"{bid}: submitted/cancelling" in capsys.readouterr().out
+    server.batch.advance(bid, "cancelled")
+    assert main(["batch", "status"]) == 0
+    assert "0 batch(es) not done" in capsys.readouterr().out
+    with Ledger.beside(cache_dir / "llm-cache.sqlite3") as ledger:
+        assert [(s.state, s.note) for s in ledger.slots()] == [("done", SETTLED)]

@@ -74,7 +74,7 @@ def _row(s) -> dict:
             "One line per batch: its id, state in the ledger (preparing, uploaded, submitted, exported, done), "
             "status at the server and request counts. Open batches are looked up at their server unless --offline. "
             "A submitted or exported batch all of whose replies are in the response cache (a run killed after "
-            "storing them) is marked done first.")
+            "storing them) is marked done first; a submitted one only once its batch has ended at the server.")
 def _status(p: argparse.ArgumentParser) -> Handler:
     _ledger_option(p)
     p.add_argument("--offline", action="store_true", help="only read the ledger (no network, no API key)")
@@ -82,15 +82,16 @@ def _status(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--all", action="store_true", help="include batches that are done")
 
     def handler(a: argparse.Namespace) -> int:
-        from mnemetric.execute.batch_collect import settle_answered
+        from mnemetric.execute.batch_collect import remote_ended, settle_answered
         from mnemetric.execute.batch_remote import Remote
         from mnemetric.llm.batch_ledger import DONE
         from mnemetric.llm.cache import CACHE_FILENAME, ResponseCache, default_cache_dir
 
         cache_path = (a.ledger.parent if a.ledger else default_cache_dir()) / CACHE_FILENAME
         if cache_path.is_file():  # a slot whose replies are all cached is done (a run killed before marking it)
-            with _ledger(a) as ledger, ResponseCache(cache_path) as cache:
-                settle_answered(ledger, cache, ledger.slots(states=("submitted", "exported")))
+            with _ledger(a) as ledger, ResponseCache(cache_path) as cache:  # (a submitted one once its batch ended)
+                settle_answered(ledger, cache, ledger.slots(states=("submitted", "exported")),
+                                ended=None if a.offline else remote_ended(ledger))
         with _batches(a, None) as (ledger, slots):
             rows = []
             for s in slots:

@@ -227,14 +227,15 @@ class BatchExecutor(PoolMapper):
         """Mark done the ledger's open slots holding these cache hits whose replies are all cached
         (:func:`~.batch_collect.settle_answered`: a run killed between storing and marking). No ledger
         file: nothing to settle (none is made)."""
-        from mnemetric.execute.batch_collect import settle_answered
+        from mnemetric.execute.batch_collect import remote_ended, settle_answered
         from mnemetric.llm.batch_ledger import LEDGER_FILENAME
 
         path = Path(self._ledger_path) if self._ledger_path else self.cache.path.parent / LEDGER_FILENAME
         if self._ledger is None and not path.exists():
             return
         held = set(self.ledger.holders(hits, ("submitted", EXPORTED)).values())
-        settle_answered(self.ledger, self.cache, [self.ledger.get(s) for s in sorted(held)])
+        settle_answered(self.ledger, self.cache, [self.ledger.get(s) for s in sorted(held)],
+                        ended=remote_ended(self.ledger))
 
     def _batched(self, calls: list[ModelCall], pending: dict[str, list[int]], outcomes: list, desc: str,
                  progress: bool) -> None:

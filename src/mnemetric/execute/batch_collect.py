@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from tqdm.auto import tqdm
 
 from mnemetric.errors import InputError
-from mnemetric.execute.batch_remote import TERMINAL, BatchPending
+from mnemetric.execute.batch_remote import TERMINAL, BatchError, BatchPending, Remote
 from mnemetric.llm.batch_files import ResultLine, cache_row, read_results
 from mnemetric.llm.batch_ledger import DONE, EXPORTED, OPEN, Ledger
 from mnemetric.llm.cache import ResponseCache
@@ -138,23 +138,42 @@ def follow(ex: Any, slots: list, want: Mapping[str, Any], desc: str, progress: b
 SETTLED: Final = "settled: every reply was already in the response cache"
 
 
-def settle_answered(ledger: Ledger, cache: ResponseCache, slots: Iterable[Any]) -> list[str]:
+def settle_answered(ledger: Ledger, cache: ResponseCache, slots: Iterable[Any],
+                    ended: Callable[[Any], bool] | None = None) -> list[str]:
     """Mark done each submitted or exported slot of ``slots`` all of whose requests have a reply in ``cache``:
     nothing is left to collect (a run killed after storing a batch's replies but before marking its slot
     done, an import killed likewise, or requests answered live meanwhile). Otherwise such a slot would stay
-    open for ever, since a run whose calls are all cache hits never looks at the ledger again. Its batch at
-    the server is left alone. Returns the slots settled."""
+    open for ever, since a run whose calls are all cache hits never looks at the ledger again.
+
+    A submitted slot is settled only when its batch has ended at the server (:data:`TERMINAL`): as the ledger
+    last saw it, else as ``ended(slot)`` finds it now (a look at the server; None: no look). A batch still
+    running there stays listed by `mnemetric batch status` and can still be cancelled (it bills until it ends).
+    Returns the slots settled."""
     settled = []
     for slot in slots:
         if slot is None or slot.state not in ("submitted", EXPORTED):
             continue
         keys = ledger.keys(slot.slot)
-        if keys and all(k in cache for k in keys):
-            if slot.state == EXPORTED:
-                ledger.update(slot.slot, completed=len(keys))  # `batch status`: N+0 of N done
-            ledger.finish(slot.slot, note=SETTLED)
-            settled.append(slot.slot)
+        if not keys or not all(k in cache for k in keys):
+            continue
+        if slot.state == "submitted" and slot.remote_status not in TERMINAL and not (ended and ended(slot)):
+            continue
+        if slot.state == EXPORTED:
+            ledger.update(slot.slot, completed=len(keys))  # `batch status`: N+0 of N done
+        ledger.finish(slot.slot, note=SETTLED)
+        settled.append(slot.slot)
     return settled
+
+
+def remote_ended(ledger: Ledger) -> Callable[[Any], bool]:
+    """``ended`` for :func:`settle_answered`: has the slot's batch ended at its server (looked up now; a server
+    that cannot say counts as not ended)."""
+    def ended(slot: Any) -> bool:
+        try:
+            return Remote(slot.base_url, ledger).retrieve(slot).status in TERMINAL
+        except (BatchError, OSError):
+            return False
+    return ended
 
 
 def import_output(paths: Sequence[str | Path], ledger: Ledger, cache: ResponseCache) -> dict[str, Any]:
