@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from collections import Counter
 
 import pytest
@@ -22,6 +21,7 @@ from mnemetric.execute.batch import BatchExecutor
 from mnemetric.execute.batch_remote import Remote
 from mnemetric.llm.batch_ledger import Ledger
 from mnemetric.llm.cache import ResponseCache
+from tests.support.batch_kill import kill, spawn, until
 from tests.support.batch_run import PRICES, calls
 from tests.support.openai_server import FakeOpenAIServer
 
@@ -37,43 +37,16 @@ def env(tmp_path, monkeypatch):
         yield server, tmp_path / "cache"
 
 
-def until(what, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not what():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.01)
-
-
-def spawn(server) -> int:
-    """A run in its own process: forked (so it starts with everything imported), the real SDK over HTTP."""
-    pid = os.fork()
-    if pid == 0:  # the child: run, and leave without running the parent's cleanup
-        code = 1
-        try:
-            with BatchExecutor({"prices": PRICES}, poll_interval=0.01, progress=False) as ex:
-                ex.run(calls(server.base_url, N))
-            code = 0
-        finally:
-            os._exit(code)
-    return pid
-
-
-def kill(pid: int) -> None:
-    os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
-    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
-
-
 def test_kill_9_in_every_state_then_resume_pays_nothing_twice(env):
     server, cache_dir = env
     api = server.batch
     # 1. validating: the run created the batch and polls it
-    proc = spawn(server)
+    proc = spawn(server, N)
     until(lambda: api.batches and api.retrieves.get(api.only(), 0) >= 2)
     kill(proc)
     bid = api.only()
     for status in ("in_progress", "finalizing"):  # 2, 3: the resumed run polls the SAME batch
-        proc = spawn(server)
+        proc = spawn(server, N)
         seen = api.retrieves[bid]
         api.advance(bid, status)
         until(lambda: api.retrieves[bid] >= seen + 2)
@@ -82,7 +55,7 @@ def test_kill_9_in_every_state_then_resume_pays_nothing_twice(env):
     # 4. completed, killed while downloading its output file (nothing stored yet)
     api.hold.clear()
     api.advance(bid, "completed")
-    proc = spawn(server)
+    proc = spawn(server, N)
     until(lambda: api.downloads)
     kill(proc)
     api.hold.set()
@@ -108,22 +81,26 @@ class Killed(BaseException):
 
 
 def test_killed_between_create_and_the_ledger_write_adopts_the_batch(env, monkeypatch):
+    """A real SIGKILL at that instruction (in a forked run): no handler or cleanup runs, the ledger keeps "uploaded"
+    with no batch id; the resume finds the batch at the server and adopts it instead of creating a second one."""
     server, cache_dir = env
     server.batch.auto = True
     real = Remote.record
 
     def record_then_die(self, slot, batch, **extra):
         if extra.get("state") == "submitted":
-            raise Killed  # the batch exists at the server; the ledger still says "uploaded"
+            os.kill(os.getpid(), signal.SIGKILL)  # the batch exists at the server; the ledger still says "uploaded"
         return real(self, slot, batch, **extra)
 
     monkeypatch.setattr(Remote, "record", record_then_die)
-    with BatchExecutor({"prices": PRICES}, poll_interval=0.01, progress=False) as ex, pytest.raises(Killed):
-        ex.run(calls(server.base_url, N))
+    pid = spawn(server, N)  # the forked run inherits the patch
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
     monkeypatch.setattr(Remote, "record", real)
     with Ledger.beside(cache_dir / "llm-cache.sqlite3") as ledger:
         [slot] = ledger.slots()
         assert slot.state == "uploaded" and slot.batch_id is None
+    assert len(server.batch.batches) == 1
     with BatchExecutor({"prices": PRICES}, poll_interval=0.01, progress=False) as ex:
         assert len(ex.run(calls(server.base_url, N))) == N
     assert len(server.batch.batches) == 1 and len(server.batch.submitted) == N
