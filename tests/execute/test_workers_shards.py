@@ -307,3 +307,61 @@ def test_workers_settle_their_heap_before_the_first_task():
     import dask
 
     assert dask.config.get("distributed.worker.profile.enabled") is True  # this process's config is left as it was
+
+
+def _lines_of(path: Path, ids: set[str]) -> bytes:
+    return b"".join(x for x in path.read_bytes().splitlines(keepends=True) if json.loads(x)["question_id"] in ids)
+
+
+def test_answer_and_judge_given_shard_run_its_questions_and_refuse_an_input_of_another_shard(tmp_path, adapted_sample,
+                                                                                            capsys):
+    """`answer --shard K/N` and `judge --shard K/N` given explicitly: on an unsharded input they run the shard's
+    questions only (the unsharded run's lines of those questions, byte for byte) and write its manifest; on an
+    input that is that same shard they are accepted (the same bytes); on an input of another shard they refuse,
+    naming --shard and the input, exit 2, no traceback and nothing written."""
+    from mnemetric.shard import shard_ids
+
+    def retrieve(folder: Path, *extra: str) -> Path:
+        folder.mkdir()
+        assert main(["retrieve", str(DATASET), "--memory", "bm25-upstream", "--granularity", "session", "--out",
+                     str(folder / "log.jsonl"), "--contexts", str(folder / "ctx.jsonl"), *extra]) == 0
+        return folder / "ctx.jsonl"
+
+    def answer(ctx: Path, out: Path, *extra: str) -> int:
+        return main(["answer", str(ctx), "--adapted", str(adapted_sample), "--reader", "extractive",
+                     "--out", str(out), *extra])
+
+    def judge(hyp: Path, out: Path, *extra: str) -> int:
+        return main(["judge", str(hyp), str(DATASET), "--judge", "lexical", "--out", str(out), *extra])
+
+    full_ctx = retrieve(tmp_path / "full")
+    sharded_ctx = retrieve(tmp_path / "s1", "--shard", "1/2")
+    full = tmp_path / "full"
+    assert answer(full_ctx, full / "hyp.jsonl") == 0 and judge(full / "hyp.jsonl", full / "judged.jsonl") == 0
+    ids = shard_ids([(r.eval.question_id, r.eval.question_type) for r in read_adapted(adapted_sample)], Shard(1, 2))
+    assert 0 < len(ids) < len(full_ctx.read_bytes().splitlines())
+
+    on_full, on_shard = tmp_path / "on-full", tmp_path / "on-shard"
+    # on-full: each command's input is unsharded; on-shard: each input is shard 1/2 (with its manifest)
+    for tag, ctx, folder, hyp in (("full", full_ctx, on_full, full / "hyp.jsonl"),
+                                  ("shard", sharded_ctx, on_shard, on_shard / "hyp.jsonl")):
+        folder.mkdir()
+        assert answer(ctx, folder / "hyp.jsonl", "--shard", "1/2") == 0, capsys.readouterr().err
+        assert judge(hyp, folder / "judged.jsonl", "--shard", "1/2") == 0, capsys.readouterr().err
+        for name, command in (("hyp.jsonl", "answer"), ("judged.jsonl", "judge")):
+            got = folder / name
+            assert got.read_bytes() == _lines_of(full / name, ids) != b"", (tag, name)
+            manifest = json.loads(Path(f"{got}.shard.json").read_text(encoding="utf-8"))
+            assert (manifest["command"], manifest["shard"]) == (command, "1/2"), (tag, name)
+            assert set(manifest["lines"]["question_ids"]) == {json.loads(x)["question_id"]
+                                                             for x in got.read_bytes().splitlines()}
+    capsys.readouterr()
+
+    sharded_hyp, bad = on_shard / "hyp.jsonl", tmp_path / "bad"  # a shard 1/2 input asked for 2/2: refused
+    bad.mkdir()
+    for run, given, out in ((answer, sharded_ctx, bad / "hyp.jsonl"), (judge, sharded_hyp, bad / "judged.jsonl")):
+        assert run(given, out, "--shard", "2/2") == 2
+        err = capsys.readouterr().err
+        assert f"--shard: 2/2 asked, but the input {given} is shard 1/2" in err, err
+        assert "run with --shard 1/2 (or without --shard)" in err and "Traceback" not in err, err
+        assert list(bad.iterdir()) == [], out  # nothing written
