@@ -365,3 +365,55 @@ def test_answer_and_judge_given_shard_run_its_questions_and_refuse_an_input_of_a
         assert f"--shard: 2/2 asked, but the input {given} is shard 1/2" in err, err
         assert "run with --shard 1/2 (or without --shard)" in err and "Traceback" not in err, err
         assert list(bad.iterdir()) == [], out  # nothing written
+
+
+def test_merge_keeps_the_failures_of_the_parts_and_refuses_a_part_that_lists_none(tmp_path, adapted_sample, capsys):
+    """A judge shard with failures (a reader failure carried over) and one without (its sidecar empty, its manifest
+    listing none) merge into the unsharded run's failures sidecar, holding the first part's failures. A part whose
+    manifest lists no failures sidecar at all (not written by judge: hand-made or edited) among parts that list
+    theirs is refused, naming it: merging only the listed sidecars, or none, would lose failures."""
+    from mnemetric.llm.failures import QuestionFailure, write_failures
+    from mnemetric.longmemeval.reference import reference_by_id
+    from mnemetric.shard import shard_ids
+
+    assert main(["retrieve", str(DATASET), "--memory", "bm25-upstream", "--granularity", "session",
+                 "--out", str(tmp_path / "log.jsonl"), "--contexts", str(tmp_path / "ctx.jsonl")]) == 0
+    hyp = tmp_path / "hyp.jsonl"
+    assert main(["answer", str(tmp_path / "ctx.jsonl"), "--adapted", str(adapted_sample), "--reader", "extractive",
+                 "--out", str(hyp)]) == 0
+    refs = reference_by_id(DATASET)
+    first = shard_ids([(r.question_id, r.question_type) for r in refs.values()], Shard(1, 2))
+    lines = hyp.read_bytes().splitlines(keepends=True)
+    failed = next(json.loads(x)["question_id"] for x in lines if json.loads(x)["question_id"] in first)
+    hyp.write_bytes(b"".join(x for x in lines if json.loads(x)["question_id"] != failed))  # the reader failed it
+    write_failures(f"{hyp}.failures.jsonl", [QuestionFailure(failed, "answer", "content is null", "0" * 64, "m", 2)])
+
+    def judge(out: Path, *extra: str) -> None:
+        assert main(["judge", str(hyp), str(DATASET), "--judge", "lexical", "--out", str(out), "--allow-partial",
+                     *extra]) == 0, capsys.readouterr().err
+
+    judge(tmp_path / "full.jsonl")
+    parts = [tmp_path / f"judged.{k}.jsonl" for k in (1, 2)]
+    for k, part in enumerate(parts, start=1):
+        judge(part, "--shard", f"{k}/2")
+    p1_fails, p2_fails = (Path(f"{p}.failures.jsonl").read_bytes() for p in parts)
+    assert [json.loads(x)["question_id"] for x in p1_fails.splitlines()] == [failed] and p2_fails == b""
+    assert json.loads(Path(f"{parts[1]}.shard.json").read_text(encoding="utf-8"))["failures"]["question_ids"] == []
+    out = tmp_path / "merged.jsonl"
+    assert main(["merge", "--out", str(out), *map(str, reversed(parts))]) == 0, capsys.readouterr().err
+    assert out.read_bytes() == (tmp_path / "full.jsonl").read_bytes()
+    assert Path(f"{out}.failures.jsonl").read_bytes() == p1_fails == \
+        (tmp_path / "full.jsonl.failures.jsonl").read_bytes()
+
+    bare = Path(f"{parts[1]}.shard.json")  # part 2's manifest without its failures listing, its sidecar gone
+    manifest = json.loads(bare.read_text(encoding="utf-8"))
+    del manifest["failures"]
+    bare.write_text(json.dumps(manifest), encoding="utf-8")
+    Path(f"{parts[1]}.failures.jsonl").unlink()
+    capsys.readouterr()
+    again = tmp_path / "again.jsonl"
+    assert main(["merge", "--out", str(again), *map(str, parts)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bare}: <file>: field 'failures': missing, but {parts[0]}.shard.json lists its .failures.jsonl" in err, err
+    assert "would lose failures" in err and "Traceback" not in err
+    assert not again.exists() and not Path(f"{again}.failures.jsonl").exists()
