@@ -376,6 +376,21 @@ class PreparedMerge:
                 "failures": len(self.fails) if self.fails is not None else None}
 
 
+def _failures_listed(got: Sequence[tuple[Path, Manifest]]) -> bool:
+    """Whether the parts list a failures sidecar: all of them or none. A command that writes one (answer, judge)
+    lists it in every shard's manifest, empty when the shard had no failures, so a part without the listing is
+    not a part without failures: its manifest was not written by that command (hand-made, or edited), and a
+    merge that read only the listed sidecars, or none, would lose failures. Refused, naming both parts."""
+    listed = [path for path, m in got if m.failures is not None]
+    if listed and len(listed) < len(got):
+        bare = next(path for path, m in got if m.failures is None)
+        raise InputError(str(manifest_path(bare)), "<file>", "failures",
+                         f"missing, but {manifest_path(listed[0])} lists its {FAILURES} sidecar: merging the "
+                         "parts would lose failures", fix="rerun that shard with the command and settings of the "
+                         "others (its manifest then lists its failures sidecar, empty when it had none)")
+    return bool(listed)
+
+
 def prepare_merge(out: str | Path, parts: Sequence[str | Path]) -> PreparedMerge:
     """Every check of a merge (the parts' manifests, each file's lines against its manifest), nothing written:
     a caller with files of its own beside OUT checks everything before it writes any of them."""
@@ -383,7 +398,7 @@ def prepare_merge(out: str | Path, parts: Sequence[str | Path]) -> PreparedMerge
     got = check_parts(parts)
     main: list[tuple[list[int], bytes]] = []
     fails: list[tuple[list[int], bytes]] = []
-    has_failures = all(m.failures is not None for _, m in got)
+    has_failures = _failures_listed(got)
     for path, m in got:
         main.extend(zip(m.lines.keys, _line_ids(path, m.lines.question_ids), strict=True))
         if has_failures:

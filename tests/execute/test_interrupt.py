@@ -99,34 +99,62 @@ def test_the_grace_is_bounded_and_a_second_signal_stops_at_once(tmp_path):
 
 
 SLOW_MEMORY = """\
-import time
+import os, time
 from mnemetric.longmemeval.memory.simple import FullContext
 
 class SlowMemory(FullContext):
     def retrieve(self, query, granularity):
-        open("retrieving", "w").close()  # the test signals once a question is being retrieved
+        with open("retrieving", "a") as fh:  # one line per question begun (its process id): the test signals
+            fh.write(f"{os.getpid()}\\n")     # once a question is being retrieved on each process
         time.sleep(3)  # the signal arrives while a question is being retrieved, not as the run ends
         return super().retrieve(query, granularity)
 """
 
 
-def test_sigterm_during_retrieve_leaves_no_temp_files(tmp_path):
+def _ended(pid: int) -> bool:
+    """The process ``pid`` is gone (or a zombie: it ran to its end, only its exit status is left)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigterm_during_retrieve_leaves_no_temp_files(tmp_path, workers):
+    """One process, or the pool (``--workers 2``: the questions are retrieved on the workers): exit 143, one line
+    and no traceback (of this process or a worker's), both outputs' temporary files removed, and the workers ended
+    with the run: no question begun after the signal (before, the pool's workers went on through the questions
+    sent to them: 4 per task), none left running."""
     (tmp_path / "slow_memory.py").write_text(SLOW_MEMORY, encoding="utf-8")
     (tmp_path / "slow.yaml").write_text("_target_: slow_memory.SlowMemory\nname: slow\n", encoding="utf-8")
     out = tmp_path / "out"
     out.mkdir()
     env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{tmp_path}"}
-    proc = subprocess.Popen([sys.executable, "-m", "mnemetric.cli", "retrieve", str(ROOT / "data/sample/longmemeval_sample.json"),
-                             "--memory", str(tmp_path / "slow.yaml"), "--granularity", "session", "--out",
-                             str(out / "log.jsonl"), "--contexts", str(out / "ctx.jsonl"), "--workers", "1"],
+    proc = subprocess.Popen([sys.executable, "-m", "mnemetric.cli", "retrieve",
+                             str(ROOT / "data/sample/longmemeval_sample.json"), "--memory", str(tmp_path / "slow.yaml"),
+                             "--granularity", "session", "--out", str(out / "log.jsonl"), "--contexts",
+                             str(out / "ctx.jsonl"), "--workers", str(workers)],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _wait(lambda: (tmp_path / "retrieving").exists())  # both outputs are being written, a question retrieved
+
+    def begun() -> list[int]:
+        marks = tmp_path / "retrieving"
+        return [int(x) for x in marks.read_text(encoding="utf-8").split()] if marks.exists() else []
+
+    _wait(lambda: len(set(begun())) == workers)  # the outputs being written, a question retrieved on each process
     assert len(list(out.glob(".*.tmp"))) == 2
+    before = len(begun())
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err
-    assert "Traceback" not in err and err.strip().startswith("error: interrupted by SIGTERM")
+    assert "Traceback" not in err and err.strip().startswith("error: interrupted by SIGTERM"), err
+    assert len(err.strip().splitlines()) == 1, err
     assert list(out.iterdir()) == []
+    retrievers = set(begun())
+    assert (retrievers == {proc.pid}) == (workers == 1), retrievers  # with 2, the questions ran on the workers
+    # each process was 3 s into its question when signalled: at most one more begun per process if this test saw
+    # its first one late (the pool's workers went on with 3 more each, and the tasks queued for them, before)
+    assert len(begun()) <= before + workers, (before, begun())
+    _wait(lambda: all(_ended(pid) for pid in retrievers))  # no worker left running
 
 
 def test_a_signal_raised_inside_c_code_is_still_an_interrupt():

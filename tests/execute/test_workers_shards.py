@@ -307,3 +307,113 @@ def test_workers_settle_their_heap_before_the_first_task():
     import dask
 
     assert dask.config.get("distributed.worker.profile.enabled") is True  # this process's config is left as it was
+
+
+def _lines_of(path: Path, ids: set[str]) -> bytes:
+    return b"".join(x for x in path.read_bytes().splitlines(keepends=True) if json.loads(x)["question_id"] in ids)
+
+
+def test_answer_and_judge_given_shard_run_its_questions_and_refuse_an_input_of_another_shard(tmp_path, adapted_sample,
+                                                                                            capsys):
+    """`answer --shard K/N` and `judge --shard K/N` given explicitly: on an unsharded input they run the shard's
+    questions only (the unsharded run's lines of those questions, byte for byte) and write its manifest; on an
+    input that is that same shard they are accepted (the same bytes); on an input of another shard they refuse,
+    naming --shard and the input, exit 2, no traceback and nothing written."""
+    from mnemetric.shard import shard_ids
+
+    def retrieve(folder: Path, *extra: str) -> Path:
+        folder.mkdir()
+        assert main(["retrieve", str(DATASET), "--memory", "bm25-upstream", "--granularity", "session", "--out",
+                     str(folder / "log.jsonl"), "--contexts", str(folder / "ctx.jsonl"), *extra]) == 0
+        return folder / "ctx.jsonl"
+
+    def answer(ctx: Path, out: Path, *extra: str) -> int:
+        return main(["answer", str(ctx), "--adapted", str(adapted_sample), "--reader", "extractive",
+                     "--out", str(out), *extra])
+
+    def judge(hyp: Path, out: Path, *extra: str) -> int:
+        return main(["judge", str(hyp), str(DATASET), "--judge", "lexical", "--out", str(out), *extra])
+
+    full_ctx = retrieve(tmp_path / "full")
+    sharded_ctx = retrieve(tmp_path / "s1", "--shard", "1/2")
+    full = tmp_path / "full"
+    assert answer(full_ctx, full / "hyp.jsonl") == 0 and judge(full / "hyp.jsonl", full / "judged.jsonl") == 0
+    ids = shard_ids([(r.eval.question_id, r.eval.question_type) for r in read_adapted(adapted_sample)], Shard(1, 2))
+    assert 0 < len(ids) < len(full_ctx.read_bytes().splitlines())
+
+    on_full, on_shard = tmp_path / "on-full", tmp_path / "on-shard"
+    # on-full: each command's input is unsharded; on-shard: each input is shard 1/2 (with its manifest)
+    for tag, ctx, folder, hyp in (("full", full_ctx, on_full, full / "hyp.jsonl"),
+                                  ("shard", sharded_ctx, on_shard, on_shard / "hyp.jsonl")):
+        folder.mkdir()
+        assert answer(ctx, folder / "hyp.jsonl", "--shard", "1/2") == 0, capsys.readouterr().err
+        assert judge(hyp, folder / "judged.jsonl", "--shard", "1/2") == 0, capsys.readouterr().err
+        for name, command in (("hyp.jsonl", "answer"), ("judged.jsonl", "judge")):
+            got = folder / name
+            assert got.read_bytes() == _lines_of(full / name, ids) != b"", (tag, name)
+            manifest = json.loads(Path(f"{got}.shard.json").read_text(encoding="utf-8"))
+            assert (manifest["command"], manifest["shard"]) == (command, "1/2"), (tag, name)
+            assert set(manifest["lines"]["question_ids"]) == {json.loads(x)["question_id"]
+                                                             for x in got.read_bytes().splitlines()}
+    capsys.readouterr()
+
+    sharded_hyp, bad = on_shard / "hyp.jsonl", tmp_path / "bad"  # a shard 1/2 input asked for 2/2: refused
+    bad.mkdir()
+    for run, given, out in ((answer, sharded_ctx, bad / "hyp.jsonl"), (judge, sharded_hyp, bad / "judged.jsonl")):
+        assert run(given, out, "--shard", "2/2") == 2
+        err = capsys.readouterr().err
+        assert f"--shard: 2/2 asked, but the input {given} is shard 1/2" in err, err
+        assert "run with --shard 1/2 (or without --shard)" in err and "Traceback" not in err, err
+        assert list(bad.iterdir()) == [], out  # nothing written
+
+
+def test_merge_keeps_the_failures_of_the_parts_and_refuses_a_part_that_lists_none(tmp_path, adapted_sample, capsys):
+    """A judge shard with failures (a reader failure carried over) and one without (its sidecar empty, its manifest
+    listing none) merge into the unsharded run's failures sidecar, holding the first part's failures. A part whose
+    manifest lists no failures sidecar at all (not written by judge: hand-made or edited) among parts that list
+    theirs is refused, naming it: merging only the listed sidecars, or none, would lose failures."""
+    from mnemetric.llm.failures import QuestionFailure, write_failures
+    from mnemetric.longmemeval.reference import reference_by_id
+    from mnemetric.shard import shard_ids
+
+    assert main(["retrieve", str(DATASET), "--memory", "bm25-upstream", "--granularity", "session",
+                 "--out", str(tmp_path / "log.jsonl"), "--contexts", str(tmp_path / "ctx.jsonl")]) == 0
+    hyp = tmp_path / "hyp.jsonl"
+    assert main(["answer", str(tmp_path / "ctx.jsonl"), "--adapted", str(adapted_sample), "--reader", "extractive",
+                 "--out", str(hyp)]) == 0
+    refs = reference_by_id(DATASET)
+    first = shard_ids([(r.question_id, r.question_type) for r in refs.values()], Shard(1, 2))
+    lines = hyp.read_bytes().splitlines(keepends=True)
+    failed = next(json.loads(x)["question_id"] for x in lines if json.loads(x)["question_id"] in first)
+    hyp.write_bytes(b"".join(x for x in lines if json.loads(x)["question_id"] != failed))  # the reader failed it
+    write_failures(f"{hyp}.failures.jsonl", [QuestionFailure(failed, "answer", "content is null", "0" * 64, "m", 2)])
+
+    def judge(out: Path, *extra: str) -> None:
+        assert main(["judge", str(hyp), str(DATASET), "--judge", "lexical", "--out", str(out), "--allow-partial",
+                     *extra]) == 0, capsys.readouterr().err
+
+    judge(tmp_path / "full.jsonl")
+    parts = [tmp_path / f"judged.{k}.jsonl" for k in (1, 2)]
+    for k, part in enumerate(parts, start=1):
+        judge(part, "--shard", f"{k}/2")
+    p1_fails, p2_fails = (Path(f"{p}.failures.jsonl").read_bytes() for p in parts)
+    assert [json.loads(x)["question_id"] for x in p1_fails.splitlines()] == [failed] and p2_fails == b""
+    assert json.loads(Path(f"{parts[1]}.shard.json").read_text(encoding="utf-8"))["failures"]["question_ids"] == []
+    out = tmp_path / "merged.jsonl"
+    assert main(["merge", "--out", str(out), *map(str, reversed(parts))]) == 0, capsys.readouterr().err
+    assert out.read_bytes() == (tmp_path / "full.jsonl").read_bytes()
+    assert Path(f"{out}.failures.jsonl").read_bytes() == p1_fails == \
+        (tmp_path / "full.jsonl.failures.jsonl").read_bytes()
+
+    bare = Path(f"{parts[1]}.shard.json")  # part 2's manifest without its failures listing, its sidecar gone
+    manifest = json.loads(bare.read_text(encoding="utf-8"))
+    del manifest["failures"]
+    bare.write_text(json.dumps(manifest), encoding="utf-8")
+    Path(f"{parts[1]}.failures.jsonl").unlink()
+    capsys.readouterr()
+    again = tmp_path / "again.jsonl"
+    assert main(["merge", "--out", str(again), *map(str, parts)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bare}: <file>: field 'failures': missing, but {parts[0]}.shard.json lists its .failures.jsonl" in err, err
+    assert "would lose failures" in err and "Traceback" not in err
+    assert not again.exists() and not Path(f"{again}.failures.jsonl").exists()

@@ -55,6 +55,28 @@ def write_questions_of(ws: Path, ids: list[str]) -> Path:
     return ws / QUESTIONS
 
 
+def set_executor(ws: Path, **changes) -> None:
+    """params.yaml of ``ws`` with its ``executor`` section changed (``shard="2/3"``, ``workers=2``)."""
+    import yaml
+
+    params = yaml.safe_load((ws / "params.yaml").read_text(encoding="utf-8"))
+    params["executor"] |= changes
+    (ws / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+
+
+def shard_of(ws: Path, shard: str) -> set[str]:
+    """The question ids of ``shard`` ("K/N") over the questions file of ``ws`` (the stages' universe)."""
+    from mnemetric.longmemeval.questions import read_questions
+    from mnemetric.shard import parse_shard, shard_ids
+
+    return shard_ids([(q.question_id, q.question_type) for q in read_questions(ws / QUESTIONS)], parse_shard(shard))
+
+
+def lines_of(data: bytes, ids: set[str]) -> bytes:
+    """The lines of the JSONL ``data`` whose question_id is in ``ids``, in their order."""
+    return b"".join(x for x in data.splitlines(keepends=True) if json.loads(x)["question_id"] in ids)
+
+
 def run_stage(ws: Path, stage: str, timeout: int = 120) -> subprocess.CompletedProcess:
     """``python -m mnemetric.stages.<stage>`` in ``ws`` (output captured as text)."""
     return subprocess.run([sys.executable, "-m", f"mnemetric.stages.{stage}"], cwd=ws, capture_output=True,

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.stages.conftest import sample_ids, write_questions_of
+from tests.stages.conftest import lines_of, run_stage, sample_ids, set_executor, shard_of, write_questions_of, \
+    write_suite
 
 
 @pytest.fixture()
@@ -73,3 +74,29 @@ def test_the_extractive_reader_answers_from_the_typed_context(workspace: Path):
     usage = (workspace / "data/runs/answer-usage.json").read_text(encoding="utf-8")
     assert usage == ('{\n  "responses": 0,\n  "prompt_tokens": 0,\n  "completion_tokens": 0,\n  "usd": 0.0,\n'
                      '  "unpriced_models": [],\n  "per_model": {}\n}\n')
+
+
+def test_executor_shard_answers_one_shard_of_the_questions_with_its_manifest(stage_workspace: Path):
+    """executor.shard on stage answer, the contexts unsharded: the shard's questions only (the unsharded run's
+    hypotheses of them, byte for byte), and the manifests of the hypotheses and of their failures sidecar."""
+    ws = stage_workspace
+    ids = sample_ids(ws)
+    write_suite(ws, ids)
+    for stage in ("retrieve", "answer"):
+        done = run_stage(ws, stage, timeout=300)
+        assert done.returncode == 0, done.stderr
+    hyps = ws / "data/runs/hypotheses.jsonl"
+    full = hyps.read_bytes()
+    assert not Path(f"{hyps}.shard.json").exists()
+    set_executor(ws, shard="2/3")
+    done = run_stage(ws, "answer")
+    assert done.returncode == 0, done.stderr
+    mine = shard_of(ws, "2/3")
+    assert 0 < len(mine) < len(ids) and hyps.read_bytes() == lines_of(full, mine)
+    got = [json.loads(x)["question_id"] for x in hyps.read_bytes().splitlines()]
+    manifest = json.loads(Path(f"{hyps}.shard.json").read_text(encoding="utf-8"))
+    assert (manifest["command"], manifest["shard"], manifest["universe"]) == ("answer", "2/3", len(ids))
+    assert manifest["lines"]["question_ids"] == got and set(got) == mine
+    assert manifest["lines"]["keys"] == [[ids.index(q)] for q in got]  # each line's place in the unsharded run
+    assert manifest["failures"] == {"question_ids": [], "keys": []}
+    assert Path(f"{hyps}.failures.jsonl").read_bytes() == b""

@@ -143,8 +143,11 @@ def map_ordered(task: Callable[[T], R], items: Iterable[T], workers: int) -> Ite
         if done:
             pool.shutdown(wait=True)
         else:  # an error, an interrupt, or the caller stopped reading: end the workers now
+            # (their list taken first: shutdown drops the pool's reference to it, and the workers would go on
+            # through every task sent to them, the interpreter's exit waiting for them)
+            procs = list((getattr(pool, "_processes", None) or {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
-            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            for proc in procs:
                 if proc.is_alive():
                     proc.terminate()
 
