@@ -119,12 +119,14 @@ def _ended(pid: int) -> bool:
         return True
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_sigterm_during_retrieve_leaves_no_temp_files(tmp_path, workers):
+@pytest.mark.parametrize("workers,executor", [(1, "immediate"), (2, "immediate"), (2, "dask")])
+def test_sigterm_during_retrieve_leaves_no_temp_files(tmp_path, workers, executor):
     """One process, or the pool (``--workers 2``: the questions are retrieved on the workers): exit 143, one line
     and no traceback (of this process or a worker's), both outputs' temporary files removed, and the workers ended
     with the run: no question begun after the signal (before, the pool's workers went on through the questions
-    sent to them: 4 per task), none left running."""
+    sent to them: 4 per task), none left running. So with ``--executor dask`` (a LocalCluster of 2 workers)."""
+    if executor == "dask":
+        pytest.importorskip("distributed")
     (tmp_path / "slow_memory.py").write_text(SLOW_MEMORY, encoding="utf-8")
     (tmp_path / "slow.yaml").write_text("_target_: slow_memory.SlowMemory\nname: slow\n", encoding="utf-8")
     out = tmp_path / "out"
@@ -133,7 +135,7 @@ def test_sigterm_during_retrieve_leaves_no_temp_files(tmp_path, workers):
     proc = subprocess.Popen([sys.executable, "-m", "mnemetric.cli", "retrieve",
                              str(ROOT / "data/sample/longmemeval_sample.json"), "--memory", str(tmp_path / "slow.yaml"),
                              "--granularity", "session", "--out", str(out / "log.jsonl"), "--contexts",
-                             str(out / "ctx.jsonl"), "--workers", str(workers)],
+                             str(out / "ctx.jsonl"), "--workers", str(workers), "--executor", executor],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def begun() -> list[int]:
