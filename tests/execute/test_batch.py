@@ -133,6 +133,21 @@ def test_expired_keeps_what_finished_and_resubmits_the_rest(server):
     assert Counter(server.batch.executed) == Counter(c.key for c in calls(server.base_url, 5))  # none paid twice
 
 
+def test_an_expired_batch_whose_output_file_is_cut_at_a_line_boundary_stores_nothing_and_pays_nothing_twice(server):
+    """The count check holds for every ending: an expired batch's files must hold what its counts say finished;
+    one line short, nothing is stored (storing the rest and resubmitting the missing one would pay it twice)."""
+    server.batch.endings = [("expired", 3)]
+    server.batch.drop_output_lines = 1
+    with batch() as ex, pytest.raises(BatchError, match=r"hold 4 result line\(s\) but the batch reports 5"):
+        ex.run(calls(server.base_url, 5))
+    with ResponseCache() as cache:
+        assert len(cache) == 0
+    server.batch.drop_output_lines = 0  # served whole: the same batch is downloaded again, the rest resubmitted
+    with batch() as ex:
+        assert [o.text for o in ex.run(calls(server.base_url, 5))] == [f"echo: q{i}" for i in range(5)]
+    assert Counter(server.batch.executed) == Counter(c.key for c in calls(server.base_url, 5))  # none paid twice
+
+
 @pytest.mark.parametrize("ending", ["failed", "cancelled"])
 def test_failed_and_cancelled_batches_are_reported_with_their_id(server, ending):
     server.batch.endings = [(ending, 2)]
