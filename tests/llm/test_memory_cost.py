@@ -160,28 +160,34 @@ def test_a_shards_record_carries_its_part_and_reads_back_byte_for_byte_and_a_bad
             MemoryCost.from_record({**record, "part": part}, file="c.json")
 
 
-def test_shard_records_are_matched_to_their_parts_by_the_outputs_sha256(tmp_path):
+def test_shard_records_are_matched_to_their_parts_by_shard_and_outputs_sha256(tmp_path):
     import pytest
 
     from mnemetric.errors import InputError
-    from mnemetric.io import sha256_file
-    from mnemetric.llm.memory_cost_file import PartRef, parts_memory_costs, write_memory_cost_record
+    from mnemetric.llm.memory_cost_file import parts_memory_costs, part_ref, write_memory_cost_record
 
-    parts = [tmp_path / "p1.jsonl", tmp_path / "p2.jsonl"]
-    for k, part in enumerate(parts, 1):
+    files = [tmp_path / f"p{k}.jsonl" for k in (1, 2, 3, 4)]
+    for k, part in enumerate(files[:2], 1):
         part.write_text(f"rows of shard {k}\n", encoding="utf-8")
+    for part in files[2:]:
+        part.write_bytes(b"")  # shards with no question: equal bytes, told apart by their shard
+    parts = [(f, f"{k}/4") for k, f in enumerate(files, 1)]
     costs = {}
-    for k, part in enumerate(parts, 1):
+    for k, (part, shard) in enumerate(parts, 1):
         cost = _of([("query", "chat", 10 * k)])
-        costs[k] = type(cost)(**{**cost.__dict__, "part": PartRef(f"{k}/2", (sha256_file(part),))})
+        costs[k] = type(cost)(**{**cost.__dict__, "part": part_ref(shard, (part, None))})
         write_memory_cost_record(tmp_path / f"c{k}.json", costs[k])
-    got = parts_memory_costs([tmp_path / "c2.json", tmp_path / "c1.json"], parts)  # any order: the parts' order back
-    assert [(f.name, c) for f, c in got] == [("c1.json", costs[1]), ("c2.json", costs[2])]
+    got = parts_memory_costs([tmp_path / f"c{k}.json" for k in (4, 2, 3, 1)], parts)  # any order: the parts' back
+    assert [(f.name, c) for f, c in got] == [(f"c{k}.json", costs[k]) for k in (1, 2, 3, 4)]
+    assert part_ref(None, (files[0],)) is None  # an unsharded run's record has no part
     write_memory_cost_record(tmp_path / "whole.json", _of([("query", "chat", 10)]))
     (tmp_path / "stale.json").write_bytes((tmp_path / "c1.json").read_bytes())
-    parts[0].write_text("rows of shard 1, rerun\n", encoding="utf-8")  # c1 is now an earlier run's record
-    for given, named in ((["whole.json", "c2.json"], r"whole\.json.*part.*not a shard's record"),
-                         (["stale.json", "c2.json"], r"stale\.json.*part\.outputs_sha256.*none of the PARTs"),
-                         (["c2.json", "c2.json"], r"c2\.json.*a second record of the part")):
+    files[0].write_text("rows of shard 1, rerun\n", encoding="utf-8")  # c1 is now an earlier run's record
+    rest = ["c2.json", "c3.json", "c4.json"]
+    for given, named in ((["whole.json", *rest], r"whole\.json.*part.*not a shard's record"),
+                         (["stale.json", *rest], r"stale\.json.*part.*none of the PARTs"),
+                         (["c2.json", *rest], r"c2\.json.*a second record of the part")):
         with pytest.raises(InputError, match=rf"(?s){named}"):
             parts_memory_costs([tmp_path / g for g in given], parts)
+    with pytest.raises(InputError, match=r"(?s)nowhere\.jsonl.*PART.*cannot be read"):
+        parts_memory_costs([tmp_path / "c1.json"], [(tmp_path / "nowhere.jsonl", "1/1")])

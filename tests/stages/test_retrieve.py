@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mnemetric.io import sha256_file
+
 from mnemetric.longmemeval.contexts import Context
 
 from tests.stages.conftest import ADAPTED, run_stage, sample_ids, write_suite
@@ -116,3 +118,6 @@ def test_executor_shard_runs_one_shard_of_the_suite_with_its_manifest(stage_work
     assert manifest["shard"] == "2/3" and manifest["universe"] == len(ids)
     assert manifest["lines"]["question_ids"] == log and len(ids) // 3 <= len(log) <= len(ids) // 3 + 1
     assert [k[0] for k in manifest["lines"]["keys"]] == sorted(ids.index(q) for q in log)
+    cost = json.loads((ws / params["paths"]["memory_cost"]).read_text(encoding="utf-8"))  # bound to this shard's
+    assert cost["part"] == {"shard": "2/3", "outputs_sha256": [sha256_file(ws / params["paths"][name]) for name in
+                                                               ("retrieval_log", "contexts")]}  # `merge --memory-cost`

@@ -77,7 +77,9 @@ def _row(s) -> dict:
             "storing them) is marked done first; a submitted one only once its batch has ended at the server.")
 def _status(p: argparse.ArgumentParser) -> Handler:
     _ledger_option(p)
-    p.add_argument("--offline", action="store_true", help="only read the ledger (no network, no API key)")
+    p.add_argument("--offline", action="store_true",
+                   help="no network, no API key: the ledger as it stands (a slot whose replies are all cached and "
+                        "whose batch the ledger saw end is still marked done)")
     p.add_argument("--json", action="store_true", help="print JSON rows")
     p.add_argument("--all", action="store_true", help="include batches that are done")
 

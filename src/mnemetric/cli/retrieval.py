@@ -70,9 +70,8 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
 
         from mnemetric.cli.executor import command_executor
         from mnemetric.cli.shards import light_executor, run_shard
-        from mnemetric.io import sha256_file
         from mnemetric.llm.memory_cost import finish_memory_run, serving, write_memory_cost
-        from mnemetric.llm.memory_cost_file import PartRef
+        from mnemetric.llm.memory_cost_file import part_ref
         from mnemetric.longmemeval.memory.base import calls_models, uses_model_proxy
         from mnemetric.longmemeval.retrieve import check_retrieval_settings, write_retrieval
         from mnemetric.shard import ShardRun
@@ -96,9 +95,8 @@ def _retrieve(p: argparse.ArgumentParser) -> Handler:
                                     executor=executor, shard=shard)
         finish_memory_run("retrieve", memory.name, proxy)
         if a.memory_cost is not None:  # a shard's record is bound to the outputs it was written beside
-            part = None if shard is None else PartRef(str(shard.shard), tuple(
-                sha256_file(out) for out in (a.out, a.contexts) if out is not None))
-            write_memory_cost(a.memory_cost, memory.name, proxy, part)
+            write_memory_cost(a.memory_cost, memory.name, proxy,
+                              part_ref(shard and shard.shard, (a.out, a.contexts)))
         print(f"retrieve: {memory.name} ({a.granularity}) over {n} questions"
               + (f" (shard {shard.shard})" if shard is not None else "") + f" → {a.out}"
               + (f" (+ contexts {a.contexts})" if a.contexts else "") + _cache_note(memory))

@@ -172,5 +172,8 @@ def _merged_cost(a: argparse.Namespace, command: str):
     if len(a.memory_cost) != len(a.parts):
         raise ConfigError("--memory-cost", f"{len(a.memory_cost)} record(s) for {len(a.parts)} part(s)",
                           fix="give one record per PART: the file each shard's `retrieve --memory-cost` wrote")
-    return sum_memory_costs(parts_memory_costs(a.memory_cost, a.parts), frozenset({"setup"}))
+    from mnemetric.shard import Manifest
+
+    parts = [(p, str(Manifest.read(p).shard)) for p in a.parts]  # each part's shard, from its manifest
+    return sum_memory_costs(parts_memory_costs(a.memory_cost, parts), frozenset({"setup"}))
 

@@ -227,15 +227,15 @@ class BatchExecutor(PoolMapper):
         """Mark done the ledger's open slots holding these cache hits whose replies are all cached
         (:func:`~.batch_collect.settle_answered`: a run killed between storing and marking). No ledger
         file: nothing to settle (none is made)."""
-        from mnemetric.execute.batch_collect import remote_ended, settle_answered
+        from mnemetric.execute.batch_collect import settle_answered
         from mnemetric.llm.batch_ledger import LEDGER_FILENAME
 
         path = Path(self._ledger_path) if self._ledger_path else self.cache.path.parent / LEDGER_FILENAME
         if self._ledger is None and not path.exists():
             return
         held = set(self.ledger.holders(hits, ("submitted", EXPORTED)).values())
-        settle_answered(self.ledger, self.cache, [self.ledger.get(s) for s in sorted(held)],
-                        ended=remote_ended(self.ledger))
+        settle_answered(self.ledger, self.cache, [self.ledger.get(s) for s in sorted(held)])  # no network here:
+        # a submitted slot whose batch the ledger has not seen end is left to `mnemetric batch status`
 
     def _batched(self, calls: list[ModelCall], pending: dict[str, list[int]], outcomes: list, desc: str,
                  progress: bool) -> None:
@@ -335,11 +335,11 @@ class BatchExecutor(PoolMapper):
         for key, call in want.items():
             if key not in held:
                 groups.setdefault((call.base_url, call.endpoint, call.model, call.role), []).append(key)
-        self._check_sizes(want, [k for keys in groups.values() for k in keys])
+        lines = {group: [(k, request_line(k, want[k].payload)) for k in keys] for group, keys in groups.items()}
+        self._check_sizes(want, [kl for group in lines.values() for kl in group])  # before any batch is submitted
         refused: dict = {}
-        for (base_url, kind, model, role), keys in groups.items():
-            lines = [(k, request_line(k, want[k].payload)) for k in keys]
-            for chunk in split_lines(lines, self.max_requests, self.max_bytes):
+        for (base_url, kind, model, role), group in lines.items():
+            for chunk in split_lines(group, self.max_requests, self.max_bytes):
                 if refused:
                     refused.update((k, None) for k, _ in chunk)
                     continue
@@ -354,10 +354,10 @@ class BatchExecutor(PoolMapper):
                 waiting[slot_id] = self.ledger.get(slot_id)
         return [s for s in waiting.values() if s is not None], refused
 
-    def _check_sizes(self, want: dict[str, ModelCall], keys: list[str]) -> None:
+    def _check_sizes(self, want: dict[str, ModelCall], lines: list[tuple[str, bytes]]) -> None:
         """Refuse, before any batch is submitted, a request whose batch line alone is over ``max_bytes``."""
-        for key in keys:
-            size = len(request_line(key, want[key].payload))
+        for key, line in lines:
+            size = len(line)
             if size <= self.max_bytes:
                 continue
             call = want[key]

@@ -190,31 +190,51 @@ def sum_memory_costs(parts: Sequence[tuple[str | Path, MemoryCost]], once: froze
                       tuple(systems))
 
 
-def parts_memory_costs(records: Sequence[str | Path], parts: Sequence[str | Path]) -> list[tuple[Path, MemoryCost]]:
-    """The shard records ``records`` (`merge --memory-cost`), each matched to one of ``parts`` by the sha256 of that
-    part's file (the record's ``part.outputs_sha256``), in the parts' order. A record without ``part`` (a whole
-    run's), one of no part given (a stale record, or another run's), two records of one part, or a part without
-    a record are errors naming the file."""
+def part_ref(shard: object | None, outputs: Sequence[str | Path | None]) -> PartRef | None:
+    """The ``part`` of a shard's record: the shard (``K/N``; None: an unsharded run, no ``part``) and the sha256 of
+    each output it wrote (None entries: outputs it did not write). The one builder (`retrieve --shard`, stage
+    retrieve with ``executor.shard``)."""
     from mnemetric.io import sha256_file
 
-    by_sha = {sha256_file(p): Path(p) for p in parts}
+    if shard is None:
+        return None
+    return PartRef(str(shard), tuple(sha256_file(out) for out in outputs if out is not None))
+
+
+def parts_memory_costs(records: Sequence[str | Path],
+                       parts: Sequence[tuple[str | Path, str]]) -> list[tuple[Path, MemoryCost]]:
+    """The shard records ``records`` (`merge --memory-cost`), each matched to one of ``parts`` ((file, its shard
+    ``K/N`` from its manifest)) by that part's shard and the sha256 of its file (the record's ``part``), in the
+    parts' order: two shards of equal bytes (empty ones) are told apart by their shard. A part that cannot be
+    read, a record without ``part`` (a whole run's), one of no part given (a stale record, or another run's), two
+    records of one part, or a part without a record are errors naming the file."""
+    from mnemetric.io import sha256_file
+
+    by_key: dict[tuple[str, str], Path] = {}
+    for p, shard in parts:
+        try:
+            by_key[sha256_file(p), shard] = Path(p)
+        except OSError as exc:
+            raise InputError(str(p), "<file>", "PART", f"cannot be read: {exc.strerror or exc}",
+                             fix="give the shards' output files as PARTs") from None
     owner: dict[Path, tuple[Path, MemoryCost]] = {}
     for file in map(Path, records):
         cost = read_memory_cost(file)
         if cost.part is None:
             raise InputError(str(file), "<file>", "part", "missing: not a shard's record (an unsharded run wrote it)",
                              fix="give the records each `retrieve --shard K/N --memory-cost` wrote beside its PART")
-        part = next((by_sha[sha] for sha in cost.part.outputs_sha256 if sha in by_sha), None)
+        part = next((by_key[sha, cost.part.shard] for sha in cost.part.outputs_sha256
+                     if (sha, cost.part.shard) in by_key), None)
         if part is None:
-            raise InputError(str(file), "<file>", "part.outputs_sha256", f"shard {cost.part.shard}'s record belongs "
-                             "to none of the PARTs given (their bytes differ: an earlier run's record, or another "
+            raise InputError(str(file), "<file>", "part", f"shard {cost.part.shard}'s record belongs to none of the "
+                             "PARTs given (no part of that shard has those bytes: an earlier run's record, or another "
                              "run's)", fix="give the record written beside each PART (rerun the shard to renew both)")
         if part in owner:
             raise InputError(str(file), "<file>", "part", f"a second record of the part {part} (the first is "
                              f"{owner[part][0]})", fix="give one record per PART")
         owner[part] = (file, cost)
-    lacking = next((Path(p) for p in parts if Path(p) not in owner), None)
+    lacking = next((Path(p) for p, _ in parts if Path(p) not in owner), None)
     if lacking is not None:
         raise InputError(str(lacking), "<file>", "memory cost", "no record given for this part",
                          fix="give each PART's record with --memory-cost (the file its `retrieve --memory-cost` wrote)")
-    return [owner[Path(p)] for p in parts]
+    return [owner[Path(p)] for p, _ in parts]

@@ -21,6 +21,7 @@ from contextlib import closing
 from mnemetric.config import build
 from mnemetric.execute import build_executor
 from mnemetric.llm.memory_cost import finish_memory_run, serving, write_memory_cost
+from mnemetric.llm.memory_cost_file import part_ref
 from mnemetric.llm.run_log import finish_stage_run
 from mnemetric.llm.usage import write_usage
 from mnemetric.longmemeval.adapted import AdaptedRecords
@@ -54,7 +55,8 @@ def main() -> None:
     finish_memory_run("retrieve", memory.name, proxy)
     finish_stage_run("retrieve", executor.usage, start, total=n)
     write_usage(p["paths.retrieve_usage"], executor.usage.work)  # the cost of the work, never per-run counters
-    write_memory_cost(p["paths.memory_cost"], memory.name, proxy)  # the same: what the inputs decide
+    write_memory_cost(p["paths.memory_cost"], memory.name, proxy,  # the same: what the inputs decide (a shard's:
+                      part_ref(shard.shard, (p["paths.retrieval_log"], p["paths.contexts"])))  # bound to its outputs
     print(f"retrieve: {memory.name} over {n} questions → {p['paths.retrieval_log']}")
 
 

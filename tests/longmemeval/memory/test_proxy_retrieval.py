@@ -165,11 +165,13 @@ def test_retrieve_shards_memory_costs_merge_into_the_unsharded_record(server, sm
     assert json.loads((tmp_path / "c1.json").read_text())["part"]["shard"] == "1/2" and "part" not in want
     ok(cli(*args, "--shard", "1/2", "--granularity", "turn", "--out", tmp_path / "other.jsonl", "--memory-cost",
            tmp_path / "other.json", env=env))  # another run's shard 1: its record is bound to other bytes
-    for extra, named in (((tmp_path / "c1.json",), "1 record(s) for 2 part(s)"),
-                         ((tmp_path / "other.json", tmp_path / "c2.json"), "none of the PARTs given"),
-                         ((tmp_path / "whole.json", tmp_path / "c2.json"), "not a shard's record"),
-                         ((), "--memory-cost-out")):
+    nowhere = (parts[0], tmp_path / "nowhere.jsonl")  # a PART that does not exist: named, no traceback
+    for given, extra, named in ((parts, (tmp_path / "c1.json",), "1 record(s) for 2 part(s)"),
+                                (parts, (tmp_path / "other.json", tmp_path / "c2.json"), "none of the PARTs given"),
+                                (parts, (tmp_path / "whole.json", tmp_path / "c2.json"), "not a shard's record"),
+                                (nowhere, (tmp_path / "c1.json", tmp_path / "c2.json"), "nowhere.jsonl"),
+                                (parts, (), "--memory-cost-out")):
         flags = ("--memory-cost", *extra) if extra else ("--memory-cost-out", tmp_path / "x.json")
-        proc = cli("merge", "--out", tmp_path / "bad.jsonl", *parts, *flags, env=env)
+        proc = cli("merge", "--out", tmp_path / "bad.jsonl", *given, *flags, env=env)
         assert proc.returncode != 0 and named in proc.stderr and "Traceback" not in proc.stderr
         assert not (tmp_path / "bad.jsonl").exists()
