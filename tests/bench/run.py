@@ -215,7 +215,7 @@ def bench_judge_section(args: argparse.Namespace) -> dict[str, Any]:
     from judge import bench_judge
 
     return {"command": "python tests/bench/run.py " + " ".join(args.argv), "machine": machine(),
-            **bench_judge(questions=args.questions, latency_ms=args.latency_ms)}
+            **bench_judge(questions=args.questions, latency_ms=args.latency_ms, repeats=args.repeats)}
 
 
 def bench_workers_section(args: argparse.Namespace) -> dict[str, Any]:
@@ -340,7 +340,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--m-questions", type=int, default=500,
                    help="stream: questions of the M-shaped file, 500 sessions each (default: %(default)s, ~385 MB)")
     p.add_argument("--repeats", type=int, default=3,
-                   help="stream: runs of each command; workers: rounds of the three configurations (figures: "
+                   help="stream: runs of each command; workers, judge: rounds of their configurations (figures: "
                         "medians; ratios: medians of paired ratios) (default: %(default)s)")
     p.add_argument("--reuse-questions", type=int, default=50,
                    help="reuse: questions of the dense off/cold/warm runs (default: %(default)s)")

@@ -19,7 +19,12 @@ except ImportError:  # run as a script: tests/support is on the path
 
 
 class QuietHTTPServer(ThreadingHTTPServer):
-    """Does not print a traceback when a client hangs up (timeouts, killed processes)."""
+    """Does not print a traceback when a client hangs up (timeouts, killed processes). Its listen backlog holds
+    the connections a run opens at once (``llm.max_concurrency``: 32 by default): socketserver's 5 let the kernel
+    drop the rest of a burst of connects, each retried by the client's TCP a second later — a stall no real
+    API server has (measured: 40 judge requests at 32 in flight took 1.9 s against 1.0 s one at a time)."""
+
+    request_queue_size = 256
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], ConnectionError):
