@@ -12,6 +12,7 @@ from mnemetric.cli import main
 from mnemetric.execute.batch import BatchExecutor
 from mnemetric.execute.batch_remote import BatchError, BatchPending
 from mnemetric.llm.cache import ResponseCache
+from tests.support.batch_kill import Killed
 from tests.support.batch_run import PRICES, calls
 from tests.support.openai_server import FakeOpenAIServer
 
@@ -29,6 +30,16 @@ def run_batch_runner(server, infile, outfile) -> None:
     """What `vllm run-batch -i infile -o outfile` does, with the loopback server's replies."""
     lines = [json.loads(x) for x in infile.read_text().splitlines()]
     outfile.write_text("".join(json.dumps(server.batch._reply(x)) + "\n" for x in lines))
+
+
+def export(server, out_dir, n: int):
+    """Run ``n`` calls in export mode (it stops: the replies are not in); the batch file it wrote."""
+    before = set(out_dir.glob("*.jsonl"))
+    with BatchExecutor({"prices": PRICES}, mode="export", export_dir=str(out_dir), progress=False) as ex, \
+            pytest.raises(BatchPending):
+        ex.run(calls(server.base_url, n))
+    [exported] = [p for p in out_dir.glob("*.jsonl") if p not in before]
+    return exported
 
 
 def test_export_then_import_then_the_rerun_sends_nothing(server, tmp_path, capsys):
@@ -99,10 +110,7 @@ def test_status_cancel_and_forget(server, tmp_path, capsys):
 
 def test_importing_a_file_cut_at_a_line_boundary_says_what_is_still_unanswered(server, tmp_path, capsys):
     out_dir = tmp_path / "export"
-    with BatchExecutor({"prices": PRICES}, mode="export", export_dir=str(out_dir), progress=False) as ex, \
-            pytest.raises(BatchPending):
-        ex.run(calls(server.base_url, 3))
-    [exported] = list(out_dir.glob("*.jsonl"))
+    exported = export(server, out_dir, 3)
     slot = exported.stem
     whole = tmp_path / "out.jsonl"
     run_batch_runner(server, exported, whole)
@@ -125,10 +133,7 @@ def test_importing_a_file_cut_at_a_line_boundary_says_what_is_still_unanswered(s
     assert "still have no" not in printed
     # an error line is a request still without a reply, too
     server.batch.error_for = lambda key, body: 400
-    with BatchExecutor({"prices": PRICES}, mode="export", export_dir=str(out_dir), progress=False) as ex, \
-            pytest.raises(BatchPending):
-        ex.run(calls(server.base_url, 4))
-    [fourth] = [p for p in out_dir.glob("*.jsonl") if p != exported]
+    fourth = export(server, out_dir, 4)
     run_batch_runner(server, fourth, tmp_path / "errors.jsonl")
     assert main(["batch", "import", str(tmp_path / "errors.jsonl")]) == 3
     printed = capsys.readouterr().out
@@ -136,19 +141,12 @@ def test_importing_a_file_cut_at_a_line_boundary_says_what_is_still_unanswered(s
         in printed and "1 with an error, non-answer or malformed line" in printed, printed
 
 
-class Killed(BaseException):
-    """Stands for SIGKILL at one exact instruction (no handler runs: the ledger keeps what was committed)."""
-
-
 def test_an_import_killed_before_marking_its_slot_done_is_settled_by_the_rerun(server, tmp_path, monkeypatch):
     from mnemetric.execute.batch_collect import SETTLED
     from mnemetric.llm.batch_ledger import Ledger
 
     out_dir = tmp_path / "export"
-    with BatchExecutor({"prices": PRICES}, mode="export", export_dir=str(out_dir), progress=False) as ex, \
-            pytest.raises(BatchPending):
-        ex.run(calls(server.base_url, 3))
-    [exported] = list(out_dir.glob("*.jsonl"))
+    exported = export(server, out_dir, 3)
     run_batch_runner(server, exported, tmp_path / "out.jsonl")
 
     def die(self, slot, **kw):

@@ -21,7 +21,7 @@ from mnemetric.execute.batch import BatchExecutor
 from mnemetric.execute.batch_remote import Remote
 from mnemetric.llm.batch_ledger import Ledger
 from mnemetric.llm.cache import ResponseCache
-from tests.support.batch_kill import kill, spawn, until
+from tests.support.batch_kill import Killed, kill, spawn, until
 from tests.support.batch_run import PRICES, calls
 from tests.support.openai_server import FakeOpenAIServer
 
@@ -74,10 +74,6 @@ def test_kill_9_in_every_state_then_resume_pays_nothing_twice(env):
         assert [o.text for o in ex.run(calls(server.base_url, N))] == [f"echo: q{i}" for i in range(N)]
         assert ex.usage.requests_sent == 0 and ex.usage.cache_hits == N
     assert len(api.submitted) == N and len(api.batches) == 1
-
-
-class Killed(BaseException):
-    """Stands for SIGKILL at one exact instruction (no handler runs: the ledger keeps what was committed)."""
 
 
 def test_killed_between_create_and_the_ledger_write_adopts_the_batch(env, monkeypatch):

@@ -22,6 +22,11 @@ from tests.support.batch_run import PRICES, calls
 STATES = ("validating", "in_progress", "finalizing", "completed")
 
 
+class Killed(BaseException):
+    """Stands for SIGKILL at one exact instruction, raised in this process (no handler of ours runs: the ledger
+    keeps what was committed)."""
+
+
 def until(what, timeout: float = 60.0) -> None:
     """Wait (polling every 10 ms) until ``what()`` is true; AssertionError after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
