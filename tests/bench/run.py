@@ -272,7 +272,7 @@ def _rows(name: str, r: dict[str, Any]) -> list[tuple[str, str, str]]:
                 rows.append((f"judge, {get(run, 'max_concurrency')} in flight", f"{get(run, 'seconds')} s "
                              f"({seq / get(run, 'seconds'):.1f}x)", f"sequential {seq} s"))
         rows.append(("judge warm rerun", f"{get('warm', 'requests_sent')} requests", f"{get('warm', 'seconds')} s"))
-    elif name == "workers":
+    elif name.startswith("workers"):  # workers, workers-m
         one = get("runs", "pool-1", "retrieve_s")
         for run in ("pool-2", "dask-2"):
             rows.append((f"retrieve, {run}", f"{get('runs', run, 'retrieve_s')} s", f"pool-1 {one} s"))
