@@ -364,6 +364,8 @@ class PreparedMerge:
     shards: int
     main: list[tuple[list[int], bytes]]
     fails: list[tuple[list[int], bytes]] | None
+    parts: list[tuple[Path, Shard]]
+    """Each part and its shard (from its manifest), in the order given."""
 
     def write(self, out: str | Path) -> dict[str, Any]:
         """OUT (and OUT.failures.jsonl), atomically; ``{lines, failures, shards, command}``."""
@@ -404,7 +406,8 @@ def prepare_merge(out: str | Path, parts: Sequence[str | Path]) -> PreparedMerge
         if has_failures:
             fails.extend(zip(m.failures.keys, _line_ids(Path(f"{path}{FAILURES}"), m.failures.question_ids),
                              strict=True))
-    return PreparedMerge(got[0][1].command, got[0][1].shard.count, main, fails if has_failures else None)
+    return PreparedMerge(got[0][1].command, got[0][1].shard.count, main, fails if has_failures else None,
+                         [(path, m.shard) for path, m in got])
 
 
 def merge(out: str | Path, parts: Sequence[str | Path]) -> dict[str, Any]:

@@ -77,6 +77,21 @@ def lines_of(data: bytes, ids: set[str]) -> bytes:
     return b"".join(x for x in data.splitlines(keepends=True) if json.loads(x)["question_id"] in ids)
 
 
+def check_one_shard(out: Path, command: str, mine: set[str], ids: list[str], full: bytes) -> list[str]:
+    """``out``, written by ``command`` on one shard whose questions are ``mine`` (of the universe ``ids``), holds the
+    unsharded run's lines ``full`` of those questions, byte for byte, and its manifest says so (command, universe,
+    each line's place in the unsharded run, an empty failures listing); the shard's question ids in line order."""
+    assert 0 < len(mine) < len(ids) and out.read_bytes() == lines_of(full, mine)
+    got = [json.loads(x)["question_id"] for x in out.read_bytes().splitlines()]
+    manifest = json.loads(Path(f"{out}.shard.json").read_text(encoding="utf-8"))
+    assert (manifest["command"], manifest["universe"]) == (command, len(ids))
+    assert manifest["lines"]["question_ids"] == got and set(got) == mine
+    assert manifest["lines"]["keys"] == [[ids.index(q)] for q in got]  # each line's place in the unsharded run
+    assert manifest["failures"] == {"question_ids": [], "keys": []}
+    assert Path(f"{out}.failures.jsonl").read_bytes() == b""
+    return got
+
+
 def run_stage(ws: Path, stage: str, timeout: int = 120) -> subprocess.CompletedProcess:
     """``python -m mnemetric.stages.<stage>`` in ``ws`` (output captured as text)."""
     return subprocess.run([sys.executable, "-m", f"mnemetric.stages.{stage}"], cwd=ws, capture_output=True,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.stages.conftest import lines_of, run_stage, sample_ids, set_executor, shard_of, write_questions_of, \
+from tests.stages.conftest import check_one_shard, run_stage, sample_ids, set_executor, shard_of, write_questions_of, \
     write_suite
 
 
@@ -91,12 +91,5 @@ def test_executor_shard_answers_one_shard_of_the_questions_with_its_manifest(sta
     set_executor(ws, shard="2/3")
     done = run_stage(ws, "answer")
     assert done.returncode == 0, done.stderr
-    mine = shard_of(ws, "2/3")
-    assert 0 < len(mine) < len(ids) and hyps.read_bytes() == lines_of(full, mine)
-    got = [json.loads(x)["question_id"] for x in hyps.read_bytes().splitlines()]
-    manifest = json.loads(Path(f"{hyps}.shard.json").read_text(encoding="utf-8"))
-    assert (manifest["command"], manifest["shard"], manifest["universe"]) == ("answer", "2/3", len(ids))
-    assert manifest["lines"]["question_ids"] == got and set(got) == mine
-    assert manifest["lines"]["keys"] == [[ids.index(q)] for q in got]  # each line's place in the unsharded run
-    assert manifest["failures"] == {"question_ids": [], "keys": []}
-    assert Path(f"{hyps}.failures.jsonl").read_bytes() == b""
+    got = check_one_shard(hyps, "answer", shard_of(ws, "2/3"), ids, full)
+    assert json.loads(Path(f"{hyps}.shard.json").read_text(encoding="utf-8"))["shard"] == "2/3"

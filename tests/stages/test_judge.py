@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.stages.conftest import lines_of, run_stage, sample_ids, set_executor, shard_of, write_suite
+from tests.stages.conftest import check_one_shard, run_stage, sample_ids, set_executor, shard_of, write_suite
 
 RUNS = Path("data") / "runs"
 
@@ -25,15 +25,8 @@ def test_executor_shard_judges_one_shard_of_the_questions_with_its_manifest(stag
     set_executor(ws, shard="2/3")
     done = run_stage(ws, "judge")  # the hypotheses unsharded: executor.shard picks the questions
     assert done.returncode == 0, done.stderr
-    mine = shard_of(ws, "2/3")
-    assert 0 < len(mine) < len(ids) and judged.read_bytes() == lines_of(full, mine)
-    got = [json.loads(x)["question_id"] for x in judged.read_bytes().splitlines()]
-    manifest = json.loads(Path(f"{judged}.shard.json").read_text(encoding="utf-8"))
-    assert (manifest["command"], manifest["shard"], manifest["universe"]) == ("judge", "2/3", len(ids))
-    assert manifest["lines"]["question_ids"] == got and set(got) == mine
-    assert manifest["lines"]["keys"] == [[ids.index(q)] for q in got]  # each line's place in the unsharded run
-    assert manifest["failures"] == {"question_ids": [], "keys": []}
-    assert Path(f"{judged}.failures.jsonl").read_bytes() == b""
+    got = check_one_shard(judged, "judge", shard_of(ws, "2/3"), ids, full)
+    assert json.loads(Path(f"{judged}.shard.json").read_text(encoding="utf-8"))["shard"] == "2/3"
     first = judged.read_bytes()
 
     done = run_stage(ws, "answer")  # the hypotheses now shard 2/3 too: the same shard judged, the same lines

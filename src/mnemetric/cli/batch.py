@@ -37,6 +37,13 @@ def _ledger(a: argparse.Namespace) -> Any:
     return Ledger(a.ledger or default_cache_dir() / LEDGER_FILENAME)
 
 
+def _cache_path(a: argparse.Namespace) -> Path:
+    """The response cache beside ``--ledger``, else the default one (the ledger's folder is the cache's)."""
+    from mnemetric.llm.cache import CACHE_FILENAME, default_cache_dir
+
+    return (a.ledger.parent if a.ledger else default_cache_dir()) / CACHE_FILENAME
+
+
 @contextmanager
 def _batches(a: argparse.Namespace, names: Sequence[str] | None,
              states: tuple[str, ...] | None = None) -> Iterator[tuple[Any, list[Any]]]:
@@ -87,14 +94,15 @@ def _status(p: argparse.ArgumentParser) -> Handler:
         from mnemetric.execute.batch_collect import remote_ended, settle_answered
         from mnemetric.execute.batch_remote import Remote
         from mnemetric.llm.batch_ledger import DONE
-        from mnemetric.llm.cache import CACHE_FILENAME, ResponseCache, default_cache_dir
+        from mnemetric.llm.cache import ResponseCache
 
-        cache_path = (a.ledger.parent if a.ledger else default_cache_dir()) / CACHE_FILENAME
-        if cache_path.is_file():  # a slot whose replies are all cached is done (a run killed before marking it)
-            with _ledger(a) as ledger, ResponseCache(cache_path) as cache:  # (a submitted one once its batch ended)
-                settle_answered(ledger, cache, ledger.slots(states=("submitted", "exported")),
-                                ended=None if a.offline else remote_ended(ledger))
-        with _batches(a, None) as (ledger, slots):
+        cache_path = _cache_path(a)
+        with _ledger(a) as ledger:
+            if cache_path.is_file():  # a slot whose replies are all cached is done (a run killed before marking it;
+                with ResponseCache(cache_path) as cache:  # a submitted one once its batch has ended at the server)
+                    settle_answered(ledger, cache, ledger.slots(states=("submitted", "exported")),
+                                    ended=None if a.offline else remote_ended(ledger))
+            slots = ledger.slots()
             rows = []
             for s in slots:
                 if s.state == DONE and not a.all:
@@ -198,9 +206,9 @@ def _import(p: argparse.ArgumentParser) -> Handler:
     def handler(a: argparse.Namespace) -> int:
         from mnemetric.execute.batch_collect import import_output
         from mnemetric.llm.batch_ledger import EXPORTED
-        from mnemetric.llm.cache import CACHE_FILENAME, ResponseCache
+        from mnemetric.llm.cache import ResponseCache
 
-        with _ledger(a) as ledger, ResponseCache(a.ledger.parent / CACHE_FILENAME if a.ledger else None) as cache:
+        with _ledger(a) as ledger, ResponseCache(_cache_path(a)) as cache:
             done = import_output(a.files, ledger, cache)
         print(f"imported: {done['stored']} stored, {done['non_answer']} non-answer(s), {done['error']} error(s), "
               f"{done['malformed']} malformed, {done['already']} already stored; "

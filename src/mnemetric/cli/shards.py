@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from mnemetric.cli.registry import Handler, command
 from mnemetric.cli.types import positive_int
@@ -119,7 +120,7 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
         from mnemetric.errors import ConfigError
         from mnemetric.family import shard_merger
         from mnemetric.llm.usage import part_usage, sum_usage, write_usage
-        from mnemetric.shard import Manifest, merge, without_sidecars
+        from mnemetric.shard import Manifest, prepare_merge, without_sidecars
 
         a.parts = without_sidecars(a.parts)  # a glob over the parts also names their .failures.jsonl sidecars
         command = Manifest.read(a.parts[0]).command
@@ -128,7 +129,7 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
         if (a.latency_out is not None) and not a.latency:
             raise ConfigError("--latency-out", "given without --latency", fix="give the parts' latency sidecars with "
                               "--latency LATENCY.json ...")
-        cost = _merged_cost(a, command)  # read and checked before anything is written
+        records = _cost_records(a, command)
         if merger is not None:  # a command whose output is a folder: its family joins the parts
             done = merger(a.out, a.parts, **timed)
             extra = f" (+ latency → {done['latency']})" if done.get("latency") else ""
@@ -138,7 +139,9 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
             raise ConfigError("--latency", "these parts are line files of a V1 command: only V2 memory.jsonl parts "
                               "take it", fix="leave --latency out")
         usage = part_usage(a.parts, lambda part: Path(f"{part}.usage.json"))
-        done = merge(a.out, a.parts)
+        prepared = prepare_merge(a.out, a.parts)  # every check, and the records read, before anything is written
+        cost = None if records is None else _merged_cost(records, prepared)
+        done = prepared.write(a.out)
         fails = done["failures"]
         extra = "" if fails is None else f" (+ {fails} failure line(s) → {a.out}.failures.jsonl)"
         if usage is not None:
@@ -155,11 +158,10 @@ def _merge(p: argparse.ArgumentParser) -> Handler:
     return run
 
 
-def _merged_cost(a: argparse.Namespace, command: str):
-    """`merge --memory-cost`: the parts' records added up (None: not given); refused for parts that are not
-    retrieve's, or a count that is not one per part."""
+def _cost_records(a: argparse.Namespace, command: str) -> list[Path] | None:
+    """`merge --memory-cost`: the records given (None: none), refused for parts that are not retrieve's, or a count
+    that is not one per part."""
     from mnemetric.errors import ConfigError
-    from mnemetric.llm.memory_cost_file import parts_memory_costs, sum_memory_costs
 
     if not a.memory_cost:
         if a.memory_cost_out is not None:
@@ -172,8 +174,13 @@ def _merged_cost(a: argparse.Namespace, command: str):
     if len(a.memory_cost) != len(a.parts):
         raise ConfigError("--memory-cost", f"{len(a.memory_cost)} record(s) for {len(a.parts)} part(s)",
                           fix="give one record per PART: the file each shard's `retrieve --memory-cost` wrote")
-    from mnemetric.shard import Manifest
+    return a.memory_cost
 
-    parts = [(p, str(Manifest.read(p).shard)) for p in a.parts]  # each part's shard, from its manifest
-    return sum_memory_costs(parts_memory_costs(a.memory_cost, parts), frozenset({"setup"}))
 
+def _merged_cost(records: list[Path], prepared: Any):
+    """The shards' records, each matched to its part (by its shard, from the part's manifest, and its bytes),
+    added up (a setup every shard did alike counted once)."""
+    from mnemetric.llm.memory_cost_file import parts_memory_costs, sum_memory_costs
+
+    parts = [(path, str(shard)) for path, shard in prepared.parts]
+    return sum_memory_costs(parts_memory_costs(records, parts), frozenset({"setup"}))

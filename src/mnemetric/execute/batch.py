@@ -56,7 +56,7 @@ from mnemetric.execute.calls import ANSWER, FAILURE, NON_ANSWER, CallOutcome, Mo
 from mnemetric.execute.immediate import ImmediateExecutor, outcome_of
 from mnemetric.execute.pool import PoolMapper
 from mnemetric.llm.batch_files import MAX_BYTES, MAX_REQUESTS, request_line, split_lines, went_by_batch
-from mnemetric.llm.batch_ledger import DONE, EXPORTED, OPEN, Ledger, Slot
+from mnemetric.llm.batch_ledger import DONE, EXPORTED, LEDGER_FILENAME, OPEN, Ledger, Slot
 from mnemetric.llm.budget import Budget, PriceTable, UsageStats, estimate_chat_tokens, estimate_prompt_tokens
 from mnemetric.llm.cache import ResponseCache
 from mnemetric.llm.replies import chat_result, non_answer_reason, usage_of
@@ -132,8 +132,13 @@ class BatchExecutor(PoolMapper):
     @property
     def ledger(self) -> Ledger:
         if self._ledger is None:
-            self._ledger = Ledger(self._ledger_path) if self._ledger_path else Ledger.beside(self.cache.path)
+            self._ledger = Ledger(self.ledger_path)
         return self._ledger
+
+    @property
+    def ledger_path(self) -> Path:
+        """``ledger`` as given, else the ledger file beside the response cache."""
+        return Path(self._ledger_path) if self._ledger_path else self.cache.path.parent / LEDGER_FILENAME
 
     def live(self) -> ImmediateExecutor:
         """The immediate executor for timed calls (same cache, budget and usage ledger)."""
@@ -228,10 +233,8 @@ class BatchExecutor(PoolMapper):
         (:func:`~.batch_collect.settle_answered`: a run killed between storing and marking). No ledger
         file: nothing to settle (none is made)."""
         from mnemetric.execute.batch_collect import settle_answered
-        from mnemetric.llm.batch_ledger import LEDGER_FILENAME
 
-        path = Path(self._ledger_path) if self._ledger_path else self.cache.path.parent / LEDGER_FILENAME
-        if self._ledger is None and not path.exists():
+        if self._ledger is None and not self.ledger_path.exists():
             return
         held = set(self.ledger.holders(hits, ("submitted", EXPORTED)).values())
         settle_answered(self.ledger, self.cache, [self.ledger.get(s) for s in sorted(held)])  # no network here:

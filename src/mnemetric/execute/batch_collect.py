@@ -205,7 +205,7 @@ def import_output(paths: Sequence[str | Path], ledger: Ledger, cache: ResponseCa
     counts = {"stored": 0, "non_answer": 0, "error": 0, "malformed": 0, "already": 0}
     rows, answered = [], set()
     for p, line in read:
-        if line.key in stored or line.key in cache:  # imported before (the slot done, or only in part)
+        if line.key in cache:  # imported before (its slot done, or answered only in part)
             counts["already"] += 1
             continue
         slot = owner[line.key]

@@ -82,9 +82,9 @@ class DaskExecutor(ImmediateExecutor):
             except ImportError:
                 raise ConfigError("executor", "executor=dask needs Dask distributed, which is not installed",
                                   fix="pip install 'mnemetric[dask]' (or use -S executor=immediate)") from None
-            if self.address:
-                import dask
+            import dask
 
+            if self.address:
                 wait = dask.config.get("distributed.comm.timeouts.connect")  # Dask's own setting, 30 s by default
                 try:
                     self._client = Client(self.address, timeout=wait)
@@ -95,8 +95,6 @@ class DaskExecutor(ImmediateExecutor):
                                       "(the wait is Dask's distributed.comm.timeouts.connect, e.g. "
                                       "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=60s)") from None
             else:
-                import dask
-
                 os.environ.setdefault("DASK_DISTRIBUTED__WORKER__DAEMON", "False")
                 with dask.config.set(LOCAL_CLUSTER_CONFIG):  # the nannies hand it to the workers they start
                     self._cluster = LocalCluster(n_workers=self.pool_size, threads_per_worker=1,
