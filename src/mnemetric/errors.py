@@ -7,8 +7,10 @@ clean message and exit non-zero; any other exception is a bug and keeps its trac
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -181,6 +183,48 @@ def install_interrupts() -> dict[int, Any]:
 def restore_interrupts(previous: dict[int, Any]) -> None:
     for sig, handler in previous.items():
         signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+class DeferredInterrupts:
+    """The signals that arrived while :func:`deferred_interrupts` was open: ``signum`` the first one (None: none);
+    :meth:`check` raises it as :class:`Interrupted`, at a point the holder chose."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def _record(self, signum: int, frame: Any) -> None:
+        if self.signum is not None:  # a second signal: the user insists, stop now
+            raise Interrupted(self.signum)
+        self.signum = signum
+
+    def check(self) -> None:
+        if self.signum is not None:
+            raise Interrupted(self.signum)
+
+
+@contextlib.contextmanager
+def deferred_interrupts() -> Iterator[DeferredInterrupts]:
+    """Inside: SIGINT and SIGTERM, where they would raise :class:`Interrupted` (a door's :func:`install_interrupts`,
+    or Python's own Ctrl-C), are recorded instead and raised by the holder's ``check()`` or on leaving; a second
+    signal raises at once. For code that waits inside a library whose objects are finalized on the main thread (a
+    Dask future's ``__del__`` releases its key): an exception raised by the signal handler inside a finalizer is
+    printed by Python ("Exception ignored in") and dropped, and the run would go on as if never signalled. Main
+    thread only; elsewhere (and for signals handled otherwise) nothing changes."""
+    deferred = DeferredInterrupts()
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in SIGNALS:
+            handler = signal.getsignal(sig)
+            if handler is _raise or handler is signal.default_int_handler:
+                previous[sig] = handler
+                signal.signal(sig, deferred._record)
+    try:
+        yield deferred
+    finally:
+        for sig, handler in previous.items():
+            if signal.getsignal(sig) == deferred._record:  # not replaced meanwhile by someone else's handler
+                signal.signal(sig, handler)
+    deferred.check()
 
 
 def interrupt_of(exc: BaseException) -> KeyboardInterrupt | None:

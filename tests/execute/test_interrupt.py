@@ -174,6 +174,55 @@ def test_a_signal_raised_inside_c_code_is_still_an_interrupt():
     assert interrupt_of(ValueError("x")) is None
 
 
+class _SignalsInItsFinalizer:
+    """An object whose finalizer is where SIGTERM reaches this process (as a Dask future's ``__del__`` may be)."""
+
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(10_000):  # the handler runs here, inside the finalizer
+            pass
+
+
+def test_a_signal_during_a_finalizer_is_raised_at_the_next_check_instead_of_dropped(monkeypatch):
+    """The door's handler raises Interrupted where the signal lands; inside a finalizer Python hands the exception
+    to sys.unraisablehook and goes on, so the run would never stop (a Dask run, signalled, waited for ever). Within
+    deferred_interrupts the signal is recorded and raised by check(); the door's handler is back afterwards."""
+    import threading
+
+    from mnemetric.errors import Interrupted, deferred_interrupts, install_interrupts, restore_interrupts
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are set on the main thread")
+    dropped: list[BaseException] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda hook: dropped.append(hook.exc_value))
+    previous = install_interrupts()
+    try:
+        _SignalsInItsFinalizer()  # finalized at once: the Interrupted is dropped, nothing raised here
+        assert [type(exc) for exc in dropped] == [Interrupted]
+        door = signal.getsignal(signal.SIGTERM)
+        with pytest.raises(Interrupted) as caught:
+            with deferred_interrupts() as stop:
+                _SignalsInItsFinalizer()
+                assert stop.signum == signal.SIGTERM and len(dropped) == 1
+                stop.check()
+        assert caught.value.signum == signal.SIGTERM and caught.value.exit_code == 143
+        assert signal.getsignal(signal.SIGTERM) is door
+        with pytest.raises(Interrupted):  # recorded and not checked: raised on leaving
+            with deferred_interrupts():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)
+        with pytest.raises(Interrupted) as caught:  # a second signal: at once
+            with deferred_interrupts():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)
+                raise AssertionError("the second signal did not stop the block")
+        assert caught.value.signum == signal.SIGTERM
+    finally:
+        restore_interrupts(previous)
+
+
 def test_a_signal_inside_the_fast_json_parser_stops_the_read_instead_of_falling_back(tmp_path, monkeypatch):
     """The fast path falls back to the strict reader on any error; an interrupt is not an error of the file."""
     import mnemetric.jsonstream as jsonstream

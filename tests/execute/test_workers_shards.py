@@ -304,6 +304,8 @@ def test_workers_settle_their_heap_before_the_first_task():
         quiet = ex.dask_client.run(_periodic)  # the LocalCluster's workers run with LOCAL_CLUSTER_CONFIG
         assert len(quiet) == 2 and all(callbacks.get("profile") is None and callbacks["tick"] == 1000
                                        and callbacks["memory_monitor"] == 1000 for callbacks in quiet.values()), quiet
+    with DaskExecutor(workers=2, processes=False, progress=False) as ex:  # workers that are threads of this process
+        assert list(ex.map(_frozen, range(8))) == [here] * 8 and gc.get_freeze_count() == here  # its heap: not frozen
     import dask
 
     assert dask.config.get("distributed.worker.profile.enabled") is True  # this process's config is left as it was

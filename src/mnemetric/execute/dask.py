@@ -18,11 +18,12 @@ workers do not open it). The shard, workers and grace settings are those of ever
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from mnemetric.errors import ConfigError
+from mnemetric.errors import ConfigError, DeferredInterrupts, deferred_interrupts
 from mnemetric.execute.immediate import ImmediateExecutor
 from mnemetric.execute.pool import chunks, run_chunk, settle_heap, taken, usable_cores
 
@@ -49,12 +50,14 @@ measured every 20 ms, memory every 100 ms, the system monitor every 500 ms. Meas
 these, against the pool's 7.2–9.1 s."""
 
 
-def _settled(key: Any, dask_worker: Any = None) -> bool:
+def _settled(key: Any, caller: int, dask_worker: Any = None) -> bool:
     """On a worker: the task ``key`` deserialized (it is held as data), then the heap settled
-    (:func:`mnemetric.execute.pool.settle_heap`)."""
+    (:func:`mnemetric.execute.pool.settle_heap`) — unless the worker is a thread of the ``caller``'s process (a
+    cluster of ``processes=False``), whose heap is the caller's to keep."""
     if dask_worker is not None and key in dask_worker.data:
         dask_worker.data[key]  # a spilled or lazily held task is loaded before the freeze
-    settle_heap()
+    if os.getpid() != caller:
+        settle_heap()
     return True
 
 
@@ -103,29 +106,54 @@ class DaskExecutor(ImmediateExecutor):
         return self._client
 
     def map(self, task: Callable[[T], R], items: Iterable[T], *, desc: str = "questions") -> Iterator[R]:
-        """``task(item)`` per item on the cluster, in order (module docstring)."""
-        client = self.dask_client
-        [shared] = client.scatter([task], broadcast=True, hash=False)
-        client.run(_settled, shared.key)  # the workers hold the task now: out of the collector's sight (pool)
-        window = 4 * max(1, len(client.scheduler_info().get("workers", {})) or usable_cores())
-        pending: deque = deque()
-        try:
-            for chunk in chunks(items, CHUNK):
-                pending.append(client.submit(run_chunk, shared, chunk, pure=False))
-                if len(pending) >= window:
-                    yield from taken(pending.popleft())
-            while pending:
-                yield from taken(pending.popleft())
-        finally:
-            for fut in pending:
-                fut.cancel()
+        """``task(item)`` per item on the cluster, in order (module docstring). A signal meanwhile is raised here,
+        between two of the cluster's calls, never inside Dask (:func:`mnemetric.errors.deferred_interrupts`)."""
+        with deferred_interrupts() as stop:
+            client = self.dask_client
+            stop.check()
+            [shared] = client.scatter([task], broadcast=True, hash=False)
+            client.run(_settled, shared.key, os.getpid())  # the workers hold the task: out of the collector's sight
+            direct = True if self._cluster is not None else None  # our LocalCluster's workers are reachable here
+            window = 4 * max(1, len(client.scheduler_info().get("workers", {})) or usable_cores())
+            pending: deque = deque()
+            try:
+                for chunk in chunks(items, CHUNK):
+                    stop.check()
+                    [data] = client.scatter([chunk], direct=direct, hash=False)
+                    pending.append(client.submit(run_chunk, shared, data, pure=False))
+                    if len(pending) >= window:
+                        yield from taken(_finished(pending.popleft(), stop))
+                while pending:
+                    yield from taken(_finished(pending.popleft(), stop))
+            finally:
+                for fut in pending:
+                    fut.cancel()
+                pending.clear()
+                del shared
 
     def close(self) -> None:
-        """Close the client and a LocalCluster this executor started, then the immediate executor's resources."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-        if self._cluster is not None:
-            self._cluster.close()
-            self._cluster = None
-        super().close()
+        """Close the client and a LocalCluster this executor started, then the immediate executor's resources; a
+        signal meanwhile is raised once they are closed."""
+        with deferred_interrupts():
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+            if self._cluster is not None:
+                self._cluster.close()
+                self._cluster = None
+            super().close()
+
+
+POLL_SECONDS = 0.1
+"""How often a wait for a Dask future looks for a signal recorded meanwhile."""
+
+
+def _finished(future: Any, stop: DeferredInterrupts) -> Any:
+    """``future`` once it is done (its result then taken without waiting); a signal recorded meanwhile is raised
+    within :data:`POLL_SECONDS`."""
+    done = threading.Event()
+    future.add_done_callback(lambda _: done.set())
+    while not done.wait(POLL_SECONDS):
+        stop.check()
+    stop.check()
+    return future

@@ -8,9 +8,14 @@ run the task, :data:`CHUNK` questions per round trip; at most ``2 × workers`` c
 input is streamed, never held whole. With one worker, or one question, the task runs here, in this process.
 
 Worker processes are forked (where the platform can: the task and everything it holds are inherited,
-not pickled) and ignore SIGINT; on an interrupt or an error the pool is shut down and its processes
-ended, and the error is raised here. A :class:`~mnemetric.errors.MnemetricError` raised in a worker comes
-back as one (its message and exit status kept).
+not pickled) and ignore SIGINT. Each has a pipe for its chunks and one for its replies, and this process runs
+no thread of its own for them (a chunk goes to the least busy worker, replies are read in the chunks' order):
+on an interrupt or an error the workers are ended at once (terminated; no question begun after it) and the
+error is raised here, with nothing left behind to race the interpreter's exit. (``concurrent.futures``'
+process pool, used before, keeps a manager thread that a terminated worker could leave reading half a message
+for ever, or closing a pipe the interpreter's exit still writes to: a hang, or a traceback, after the run's
+own exit line.) A worker that dies is :class:`WorkerDied`. A :class:`~mnemetric.errors.MnemetricError` raised
+in a worker comes back as one (its message and exit status kept); any other error with the worker's traceback.
 
 Model calls are not spread over processes: the run's one executor (one budget, one usage ledger) sends
 them from this process, ``llm.max_concurrency`` at once; a task that calls models runs here. A task that
@@ -22,16 +27,21 @@ with its result: it is added to the tallies open here when the result is taken
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
+import pickle
+import queue
 import signal
+import threading
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from multiprocessing.reduction import ForkingPickler
 from typing import Any, TypeVar
 
-from mnemetric.errors import ConfigError, MnemetricError
+from mnemetric.errors import SIGNALS, ConfigError, MnemetricError
 from mnemetric.llm.tally import merge, tallied
 
 T = TypeVar("T")
@@ -57,9 +67,6 @@ class WorkerError(MnemetricError):
         return (type(self), (str(self), self.exit_code))
 
 
-_TASK: Callable[[Any], Any] | None = None
-
-
 def settle_heap() -> None:
     """On a worker, before its first task: move every object it holds now (the modules, the task) out of the
     garbage collector's sight (:func:`gc.freeze`). A question's work allocates many short-lived containers (bm25
@@ -71,12 +78,12 @@ def settle_heap() -> None:
     gc.freeze()
 
 
-def _init_worker(task: Callable[[Any], Any]) -> None:
-    global _TASK
-    _TASK = task
-    settle_heap()
+def _init_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends the pool
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)  # blocked by the parent across the start (_Worker)
+    settle_heap()
 
 
 CHUNK = 4
@@ -91,10 +98,6 @@ def run_chunk(task: Callable[[Any], Any], items: list[Any]) -> tuple[list[Any], 
         return tallied(lambda: [task(item) for item in items])
     except MnemetricError as exc:
         raise WorkerError(str(exc), exc.exit_code) from None
-
-
-def _call(items: list[Any]) -> tuple[list[Any], dict[str, Any]]:
-    return run_chunk(_TASK, items)  # type: ignore[arg-type]
 
 
 def taken(future: Any) -> list[Any]:
@@ -121,35 +124,193 @@ def _context() -> Any:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
+_STOP = b""
+"""The message that ends a worker (a chunk is never empty bytes)."""
+
+
+class RemoteTraceback(Exception):
+    """The traceback of an error raised in a worker, chained to it as its cause."""
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class WorkerDied(MnemetricError):
+    """A worker process ended while questions were sent to it (killed, e.g. by the kernel's out-of-memory killer)."""
+
+    exit_code = 1
+
+
+def _serve(task: Callable[[Any], Any], tasks: Any, results: Any) -> None:
+    """A worker's life: chunks from ``tasks`` (read by a thread as they come, so the parent's send never waits on
+    a worker busy sending its own results), each answered on ``results`` in order, until :data:`_STOP`."""
+    _init_worker()
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+
+    def read() -> None:
+        try:
+            while True:
+                inbox.put(tasks.recv_bytes())
+        except (EOFError, OSError):
+            inbox.put(_STOP)
+
+    threading.Thread(target=read, name="mnemetric-chunks", daemon=True).start()
+    while (data := inbox.get()) != _STOP:
+        try:
+            reply: tuple[bool, Any, str] = (True, run_chunk(task, pickle.loads(data)), "")
+        except BaseException as exc:  # sent back to the parent, which raises it
+            reply = (False, exc, traceback.format_exc())
+        try:
+            payload = ForkingPickler.dumps(reply, pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # a result or an error that does not pickle
+            payload = ForkingPickler.dumps((False, RuntimeError(f"a worker's reply cannot be pickled: {exc!r}"),
+                                            traceback.format_exc()), pickle.HIGHEST_PROTOCOL)
+        results.send_bytes(payload)
+
+
+PIPE_BYTES = 1 << 20
+"""The pipes' buffer, where the platform lets it be set (Linux; 1 MiB is its default limit for a user): an M
+question's haystack is megabytes, and each 64 KiB read of the default buffer has the worker's reading thread take
+the interpreter lock from the question's work."""
+
+
+def _widen(connection: Any) -> None:
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system
+        return
+    if hasattr(fcntl, "F_SETPIPE_SZ"):
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(connection.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+
+
+class _Worker:
+    """One worker process of :func:`map_ordered`: a pipe for the chunks sent to it, one for its replies (in the
+    order of the chunks). Started with SIGINT and SIGTERM blocked, so a signal cannot reach it before it has set
+    its own handling (it unblocks them then); the pending one is this process's once the start returns."""
+
+    def __init__(self, context: Any, task: Callable[[Any], Any]):
+        chunks_in, self.chunks = context.Pipe(duplex=False)
+        self.replies, replies_out = context.Pipe(duplex=False)
+        for end in (self.chunks, replies_out):
+            _widen(end)
+        self.process = context.Process(target=_serve, args=(task, chunks_in, replies_out), name="mnemetric-worker")
+        blocking = hasattr(signal, "pthread_sigmask")
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS) if blocking else None
+        try:
+            self.process.start()
+        finally:
+            if blocking:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        chunks_in.close()  # the worker's ends: a worker that dies is seen here as the end of its replies
+        replies_out.close()
+        self.sent = 0
+        self.received: deque[bytes] = deque()
+        self.taken = 0
+
+    @property
+    def load(self) -> int:
+        """Chunks sent to it whose replies have not come back."""
+        return self.sent - self.taken - len(self.received)
+
+    def send(self, chunk: list[Any]) -> None:
+        data = ForkingPickler.dumps(chunk, pickle.HIGHEST_PROTOCOL)
+        try:
+            self.chunks.send_bytes(data)
+        except OSError:
+            raise self._died() from None
+        self.sent += 1
+
+    def collect(self) -> None:
+        """The replies already here (none waited for)."""
+        while self.load and self.replies.poll():
+            self.received.append(self._recv())
+
+    def _recv(self) -> bytes:
+        try:
+            return self.replies.recv_bytes()
+        except (EOFError, OSError):
+            raise self._died() from None
+
+    def _died(self) -> WorkerDied:
+        self.process.join(1)
+        return WorkerDied(f"executor.workers: worker process {self.process.pid} ended (exit status "
+                          f"{self.process.exitcode}) with questions sent to it\n  fix: if it ran out of memory "
+                          "(the kernel's out-of-memory killer: exit status -9), run fewer workers "
+                          "(-S executor.workers=1, or --workers 1)")
+
+    def take(self) -> list[Any]:
+        """The reply to the oldest chunk sent to it (waited for): its results, its tally added to the tallies open
+        here; an error raised by the task is raised here."""
+        data = self.received.popleft() if self.received else self._recv()
+        self.taken += 1
+        try:
+            ok, value, remote = pickle.loads(data)
+        except Exception as exc:  # an error type that cannot be rebuilt here (its arguments were not kept)
+            raise RuntimeError(f"a worker's reply cannot be read here: {exc!r}") from None
+        if not ok:
+            if not isinstance(value, MnemetricError):
+                value.__cause__ = RemoteTraceback(f'\n"""\n{remote}"""')
+            raise value
+        results, counts = value
+        merge(counts)
+        return results
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.chunks.send_bytes(_STOP)
+
+    def close(self) -> None:
+        self.chunks.close()
+        self.replies.close()
+
+
+EXIT_WAIT_SECONDS = 30.0
+"""How long a worker told to stop (its map finished) is waited for before it is ended."""
+
+
+def _end(workers: list[_Worker], *, finished: bool) -> None:
+    """After a map: each worker told to stop and waited for; else (an error, an interrupt, the caller stopped
+    reading) ended at once — no question begun after it, no worker left running."""
+    if finished:
+        for worker in workers:
+            worker.stop()
+    for worker in workers:
+        if not finished and worker.process.is_alive():
+            worker.process.terminate()
+    for worker in workers:
+        worker.process.join(EXIT_WAIT_SECONDS if finished else 5)
+        if worker.process.is_alive():  # a thread of a plug-in's that keeps it alive, or a worker that ignored SIGTERM
+            worker.process.kill()
+            worker.process.join()
+        worker.close()
+
+
 def map_ordered(task: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
     """``task(item)`` for each item, in order, on ``workers`` processes (module docstring)."""
     if workers <= 1:
         for item in items:
             yield task(item)
         return
-    pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(task,))
-    pending: deque = deque()
-    window = 2 * workers
-    done = False
+    pool: list[_Worker] = []
+    order: deque[_Worker] = deque()  # the worker of each chunk sent and not yet taken, oldest first
+    finished = False
     try:
+        context = _context()
+        pool.extend(_Worker(context, task) for _ in range(workers))
         for chunk in chunks(items, CHUNK):
-            pending.append(pool.submit(_call, chunk))
-            if len(pending) >= window:
-                yield from taken(pending.popleft())
-        while pending:
-            yield from taken(pending.popleft())
-        done = True
+            for worker in pool:
+                worker.collect()
+            target = min(pool, key=lambda worker: worker.load)  # the least busy: a finished one is free
+            target.send(chunk)
+            order.append(target)
+            if len(order) >= 2 * workers:
+                yield from order.popleft().take()
+        while order:
+            yield from order.popleft().take()
+        finished = True
     finally:
-        if done:
-            pool.shutdown(wait=True)
-        else:  # an error, an interrupt, or the caller stopped reading: end the workers now
-            # (their list taken first: shutdown drops the pool's reference to it, and the workers would go on
-            # through every task sent to them, the interpreter's exit waiting for them)
-            procs = list((getattr(pool, "_processes", None) or {}).values())
-            pool.shutdown(wait=False, cancel_futures=True)
-            for proc in procs:
-                if proc.is_alive():
-                    proc.terminate()
+        _end(pool, finished=finished)
 
 
 def check_workers(value: Any, where: str = "executor.workers") -> int | None:
