@@ -208,8 +208,9 @@ def deferred_interrupts() -> Iterator[DeferredInterrupts]:
     or Python's own Ctrl-C), are recorded instead and raised by the holder's ``check()`` or on leaving; a second
     signal raises at once. For code that waits inside a library whose objects are finalized on the main thread (a
     Dask future's ``__del__`` releases its key): an exception raised by the signal handler inside a finalizer is
-    printed by Python ("Exception ignored in") and dropped, and the run would go on as if never signalled. Main
-    thread only; elsewhere (and for signals handled otherwise) nothing changes."""
+    printed by Python ("Exception ignored in") and dropped, and the run would go on as if never signalled. Not to be
+    held across a ``yield`` (the caller's code would run with its signals held). Main thread only; elsewhere (and
+    for signals handled otherwise) nothing changes."""
     deferred = DeferredInterrupts()
     previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
@@ -220,6 +221,10 @@ def deferred_interrupts() -> Iterator[DeferredInterrupts]:
                 signal.signal(sig, deferred._record)
     try:
         yield deferred
+    except Exception as exc:  # an error meanwhile: a signal recorded is still the run's end (its status)
+        if deferred.signum is not None:
+            raise Interrupted(deferred.signum) from exc
+        raise
     finally:
         for sig, handler in previous.items():
             if signal.getsignal(sig) == deferred._record:  # not replaced meanwhile by someone else's handler

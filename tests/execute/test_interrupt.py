@@ -219,6 +219,13 @@ def test_a_signal_during_a_finalizer_is_raised_at_the_next_check_instead_of_drop
                 time.sleep(0.05)
                 raise AssertionError("the second signal did not stop the block")
         assert caught.value.signum == signal.SIGTERM
+        with pytest.raises(Interrupted) as caught:  # an error after the signal: the run still ends as signalled
+            with deferred_interrupts():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)
+                raise ValueError("a later error")
+        assert caught.value.exit_code == 143 and isinstance(caught.value.__cause__, ValueError)
+        assert signal.getsignal(signal.SIGTERM) is door
     finally:
         restore_interrupts(previous)
 

@@ -12,18 +12,33 @@ import pytest
 from mnemetric.errors import InputError, MnemetricError
 from mnemetric.execute.pool import RemoteTraceback, WorkerDied, map_ordered
 
-BIG = 1 << 20  # 1 MiB: 16 times a pipe's buffer
+BIG = 1 << 22  # 4 MiB: 4 times the pool's pipe buffer, 64 times the default one
 
 
-def _echo(text: str) -> str:
+BOTH_WAYS = f"""
+from mnemetric.execute.pool import map_ordered
+
+def echo(text):
     return text
 
+if __name__ == "__main__":
+    texts = [chr(65 + i % 26) * {BIG} for i in range(48)]
+    assert list(map_ordered(echo, texts, 2)) == texts
+    print("ok")
+"""
 
-def test_chunks_and_replies_bigger_than_a_pipe_arrive_in_order():
-    """Each chunk sent and each reply is several MiB: this process sends a worker its next chunk while that worker
-    is still sending a reply (the worker reads its chunks on a thread of its own, or both would wait for ever)."""
-    texts = [chr(65 + i % 26) * BIG for i in range(48)]
-    assert list(map_ordered(_echo, texts, 2)) == texts
+
+def test_chunks_and_replies_bigger_than_a_pipe_arrive_in_order(tmp_path):
+    """Each chunk sent and each reply is 16 MiB: this process sends a worker its next chunk while that worker is
+    still sending a reply (the worker reads its chunks on a thread of its own, or both would wait for ever: run in
+    a process of its own, so a deadlock fails the test instead of hanging the suite)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "both_ways.py"
+    script.write_text(BOTH_WAYS, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
 def _uneven(item: int) -> int:
@@ -66,14 +81,45 @@ def test_a_worker_that_dies_is_a_clear_error_naming_its_exit_status_and_the_fix(
     assert caught.value.exit_code == 1
 
 
-def _pid(_item: int) -> int:
+def _terms_at(item: int) -> int:
+    if item == 9:
+        os.kill(os.getpid(), signal.SIGTERM)  # as `timeout` or `docker stop` do to the whole process group
+    return item
+
+
+def test_a_worker_ended_by_sigterm_is_an_interrupt_not_a_crash():
+    from mnemetric.errors import Interrupted
+
+    with pytest.raises(Interrupted) as caught:
+        list(map_ordered(_terms_at, range(40), 2))
+    assert caught.value.exit_code == 143
+
+
+def _slow_pid(_item: int) -> int:
+    import time
+
+    time.sleep(0.25)
     return os.getpid()
 
 
-def test_the_workers_end_with_the_map_when_the_caller_stops_reading():
-    results = map_ordered(_pid, range(200), 2)
+def _running(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def test_the_workers_end_at_once_when_the_caller_stops_reading():
+    """The caller takes one result and closes the map: both workers are ended then (terminated), not left to
+    finish the 2 chunks of 4 questions of 0.25 s each that were sent to each of them."""
+    import time
+
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("reads /proc")
+    results = map_ordered(_slow_pid, range(200), 2)
     first = next(results)
-    assert first != os.getpid()
-    results.close()  # the caller stopped reading: the workers are ended, none left running
-    stat = Path(f"/proc/{first}/stat")
-    assert not stat.exists() or stat.read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    seen = {first}
+    seen.update(pid for pid, _ in zip(results, range(4)))  # the first chunk of each worker
+    assert len(seen) == 2 and os.getpid() not in seen
+    began = time.monotonic()
+    results.close()
+    assert time.monotonic() - began < 1.5  # ended, not waited for (their queued work: 2 s each)
+    assert not any(_running(pid) for pid in seen)

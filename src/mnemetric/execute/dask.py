@@ -106,26 +106,30 @@ class DaskExecutor(ImmediateExecutor):
         return self._client
 
     def map(self, task: Callable[[T], R], items: Iterable[T], *, desc: str = "questions") -> Iterator[R]:
-        """``task(item)`` per item on the cluster, in order (module docstring). A signal meanwhile is raised here,
-        between two of the cluster's calls, never inside Dask (:func:`mnemetric.errors.deferred_interrupts`)."""
-        with deferred_interrupts() as stop:
+        """``task(item)`` per item on the cluster, in order (module docstring). Every call into Dask runs with
+        the signals held (:func:`mnemetric.errors.deferred_interrupts`: one raised inside Dask could be dropped),
+        raised between two of them; the results are yielded with the signals as they were."""
+        with deferred_interrupts():
             client = self.dask_client
-            stop.check()
             [shared] = client.scatter([task], broadcast=True, hash=False)
             client.run(_settled, shared.key, os.getpid())  # the workers hold the task: out of the collector's sight
             direct = True if self._cluster is not None else None  # our LocalCluster's workers are reachable here
             window = 4 * max(1, len(client.scheduler_info().get("workers", {})) or usable_cores())
-            pending: deque = deque()
-            try:
-                for chunk in chunks(items, CHUNK):
-                    stop.check()
+        pending: deque = deque()
+        try:
+            for chunk in chunks(items, CHUNK):
+                with deferred_interrupts() as stop:
                     [data] = client.scatter([chunk], direct=direct, hash=False)
                     pending.append(client.submit(run_chunk, shared, data, pure=False))
-                    if len(pending) >= window:
-                        yield from taken(_finished(pending.popleft(), stop))
-                while pending:
-                    yield from taken(_finished(pending.popleft(), stop))
-            finally:
+                    del data
+                    results = taken(_finished(pending.popleft(), stop)) if len(pending) >= window else []
+                yield from results
+            while pending:
+                with deferred_interrupts() as stop:
+                    results = taken(_finished(pending.popleft(), stop))
+                yield from results
+        finally:
+            with deferred_interrupts():
                 for fut in pending:
                     fut.cancel()
                 pending.clear()

@@ -5,7 +5,7 @@ reset + ingest + retrieve for one adapted record) and the questions; :meth:`Pool
 task's results in the questions' order, whatever order the workers finish in, so the output bytes are
 those of one worker. ``workers`` (the ``executor.workers`` param; None = one per usable core) processes
 run the task, :data:`CHUNK` questions per round trip; at most ``2 × workers`` chunks are in flight, so a large
-input is streamed, never held whole. With one worker, or one question, the task runs here, in this process.
+input is streamed, never held whole. With one worker the task runs here, in this process.
 
 Worker processes are forked (where the platform can: the task and everything it holds are inherited,
 not pickled) and ignore SIGINT. Each has a pipe for its chunks and one for its replies, and this process runs
@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, TypeVar
 
-from mnemetric.errors import SIGNALS, ConfigError, MnemetricError
+from mnemetric.errors import SIGNALS, ConfigError, Interrupted, MnemetricError, deferred_interrupts
 from mnemetric.llm.tally import merge, tallied
 
 T = TypeVar("T")
@@ -151,7 +151,7 @@ def _serve(task: Callable[[Any], Any], tasks: Any, results: Any) -> None:
         try:
             while True:
                 inbox.put(tasks.recv_bytes())
-        except (EOFError, OSError):
+        except BaseException:  # the parent's end closed, or this thread failed (memory): the worker ends
             inbox.put(_STOP)
 
     threading.Thread(target=read, name="mnemetric-chunks", daemon=True).start()
@@ -173,6 +173,10 @@ PIPE_BYTES = 1 << 20
 question's haystack is megabytes, and each 64 KiB read of the default buffer has the worker's reading thread take
 the interpreter lock from the question's work."""
 
+WIDEN_UP_TO = 8
+"""Pools of at most this many workers get the wide pipes (2 MiB each): a user's pipes share a budget (Linux's
+pipe-user-pages-soft, 64 MiB by default), past which every new pipe of that user gets one page."""
+
 
 def _widen(connection: Any) -> None:
     try:
@@ -189,12 +193,19 @@ class _Worker:
     order of the chunks). Started with SIGINT and SIGTERM blocked, so a signal cannot reach it before it has set
     its own handling (it unblocks them then); the pending one is this process's once the start returns."""
 
-    def __init__(self, context: Any, task: Callable[[Any], Any]):
+    def __init__(self, context: Any, task: Callable[[Any], Any], *, widen: bool):
         chunks_in, self.chunks = context.Pipe(duplex=False)
         self.replies, replies_out = context.Pipe(duplex=False)
-        for end in (self.chunks, replies_out):
-            _widen(end)
+        self._child_ends = [chunks_in, replies_out]
+        if widen:
+            for end in (self.chunks, replies_out):
+                _widen(end)
         self.process = context.Process(target=_serve, args=(task, chunks_in, replies_out), name="mnemetric-worker")
+        self.sent = 0
+        self.received: deque[bytes] = deque()
+        self.taken = 0
+
+    def start(self) -> None:
         blocking = hasattr(signal, "pthread_sigmask")
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS) if blocking else None
         try:
@@ -202,11 +213,12 @@ class _Worker:
         finally:
             if blocking:
                 signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-        chunks_in.close()  # the worker's ends: a worker that dies is seen here as the end of its replies
-        replies_out.close()
-        self.sent = 0
-        self.received: deque[bytes] = deque()
-        self.taken = 0
+            for end in self._child_ends:  # the worker's ends: a worker that dies is seen here as the end of its replies
+                end.close()
+
+    @property
+    def started(self) -> bool:
+        return self.process.pid is not None
 
     @property
     def load(self) -> int:
@@ -232,8 +244,10 @@ class _Worker:
         except (EOFError, OSError):
             raise self._died() from None
 
-    def _died(self) -> WorkerDied:
+    def _died(self) -> MnemetricError | Interrupted:
         self.process.join(1)
+        if self.process.exitcode in (-signal.SIGTERM, -signal.SIGINT):  # the signal was sent to the whole group
+            return Interrupted(-self.process.exitcode)
         return WorkerDied(f"executor.workers: worker process {self.process.pid} ended (exit status "
                           f"{self.process.exitcode}) with questions sent to it\n  fix: if it ran out of memory "
                           "(the kernel's out-of-memory killer: exit status -9), run fewer workers "
@@ -261,8 +275,8 @@ class _Worker:
             self.chunks.send_bytes(_STOP)
 
     def close(self) -> None:
-        self.chunks.close()
-        self.replies.close()
+        for end in (self.chunks, self.replies, *self._child_ends):
+            end.close()
 
 
 EXIT_WAIT_SECONDS = 30.0
@@ -270,20 +284,28 @@ EXIT_WAIT_SECONDS = 30.0
 
 
 def _end(workers: list[_Worker], *, finished: bool) -> None:
-    """After a map: each worker told to stop and waited for; else (an error, an interrupt, the caller stopped
-    reading) ended at once — no question begun after it, no worker left running."""
-    if finished:
-        for worker in workers:
-            worker.stop()
-    for worker in workers:
-        if not finished and worker.process.is_alive():
-            worker.process.terminate()
-    for worker in workers:
-        worker.process.join(EXIT_WAIT_SECONDS if finished else 5)
-        if worker.process.is_alive():  # a thread of a plug-in's that keeps it alive, or a worker that ignored SIGTERM
-            worker.process.kill()
-            worker.process.join()
-        worker.close()
+    """After a map: each worker told to stop and waited for (:data:`EXIT_WAIT_SECONDS`); else (an error, an
+    interrupt, the caller stopped reading) ended at once — no question begun after it, no worker left running. A
+    signal meanwhile is raised once every worker has ended; a second one cuts the wait short, not the ending."""
+    started = [worker for worker in workers if worker.started]
+    with deferred_interrupts():
+        try:
+            if finished:
+                for worker in started:
+                    worker.stop()
+                for worker in started:
+                    worker.process.join(EXIT_WAIT_SECONDS)
+        finally:
+            for worker in started:
+                if worker.process.is_alive():  # a plug-in's thread that keeps it alive, or the map did not finish
+                    worker.process.terminate()
+            for worker in started:
+                worker.process.join(5)
+                if worker.process.is_alive():
+                    worker.process.kill()
+                    worker.process.join()
+            for worker in workers:
+                worker.close()
 
 
 def map_ordered(task: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
@@ -297,7 +319,10 @@ def map_ordered(task: Callable[[T], R], items: Iterable[T], workers: int) -> Ite
     finished = False
     try:
         context = _context()
-        pool.extend(_Worker(context, task) for _ in range(workers))
+        for _ in range(workers):
+            pool.append(_Worker(context, task, widen=workers <= WIDEN_UP_TO))
+            with deferred_interrupts():  # a signal during the start: raised once the worker is known to _end
+                pool[-1].start()
         for chunk in chunks(items, CHUNK):
             for worker in pool:
                 worker.collect()
