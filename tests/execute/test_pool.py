@@ -123,3 +123,44 @@ def test_the_workers_end_at_once_when_the_caller_stops_reading():
     results.close()
     assert time.monotonic() - began < 1.5  # ended, not waited for (their queued work: 2 s each)
     assert not any(_running(pid) for pid in seen)
+
+
+ORPHANED = """
+import os, sys, time
+from mnemetric.execute.pool import map_ordered
+
+def slow_pid(_item):
+    time.sleep(0.5)
+    return os.getpid()
+
+if __name__ == "__main__":
+    seen = set()
+    for pid in map_ordered(slow_pid, range(200), 2):
+        seen.add(pid)
+        if len(seen) == 2:
+            print(*sorted(seen), flush=True)
+            time.sleep(60)  # killed here, with 2 chunks of 4 questions (4 s) sent to each worker
+"""
+
+
+def test_workers_end_at_once_when_their_parent_is_killed(tmp_path):
+    """SIGKILL leaves the parent no chance to end its workers: each sees its chunk pipe close and ends then, its
+    queued chunks dropped, rather than working on (4 s here) for nobody and failing to send the replies."""
+    import subprocess
+    import sys
+    import time
+
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("reads /proc")
+    script = tmp_path / "orphaned.py"
+    script.write_text(ORPHANED, encoding="utf-8")
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workers = [int(pid) for pid in parent.stdout.readline().split()]
+    assert len(workers) == 2, parent.stderr.read()
+    parent.kill()
+    parent.wait()
+    end = time.monotonic() + 2.0
+    while any(_running(pid) for pid in workers) and time.monotonic() < end:
+        time.sleep(0.02)
+    assert not any(_running(pid) for pid in workers)
+    assert "Traceback" not in parent.stderr.read()

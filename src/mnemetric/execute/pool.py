@@ -141,9 +141,13 @@ class WorkerDied(MnemetricError):
     exit_code = 1
 
 
-def _serve(task: Callable[[Any], Any], tasks: Any, results: Any) -> None:
+def _serve(task: Callable[[Any], Any], tasks: Any, results: Any, inherited: tuple[Any, ...] = ()) -> None:
     """A worker's life: chunks from ``tasks`` (read by a thread as they come, so the parent's send never waits on
-    a worker busy sending its own results), each answered on ``results`` in order, until :data:`_STOP`."""
+    a worker busy sending its own results), each answered on ``results`` in order, until :data:`_STOP`. If the
+    parent dies (its end of ``tasks`` closes) the worker ends at once, its queued chunks dropped."""
+    for end in inherited:  # the parent's ends, copied by the fork (_Worker): closed as objects, never twice
+        with contextlib.suppress(OSError):
+            end.close()
     _init_worker()
     inbox: queue.SimpleQueue = queue.SimpleQueue()
 
@@ -151,8 +155,8 @@ def _serve(task: Callable[[Any], Any], tasks: Any, results: Any) -> None:
         try:
             while True:
                 inbox.put(tasks.recv_bytes())
-        except BaseException:  # the parent's end closed, or this thread failed (memory): the worker ends
-            inbox.put(_STOP)
+        except BaseException:  # the parent is gone (killed: its end closed), or this thread failed (memory)
+            os._exit(1)  # now: nobody will read the replies to the chunks still queued
 
     threading.Thread(target=read, name="mnemetric-chunks", daemon=True).start()
     while (data := inbox.get()) != _STOP:
@@ -165,7 +169,10 @@ def _serve(task: Callable[[Any], Any], tasks: Any, results: Any) -> None:
         except Exception as exc:  # a result or an error that does not pickle
             payload = ForkingPickler.dumps((False, RuntimeError(f"a worker's reply cannot be pickled: {exc!r}"),
                                             traceback.format_exc()), pickle.HIGHEST_PROTOCOL)
-        results.send_bytes(payload)
+        try:
+            results.send_bytes(payload)
+        except OSError:  # the parent is gone
+            os._exit(1)
 
 
 PIPE_BYTES = 1 << 20
@@ -193,14 +200,20 @@ class _Worker:
     order of the chunks). Started with SIGINT and SIGTERM blocked, so a signal cannot reach it before it has set
     its own handling (it unblocks them then); the pending one is this process's once the start returns."""
 
-    def __init__(self, context: Any, task: Callable[[Any], Any], *, widen: bool):
+    def __init__(self, context: Any, task: Callable[[Any], Any], *, widen: bool, earlier: list[_Worker]):
         chunks_in, self.chunks = context.Pipe(duplex=False)
         self.replies, replies_out = context.Pipe(duplex=False)
         self._child_ends = [chunks_in, replies_out]
         if widen:
             for end in (self.chunks, replies_out):
                 _widen(end)
-        self.process = context.Process(target=_serve, args=(task, chunks_in, replies_out), name="mnemetric-worker")
+        # a forked worker holds a copy of every descriptor open here: this pool's ends of its own pipes and of the
+        # earlier workers' are closed there first, so each pipe's end is this process's alone (a worker sees the
+        # end of its chunks when this process dies, and nothing else keeps another worker's pipes open)
+        ours = [self.chunks, self.replies, *(end for worker in earlier for end in (worker.chunks, worker.replies))]
+        inherited = tuple(ours) if context.get_start_method() == "fork" else ()  # (spawned: nothing inherited)
+        self.process = context.Process(target=_serve, args=(task, chunks_in, replies_out, inherited),
+                                       name="mnemetric-worker")
         self.sent = 0
         self.received: deque[bytes] = deque()
         self.taken = 0
@@ -320,7 +333,7 @@ def map_ordered(task: Callable[[T], R], items: Iterable[T], workers: int) -> Ite
     try:
         context = _context()
         for _ in range(workers):
-            pool.append(_Worker(context, task, widen=workers <= WIDEN_UP_TO))
+            pool.append(_Worker(context, task, widen=workers <= WIDEN_UP_TO, earlier=pool[:]))
             with deferred_interrupts():  # a signal during the start: raised once the worker is known to _end
                 pool[-1].start()
         for chunk in chunks(items, CHUNK):
