@@ -19,6 +19,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.support.openai_server import FakeOpenAIServer
+from tests.support.processes import process_ended
 
 N = 20
 
@@ -111,14 +112,6 @@ class SlowMemory(FullContext):
 """
 
 
-def _ended(pid: int) -> bool:
-    """The process ``pid`` is gone (or a zombie: it ran to its end, only its exit status is left)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-
-
 @pytest.mark.parametrize("workers,executor", [(1, "immediate"), (2, "immediate"), (2, "dask")])
 def test_sigterm_during_retrieve_leaves_no_temp_files(tmp_path, workers, executor):
     """One process, or the pool (``--workers 2``: the questions are retrieved on the workers): exit 143, one line
@@ -156,7 +149,7 @@ def test_sigterm_during_retrieve_leaves_no_temp_files(tmp_path, workers, executo
     # each process was 3 s into its question when signalled: at most one more begun per process if this test saw
     # its first one late (the pool's workers went on with 3 more each, and the tasks queued for them, before)
     assert len(begun()) <= before + workers, (before, begun())
-    _wait(lambda: all(_ended(pid) for pid in retrievers))  # no worker left running
+    _wait(lambda: all(process_ended(pid) for pid in retrievers))  # no worker left running
 
 
 def test_a_signal_raised_inside_c_code_is_still_an_interrupt():

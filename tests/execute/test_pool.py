@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from mnemetric.errors import InputError, MnemetricError
+from mnemetric.errors import InputError, Interrupted, MnemetricError
 from mnemetric.execute.pool import RemoteTraceback, WorkerDied, map_ordered
+from tests.support.processes import process_ended
 
 BIG = 1 << 22  # 4 MiB: 4 times the pool's pipe buffer, 64 times the default one
 
@@ -32,8 +36,6 @@ def test_chunks_and_replies_bigger_than_a_pipe_arrive_in_order(tmp_path):
     """Each chunk sent and each reply is 16 MiB: this process sends a worker its next chunk while that worker is
     still sending a reply (the worker reads its chunks on a thread of its own, or both would wait for ever: run in
     a process of its own, so a deadlock fails the test instead of hanging the suite)."""
-    import subprocess
-    import sys
 
     script = tmp_path / "both_ways.py"
     script.write_text(BOTH_WAYS, encoding="utf-8")
@@ -42,8 +44,6 @@ def test_chunks_and_replies_bigger_than_a_pipe_arrive_in_order(tmp_path):
 
 
 def _uneven(item: int) -> int:
-    import time
-
     time.sleep(0.05 if item % 8 < 4 else 0.0)  # every other chunk of 4 is slow
     return item * item
 
@@ -88,30 +88,19 @@ def _terms_at(item: int) -> int:
 
 
 def test_a_worker_ended_by_sigterm_is_an_interrupt_not_a_crash():
-    from mnemetric.errors import Interrupted
-
     with pytest.raises(Interrupted) as caught:
         list(map_ordered(_terms_at, range(40), 2))
     assert caught.value.exit_code == 143
 
 
 def _slow_pid(_item: int) -> int:
-    import time
-
     time.sleep(0.25)
     return os.getpid()
-
-
-def _running(pid: int) -> bool:
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def test_the_workers_end_at_once_when_the_caller_stops_reading():
     """The caller takes one result and closes the map: both workers are ended then (terminated), not left to
     finish the 2 chunks of 4 questions of 0.25 s each that were sent to each of them."""
-    import time
-
     if not Path("/proc/self/stat").exists():
         pytest.skip("reads /proc")
     results = map_ordered(_slow_pid, range(200), 2)
@@ -122,7 +111,7 @@ def test_the_workers_end_at_once_when_the_caller_stops_reading():
     began = time.monotonic()
     results.close()
     assert time.monotonic() - began < 1.5  # ended, not waited for (their queued work: 2 s each)
-    assert not any(_running(pid) for pid in seen)
+    assert all(process_ended(pid) for pid in seen)
 
 
 ORPHANED = """
@@ -146,10 +135,6 @@ if __name__ == "__main__":
 def test_workers_end_at_once_when_their_parent_is_killed(tmp_path):
     """SIGKILL leaves the parent no chance to end its workers: each sees its chunk pipe close and ends then, its
     queued chunks dropped, rather than working on (4 s here) for nobody and failing to send the replies."""
-    import subprocess
-    import sys
-    import time
-
     if not Path("/proc/self/stat").exists():
         pytest.skip("reads /proc")
     script = tmp_path / "orphaned.py"
@@ -160,7 +145,7 @@ def test_workers_end_at_once_when_their_parent_is_killed(tmp_path):
     parent.kill()
     parent.wait()
     end = time.monotonic() + 2.0
-    while any(_running(pid) for pid in workers) and time.monotonic() < end:
+    while not all(process_ended(pid) for pid in workers) and time.monotonic() < end:
         time.sleep(0.02)
-    assert not any(_running(pid) for pid in workers)
+    assert all(process_ended(pid) for pid in workers)
     assert "Traceback" not in parent.stderr.read()

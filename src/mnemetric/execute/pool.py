@@ -100,11 +100,16 @@ def run_chunk(task: Callable[[Any], Any], items: list[Any]) -> tuple[list[Any], 
         raise WorkerError(str(exc), exc.exit_code) from None
 
 
-def taken(future: Any) -> list[Any]:
-    """A worker's results (a future of :func:`run_chunk`), their tally added to the tallies open here."""
-    results, counts = future.result()
+def absorbed(reply: tuple[list[Any], dict[str, Any]]) -> list[Any]:
+    """The results of a :func:`run_chunk` reply, its tally added to the tallies open here."""
+    results, counts = reply
     merge(counts)
     return results
+
+
+def taken(future: Any) -> list[Any]:
+    """A worker's results (a future of :func:`run_chunk`), their tally added to the tallies open here."""
+    return absorbed(future.result())
 
 
 def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
@@ -279,9 +284,7 @@ class _Worker:
             if not isinstance(value, MnemetricError):
                 value.__cause__ = RemoteTraceback(f'\n"""\n{remote}"""')
             raise value
-        results, counts = value
-        merge(counts)
-        return results
+        return absorbed(value)
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
